@@ -1,0 +1,117 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { describeRequest, describeRuleTable } from './cli/describe.js';
+import { ConfigError } from './config/errors.js';
+import { loadConfigFile } from './config/load.js';
+import { Gateway } from './http/gateway.js';
+import { buildState, closeState } from './http/state.js';
+import { resolveIdentity } from './identity/resolve.js';
+import { createLogger } from './logger.js';
+
+const USAGE = `usage:
+  tollgate start   --config FILE
+  tollgate check   --config FILE
+  tollgate explain --config FILE [--peer IP] [--header 'Name: value' ...] METHOD URL`;
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      config: { type: 'string', short: 'c', default: 'config/gateway.yaml' },
+      header: { type: 'string', short: 'H', multiple: true, default: [] },
+      peer: { type: 'string', default: '127.0.0.1' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [command, ...rest] = positionals;
+  if (values.help || !command) {
+    console.log(USAGE);
+    return command || values.help ? 0 : 2;
+  }
+  switch (command) {
+    case 'start':
+      return start(values.config);
+    case 'check': {
+      const table = await loadConfigFile(values.config);
+      console.log(`${values.config}: ok\n\n${describeRuleTable(table)}`);
+      return 0;
+    }
+    case 'explain':
+      return explain(values.config, rest, values.header, values.peer);
+    default:
+      console.error(`unknown command "${command}"\n${USAGE}`);
+      return 2;
+  }
+}
+
+async function start(configFile: string): Promise<number> {
+  const table = await loadConfigFile(configFile);
+  const logger = createLogger(table.config.log.level);
+  const gateway = await Gateway.start(table, { logger });
+  return new Promise((resolve) => {
+    const stop = (signal: string) => {
+      logger.info({ signal }, 'shutting down');
+      gateway.close().then(
+        () => resolve(0),
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+}
+
+async function explain(
+  configFile: string,
+  args: string[],
+  headerArgs: string[],
+  peer: string,
+): Promise<number> {
+  const [method, target] = args;
+  if (!method || !target) {
+    console.error(USAGE);
+    return 2;
+  }
+  const headers: Record<string, string> = {};
+  for (const h of headerArgs) {
+    const colon = h.indexOf(':');
+    if (colon <= 0) throw new UsageError(`--header must be "Name: value", got "${h}"`);
+    headers[h.slice(0, colon).trim().toLowerCase()] = h.slice(colon + 1).trim();
+  }
+  let path = target;
+  if (/^https?:\/\//.test(target)) {
+    const u = new URL(target);
+    headers['host'] ??= u.host;
+    path = u.pathname + u.search;
+  }
+  const table = await loadConfigFile(configFile);
+  const state = await buildState(table);
+  try {
+    const route = table.router.match(headers['host'], method.toUpperCase(), path);
+    const identity = route?.limiters.length
+      ? await resolveIdentity(state.identity, route.parts, peer, headers)
+      : undefined;
+    console.log(describeRequest(table, route?.name, identity, state.keyPrefix));
+  } finally {
+    await closeState(state);
+  }
+  return 0;
+}
+
+class UsageError extends Error {}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    if (err instanceof ConfigError) console.error(`invalid config:\n${err.message}`);
+    else if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      console.error(`${(err as Error).message}\n${USAGE}`);
+      process.exit(2);
+    } else console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,172 @@
+import { readFile } from 'node:fs/promises';
+import {
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  parseDocument,
+  visit,
+  type Document,
+  type Node,
+} from 'yaml';
+import { parseRange } from '../identity/client-ip.js';
+import { ConfigError, type ConfigIssue } from './errors.js';
+import { interpolate, isWholeReference, MissingVariableError } from './interpolate.js';
+import {
+  buildRuleTable,
+  compileLimiter,
+  compileRoute,
+  type CompiledLimiter,
+  type RuleTable,
+} from './rule-table.js';
+import { configSchema, type GatewayConfig } from './schema.js';
+
+type Path = (string | number)[];
+
+/** Reads, interpolates, validates and compiles a config file. Throws ConfigError naming file:line:col and field. */
+export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): Promise<RuleTable> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(file, [{ path: [], message: `cannot read: ${(err as Error).message}` }]);
+  }
+  return loadConfigText(text, file, env);
+}
+
+export function loadConfigText(text: string, file: string, env: NodeJS.ProcessEnv = process.env): RuleTable {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
+  const at = (offset: number | undefined) => (offset === undefined ? {} : { ...linePos(lines, offset) });
+  if (doc.errors.length > 0) {
+    throw new ConfigError(
+      file,
+      doc.errors.map((e) => ({ path: [], message: e.message.split('\n')[0]!, ...at(e.pos[0]) })),
+    );
+  }
+  const envIssues = substituteEnv(doc, env);
+  if (envIssues.length > 0) {
+    throw new ConfigError(
+      file,
+      envIssues.map(({ node, ...i }) => ({ ...i, ...at(node.range?.[0]) })),
+    );
+  }
+  const locate = (issue: Omit<ConfigIssue, 'line' | 'col'>): ConfigIssue => ({
+    ...issue,
+    ...at(nearestNode(doc, issue.path)?.range?.[0]),
+  });
+  const parsed = configSchema.safeParse(doc.toJS() ?? {});
+  if (!parsed.success) {
+    throw new ConfigError(
+      file,
+      parsed.error.issues.map((i) => locate({ path: i.path as Path, message: i.message })),
+    );
+  }
+  const compiled = compile(parsed.data);
+  if ('issues' in compiled) throw new ConfigError(file, compiled.issues.map(locate));
+  return compiled.table;
+}
+
+function linePos(lines: LineCounter, offset: number): { line: number; col: number } {
+  return lines.linePos(offset);
+}
+
+/** Replaces ${VAR} references in string scalars; a plain scalar that is one reference gets a typed value. */
+function substituteEnv(doc: Document, env: NodeJS.ProcessEnv): (ConfigIssue & { node: Node })[] {
+  const issues: (ConfigIssue & { node: Node })[] = [];
+  visit(doc, {
+    Scalar(_key, node, ancestors) {
+      if (typeof node.value !== 'string' || !node.value.includes('${')) return;
+      const original = node.value;
+      try {
+        const value = interpolate(original, env);
+        node.value =
+          node.type === 'PLAIN' && isWholeReference(original) && /^(true|false|-?\d+(\.\d+)?)$/.test(value)
+            ? (JSON.parse(value) as number | boolean)
+            : value;
+      } catch (err) {
+        if (!(err instanceof MissingVariableError)) throw err;
+        issues.push({ path: pathOf(ancestors, node), message: err.message, node });
+      }
+    },
+  });
+  return issues;
+}
+
+/** The field path of a node from the visitor's ancestors. */
+function pathOf(ancestors: readonly unknown[], node: unknown): Path {
+  const path: Path = [];
+  const chain = [...ancestors, node];
+  for (let i = 0; i < chain.length - 1; i++) {
+    const parent = chain[i];
+    const child = chain[i + 1];
+    if (isPair(parent) && child === parent.value && isScalar(parent.key)) path.push(String(parent.key.value));
+    if (isSeq(parent)) path.push(parent.items.indexOf(child as never));
+  }
+  return path;
+}
+
+/** The node at a path, or its nearest existing ancestor (for a missing field, the map that lacks it). */
+function nearestNode(doc: Document, path: readonly (string | number)[]): Node | undefined {
+  for (let n = path.length; n >= 0; n--) {
+    const node = doc.getIn(path.slice(0, n), true);
+    if (node && typeof node === 'object' && 'range' in node) return node as Node;
+  }
+  return doc.contents && (isMap(doc.contents) || isSeq(doc.contents)) ? doc.contents : undefined;
+}
+
+/** Cross-field checks and compilation into the immutable rule table. */
+function compile(config: GatewayConfig): { table: RuleTable } | { issues: ConfigIssue[] } {
+  const issues: ConfigIssue[] = [];
+  config.identity.trustedProxies.forEach((cidr, i) => {
+    try {
+      parseRange(cidr);
+    } catch (err) {
+      issues.push({ path: ['identity', 'trustedProxies', i], message: (err as Error).message });
+    }
+  });
+
+  const policy = config.store.onError;
+  const limiters = new Map<string, CompiledLimiter>();
+  for (const [name, cfg] of Object.entries(config.limiters))
+    limiters.set(name, compileLimiter(name, cfg, policy));
+
+  const routes = config.routes.map((route, r) => {
+    if (!(route.upstream in config.upstreams)) {
+      issues.push({ path: ['routes', r, 'upstream'], message: `unknown upstream "${route.upstream}"` });
+    }
+    const used = route.limiters.flatMap((ref, i): CompiledLimiter[] => {
+      if (typeof ref !== 'string') {
+        const name = ref.name ?? `${route.name}#${i}`;
+        if (limiters.has(name))
+          issues.push({ path: ['routes', r, 'limiters', i, 'name'], message: `duplicate limiter "${name}"` });
+        const inline = compileLimiter(name, ref, policy);
+        limiters.set(name, inline);
+        return [inline];
+      }
+      const found = limiters.get(ref);
+      if (!found) issues.push({ path: ['routes', r, 'limiters', i], message: `unknown limiter "${ref}"` });
+      return found ? [found] : [];
+    });
+    return compileRoute(route, used);
+  });
+
+  for (const route of routes) {
+    if (route.parts.has('jwt') && !config.identity.jwt) {
+      issues.push({
+        path: ['identity'],
+        message: `route "${route.name}" has a limiter keyed by jwt, so identity.jwt must be configured`,
+      });
+    }
+  }
+  const jwt = config.identity.jwt;
+  if (jwt && !jwt.secret && !jwt.secretFile && jwt.publicKeys.length === 0 && !jwt.jwksFile) {
+    issues.push({
+      path: ['identity', 'jwt'],
+      message: 'set one of secret, secretFile, publicKeys or jwksFile',
+    });
+  }
+  if (issues.length > 0) return { issues };
+  return { table: buildRuleTable(config, routes, limiters) };
+}

@@ -1,0 +1,86 @@
+import { Router } from '../routing/router.js';
+import type { FailurePolicy, GatewayConfig, KeyPart, LimiterConfig, RouteConfig } from './schema.js';
+
+export interface CompiledWindow {
+  readonly limit: number;
+  readonly periodMs: number;
+  readonly parts: readonly KeyPart[];
+}
+
+export interface CompiledLimiter {
+  readonly name: string;
+  readonly message: string;
+  readonly shadow: boolean;
+  readonly onStoreError: FailurePolicy;
+  readonly windows: readonly CompiledWindow[];
+  /** The key part every window shares (or the first window's first), so a limiter's keys share a cluster slot. */
+  readonly tagPart: KeyPart;
+}
+
+export interface CompiledRoute {
+  readonly name: string;
+  readonly hosts: readonly string[];
+  readonly methods: readonly string[];
+  readonly paths: readonly string[];
+  readonly upstream: string;
+  readonly limiters: readonly CompiledLimiter[];
+  /** Every key part this route's limiters need, so identity work is done only when it is used. */
+  readonly parts: ReadonlySet<KeyPart>;
+  /** True when some enforcing limiter keys on a credential, which the gateway then requires. */
+  readonly requiresJwt: boolean;
+  readonly requiresWorkspaceToken: boolean;
+}
+
+/** The immutable result of compiling a config: what the request path consults. */
+export interface RuleTable {
+  readonly config: GatewayConfig;
+  readonly limiters: ReadonlyMap<string, CompiledLimiter>;
+  readonly routes: readonly CompiledRoute[];
+  readonly router: Router<CompiledRoute>;
+}
+
+export function compileLimiter(
+  name: string,
+  cfg: LimiterConfig,
+  defaultPolicy: FailurePolicy,
+): CompiledLimiter {
+  const windows = cfg.windows.map((w) => ({ limit: w.limit, periodMs: w.period, parts: w.key }));
+  const first = windows[0]!.parts[0]!;
+  const shared = windows[0]!.parts.find((p) => windows.every((w) => w.parts.includes(p)));
+  return {
+    name,
+    message: cfg.message,
+    shadow: cfg.shadow,
+    onStoreError: cfg.onStoreError ?? defaultPolicy,
+    windows,
+    tagPart: shared ?? first,
+  };
+}
+
+export function compileRoute(route: RouteConfig, limiters: readonly CompiledLimiter[]): CompiledRoute {
+  const parts = new Set<KeyPart>(limiters.flatMap((l) => l.windows.flatMap((w) => w.parts)));
+  const enforcedParts = new Set(
+    limiters.filter((l) => !l.shadow).flatMap((l) => l.windows.flatMap((w) => w.parts)),
+  );
+  if (parts.has('jwt') || parts.has('workspace_token')) parts.add('ip'); // the per-IP fallback key
+  return {
+    name: route.name,
+    hosts: route.hosts,
+    methods: route.methods,
+    paths: route.paths,
+    upstream: route.upstream,
+    limiters,
+    parts,
+    requiresJwt: enforcedParts.has('jwt'),
+    requiresWorkspaceToken: enforcedParts.has('workspace_token'),
+  };
+}
+
+export function buildRuleTable(
+  config: GatewayConfig,
+  routes: CompiledRoute[],
+  limiters: Map<string, CompiledLimiter>,
+) {
+  const table: RuleTable = { config, limiters, routes, router: new Router(routes) };
+  return Object.freeze(table);
+}

@@ -1,0 +1,153 @@
+import ms from 'ms';
+import { z } from 'zod';
+
+/** A duration: a number of milliseconds, or a string such as "50ms", "10s", "1m", "1h". */
+export const duration = z
+  .union([z.number().int().nonnegative(), z.string()])
+  .transform((value, ctx) => {
+    if (typeof value === 'number') return value;
+    const parsed = /^\d+$/.test(value.trim()) ? Number(value) : ms(value as ms.StringValue);
+    if (typeof parsed !== 'number' || !Number.isFinite(parsed) || parsed < 0) {
+      ctx.addIssue({ code: 'custom', message: `not a duration: "${value}" (use e.g. 50ms, 10s, 1m, 1h)` });
+      return z.NEVER;
+    }
+    return Math.round(parsed);
+  })
+  .meta({ description: 'Milliseconds, or a string such as "50ms", "10s", "1m", "1h".' });
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+
+/** A comma-separated string (as environment variables give) or a YAML list. */
+const stringList = z
+  .union([z.array(z.string()), z.string()])
+  .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter((s) => s.length > 0));
+
+const name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]*$/, 'letters, digits, "_", ".", ":" or "-"');
+
+export const keyPart = z
+  .union([
+    z.enum(['ip', 'user_agent', 'jwt', 'workspace_token']),
+    z.string().regex(/^header:[A-Za-z0-9-]+$/, 'header:<Header-Name>'),
+  ])
+  .meta({
+    description:
+      'ip (client IP, IPv6 by prefix), user_agent (hashed), jwt (verified visitor-session claim), ' +
+      'workspace_token (verified token id), or header:<Name> (hashed header value).',
+  });
+
+const listener = z.strictObject({
+  name: name.default('public'),
+  host: z.string().default('0.0.0.0'),
+  port: port.default(8080),
+  /** Scheme reported in X-Forwarded-Proto when no trusted proxy states one. */
+  protocol: z.enum(['http', 'https']).default('http'),
+});
+
+const failurePolicy = z.enum(['open', 'closed']);
+
+const redisStore = z.strictObject({
+  url: z.string().default(''),
+  keyPrefix: z.string().default('tg:'),
+  commandTimeout: duration.default(50),
+  connectTimeout: duration.default(1000),
+});
+
+const store = z.strictObject({
+  redis: redisStore.prefault({}),
+  memory: z
+    .strictObject({
+      maxKeys: positiveInt.default(100_000),
+      sweepInterval: duration.default(10_000),
+    })
+    .prefault({}),
+  /** Default store failure policy of limiters that do not set their own. */
+  onError: failurePolicy.default('open'),
+});
+
+const jwt = z.strictObject({
+  secret: z.string().default('').meta({ description: 'HS256 shared secret. Empty: use secretFile.' }),
+  secretFile: z
+    .string()
+    .default('')
+    .meta({ description: 'File holding the HS256 secret; created with a random secret if missing.' }),
+  publicKeys: z.array(z.string()).default([]).meta({ description: 'PEM files (SPKI) for RS/ES/EdDSA.' }),
+  jwksFile: z.string().default('').meta({ description: 'A local JWKS JSON file.' }),
+  algorithms: z.array(z.string().refine((a) => a.toLowerCase() !== 'none', '"none" is never allowed')).min(1),
+  issuer: z.string().optional(),
+  audience: z.string().optional(),
+  sessionClaim: z.string().default('sid'),
+  clockTolerance: duration.default(0),
+});
+
+const workspaceTokens = z.strictObject({
+  /** Static tokens: id and the SHA-256 (hex) of the secret. */
+  static: z
+    .array(z.strictObject({ id: z.string().min(1), sha256: z.string().regex(/^[0-9a-f]{64}$/i) }))
+    .default([]),
+});
+
+const identity = z.strictObject({
+  trustedProxies: stringList.default([]),
+  ipv6PrefixLength: z.coerce.number().int().min(1).max(128).default(64),
+  jwt: jwt.optional(),
+  workspaceTokens: workspaceTokens.prefault({}),
+});
+
+const upstream = z.strictObject({
+  url: z.url({ protocol: /^https?$/ }),
+  connections: positiveInt.default(128),
+  connectTimeout: duration.default(5_000),
+  headersTimeout: duration.default(30_000),
+  bodyTimeout: duration.default(30_000),
+  keepAliveTimeout: duration.default(4_000),
+  preserveHost: z.boolean().default(true),
+});
+
+const window = z.strictObject({
+  limit: positiveInt,
+  period: duration.refine((p) => p >= 1000, 'period must be at least 1s'),
+  key: z.array(keyPart).min(1),
+});
+
+const limiterBody = {
+  message: z.string().default('Too Many Attempts.'),
+  shadow: z.boolean().default(false),
+  onStoreError: failurePolicy.optional(),
+  windows: z.array(window).min(1),
+};
+
+export const limiter = z.strictObject(limiterBody);
+const inlineLimiter = z.strictObject({ name: name.optional(), ...limiterBody });
+
+const pathPattern = z
+  .string()
+  .regex(/^\/[^*]*\*?$/, 'a path starting with "/", optionally ending in "*" (prefix match)');
+
+const route = z.strictObject({
+  name,
+  hosts: z.array(z.string().min(1)).default(['*']),
+  methods: z.array(z.string().toUpperCase()).default(['*']),
+  paths: z.array(pathPattern).min(1),
+  upstream: name,
+  limiters: z.array(z.union([name, inlineLimiter])).default([]),
+});
+
+export const configSchema = z.strictObject({
+  listeners: z.array(listener).min(1),
+  log: z.strictObject({ level: z.string().default('info') }).prefault({}),
+  shutdown: z.strictObject({ drainTimeout: duration.default(10_000) }).prefault({}),
+  store: store.prefault({}),
+  identity: identity.prefault({}),
+  upstreams: z.record(name, upstream),
+  limiters: z.record(name, limiter).default({}),
+  routes: z.array(route).min(1),
+});
+
+export type GatewayConfig = z.output<typeof configSchema>;
+export type LimiterConfig = z.output<typeof limiter>;
+export type RouteConfig = z.output<typeof route>;
+export type UpstreamConfig = z.output<typeof upstream>;
+export type KeyPart = z.output<typeof keyPart>;
+export type JwtConfig = z.output<typeof jwt>;
+export type FailurePolicy = z.output<typeof failurePolicy>;

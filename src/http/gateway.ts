@@ -1,0 +1,117 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { RuleTable } from '../config/rule-table.js';
+import type { WorkspaceTokenStore } from '../identity/workspace-token.js';
+import { createStore } from '../store/create-store.js';
+import type { WindowStore } from '../store/window-store.js';
+import { createRequestHandler } from './request-handler.js';
+import { buildState, closeState, type GatewayState } from './state.js';
+
+export interface GatewayOptions {
+  readonly logger: Logger;
+  /** Defaults to the store the config names. */
+  readonly store?: WindowStore;
+  readonly workspaceTokens?: WorkspaceTokenStore;
+}
+
+export interface BoundListener {
+  readonly name: string;
+  readonly host: string;
+  readonly port: number;
+  readonly url: string;
+}
+
+/** The gateway process: its listeners, its store and the current rule table. */
+export class Gateway {
+  readonly listeners: BoundListener[] = [];
+  readonly #servers: Server[] = [];
+  #state: GatewayState;
+  #closing: Promise<void> | undefined;
+
+  private constructor(
+    state: GatewayState,
+    readonly store: WindowStore,
+    private readonly options: GatewayOptions,
+  ) {
+    this.#state = state;
+  }
+
+  static async start(table: RuleTable, options: GatewayOptions): Promise<Gateway> {
+    const store = options.store ?? createStore(table.config.store, options.logger);
+    if (!(await store.connect())) {
+      options.logger.warn(
+        "rate-limit store not reachable yet: starting anyway, applying each limiter's onStoreError",
+      );
+    }
+    const gateway = new Gateway(await buildState(table, options), store, options);
+    try {
+      await gateway.#listen();
+    } catch (err) {
+      await gateway.close();
+      throw err;
+    }
+    return gateway;
+  }
+
+  get table(): RuleTable {
+    return this.#state.table;
+  }
+
+  url(listener?: string): string {
+    const l = listener ? this.listeners.find((x) => x.name === listener) : this.listeners[0];
+    if (!l) throw new Error(`no listener "${listener}"`);
+    return l.url;
+  }
+
+  async #listen(): Promise<void> {
+    for (const cfg of this.#state.table.config.listeners) {
+      const server = createServer(
+        createRequestHandler({
+          state: () => this.#state,
+          store: this.store,
+          logger: this.options.logger,
+          protocol: cfg.protocol,
+        }),
+      );
+      this.#servers.push(server);
+      server.listen(cfg.port, cfg.host);
+      await once(server, 'listening');
+      const { port } = server.address() as AddressInfo;
+      const host = cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host;
+      const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '[::]' ? '[::1]' : host;
+      this.listeners.push({ name: cfg.name, host: cfg.host, port, url: `http://${reachable}:${port}` });
+      this.options.logger.info({ listener: cfg.name, host: cfg.host, port }, 'listening');
+    }
+  }
+
+  /** Stops accepting, lets in-flight requests finish for up to the drain timeout, then closes the store. */
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  async #shutdown(): Promise<void> {
+    const drainMs = this.#state.table.config.shutdown.drainTimeout;
+    const closed = Promise.all(
+      this.#servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))),
+    );
+    // Keep-alive connections become idle as their last response ends: close them as they do.
+    const reaper = setInterval(() => this.#servers.forEach((s) => s.closeIdleConnections()), 50);
+    this.#servers.forEach((s) => s.closeIdleConnections());
+    let timer: NodeJS.Timeout | undefined;
+    const drained = await Promise.race([
+      closed.then(() => true),
+      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), drainMs))),
+    ]);
+    clearTimeout(timer);
+    clearInterval(reaper);
+    if (!drained) {
+      this.options.logger.warn({ drainMs }, 'drain timeout: closing remaining connections');
+      for (const s of this.#servers) s.closeAllConnections();
+    }
+    await closeState(this.#state);
+    await this.store.close();
+  }
+}

@@ -1,0 +1,157 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { CompiledRoute } from '../config/rule-table.js';
+import { parseAddress } from '../identity/client-ip.js';
+import { resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
+import { decide, type Decision } from '../limits/decision.js';
+import { planWindows } from '../limits/plan.js';
+import { acceptableRequestId } from '../proxy/headers.js';
+import type { WindowStore } from '../store/window-store.js';
+import { rateLimitHeaders, sendError, sendJson } from './responses.js';
+import type { GatewayState } from './state.js';
+
+/** How the limiters treated a request, as logged (and, later, counted in metrics). */
+export type LimitOutcome = 'unlimited' | 'allowed' | 'limited' | 'shadow_limited' | 'store_error';
+
+export interface HandlerContext {
+  readonly state: () => GatewayState;
+  readonly store: WindowStore;
+  readonly logger: Logger;
+  readonly protocol: 'http' | 'https';
+}
+
+const JWT_MESSAGES = {
+  missing: 'Visitor token missing.',
+  expired: 'Visitor token has expired.',
+  invalid: 'Visitor token is invalid.',
+} as const;
+
+export function createRequestHandler(
+  ctx: HandlerContext,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    handle(ctx, req, res).catch((err: unknown) => {
+      ctx.logger.error({ err }, 'request failed');
+      sendError(res, 500, 'internal_error', 'The gateway failed to handle this request.');
+    });
+  };
+}
+
+async function handle(ctx: HandlerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const started = performance.now();
+  const state = ctx.state(); // one table for the whole request, even across a reload
+  const requestId = acceptableRequestId(req.headers['x-request-id']) ?? randomUUID();
+  const url = req.url ?? '/';
+  const method = req.method ?? 'GET';
+  const seen: { route?: string; outcome: LimitOutcome } = { outcome: 'unlimited' };
+  res.setHeader('x-request-id', requestId);
+  res.once('close', () => {
+    ctx.logger.info({
+      reqId: requestId,
+      method,
+      path: url.split('?', 1)[0],
+      status: res.statusCode,
+      route: seen.route,
+      limit: seen.outcome,
+      ms: Math.round((performance.now() - started) * 100) / 100,
+      aborted: !res.writableFinished || undefined,
+    });
+  });
+
+  if (method === 'GET' && (url === '/healthz' || url === '/readyz')) {
+    if (url === '/healthz') return sendJson(res, 200, '{"status":"ok"}');
+    const ready = await ctx.store.ready();
+    return sendJson(res, ready ? 200 : 503, ready ? '{"status":"ready"}' : '{"status":"store_unavailable"}');
+  }
+
+  const route = state.table.router.match(req.headers.host, method, url);
+  if (!route) return sendError(res, 404, 'route_not_found', 'No route matches this request.');
+  seen.route = route.name;
+
+  let rateHeaders: Record<string, string> = {};
+  if (route.limiters.length > 0) {
+    const identity = await resolveIdentity(
+      state.identity,
+      route.parts,
+      req.socket.remoteAddress,
+      req.headers,
+    );
+    const plan = planWindows(route.limiters, (part) => identity.hashed.get(part)!, state.keyPrefix);
+    let decision: Decision | undefined;
+    try {
+      decision = decide(plan.owners, await ctx.store.hit(plan.requests), Date.now());
+    } catch (err) {
+      seen.outcome = 'store_error';
+      ctx.logger.warn({ reqId: requestId, err: (err as Error).message }, 'rate-limit store failed');
+      if (route.limiters.some((l) => !l.shadow && l.onStoreError === 'closed')) {
+        return sendError(
+          res,
+          503,
+          'rate_limit_unavailable',
+          'Rate limiting is temporarily unavailable. Please retry shortly.',
+        );
+      }
+    }
+    if (decision) {
+      rateHeaders = rateLimitHeaders(decision.report);
+      if (!decision.allowed) {
+        seen.outcome = 'limited';
+        return sendError(res, 429, 'rate_limited', decision.blockedBy!.message, {
+          ...rateHeaders,
+          'retry-after': String(decision.retryAfterSec),
+        });
+      }
+      seen.outcome = decision.shadowLimited ? 'shadow_limited' : 'allowed';
+    }
+    if (rejectCredentials(route, identity, res, rateHeaders)) return;
+  }
+
+  const upstream = state.upstreams.get(route.upstream)!;
+  const peer = req.socket.remoteAddress ?? '';
+  const peerAddr = parseAddress(peer);
+  const forwarded = await upstream.forward(
+    req,
+    res,
+    {
+      peer: peerAddr?.toString() ?? peer,
+      peerTrusted: peerAddr !== undefined && state.identity.trustedProxies.has(peerAddr),
+      protocol: ctx.protocol,
+      requestId,
+    },
+    rateHeaders,
+  );
+  if (forwarded.kind === 'unreachable') {
+    ctx.logger.warn(
+      { reqId: requestId, upstream: upstream.name, err: forwarded.error.message },
+      'upstream unreachable',
+    );
+    sendError(res, 502, 'bad_gateway', 'The upstream service is unavailable.', rateHeaders);
+  } else if (forwarded.kind === 'timeout') {
+    ctx.logger.warn(
+      { reqId: requestId, upstream: upstream.name, err: forwarded.error.message },
+      'upstream timed out',
+    );
+    sendError(res, 504, 'gateway_timeout', 'The upstream service did not answer in time.', rateHeaders);
+  }
+}
+
+/** Answers 401 when an enforcing limiter keys on a credential the request lacks. The request was already counted. */
+function rejectCredentials(
+  route: CompiledRoute,
+  identity: RequestIdentity,
+  res: ServerResponse,
+  headers: Record<string, string>,
+): boolean {
+  if (route.requiresJwt && identity.jwt && !identity.jwt.ok) {
+    sendError(res, 401, 'invalid_token', JWT_MESSAGES[identity.jwt.reason], headers);
+    return true;
+  }
+  const token = identity.workspaceToken;
+  if (route.requiresWorkspaceToken && token && !token.ok) {
+    if (token.reason === 'missing') sendError(res, 401, 'missing_token', 'API token missing.', headers);
+    else sendError(res, 401, 'invalid_token', 'API token is invalid or has been revoked.', headers);
+    return true;
+  }
+  return false;
+}

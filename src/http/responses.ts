@@ -1,0 +1,44 @@
+import type { ServerResponse } from 'node:http';
+import type { RateLimitReport } from '../limits/decision.js';
+
+/** The one JSON error shape of the gateway's own responses: {"error":{"code","message"}}. */
+export function errorBody(code: string, message: string): string {
+  return JSON.stringify({ error: { code, message } });
+}
+
+export function rateLimitHeaders(report: RateLimitReport | undefined): Record<string, string> {
+  if (!report) return {};
+  return {
+    'x-ratelimit-limit': String(report.limit),
+    'x-ratelimit-remaining': String(report.remaining),
+    'x-ratelimit-reset': String(report.resetSec),
+  };
+}
+
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(status, {
+    ...headers,
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(body)),
+  });
+  res.end(body);
+}
+
+export function sendError(
+  res: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  headers?: Record<string, string>,
+): void {
+  sendJson(res, status, errorBody(code, message), headers);
+}

@@ -1,0 +1,79 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { KeyPart } from '../config/schema.js';
+import { addressKey, resolveClientIp, type TrustedProxies } from './client-ip.js';
+import { hashPart } from './hash.js';
+import { visitorToken, type JwtOutcome, type VisitorJwtVerifier } from './visitor-jwt.js';
+import { verifyWorkspaceToken, type TokenOutcome, type WorkspaceTokenStore } from './workspace-token.js';
+
+export interface IdentitySources {
+  readonly trustedProxies: TrustedProxies;
+  readonly ipv6PrefixLength: number;
+  readonly jwt: VisitorJwtVerifier | undefined;
+  readonly workspaceTokens: WorkspaceTokenStore;
+}
+
+/** Who a request comes from, as far as the route's limiters need to know. */
+export interface RequestIdentity {
+  /** The client address in key form (IPv4, or an IPv6 prefix such as "2001:db8::/64"). */
+  readonly clientIp: string;
+  readonly jwt: JwtOutcome | undefined;
+  readonly workspaceToken: TokenOutcome | undefined;
+  /** The readable value of each part used (for `tollgate explain`; never logged or stored). */
+  readonly raw: ReadonlyMap<KeyPart, string>;
+  /** The hashed value of each part used: what reaches the store. */
+  readonly hashed: ReadonlyMap<KeyPart, string>;
+}
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
+/**
+ * Resolves the key parts a route needs. A credential that fails verification is replaced by a
+ * per-IP fallback value in the same part, so floods of bad credentials are still counted.
+ */
+export async function resolveIdentity(
+  sources: IdentitySources,
+  parts: ReadonlySet<KeyPart>,
+  peer: string | undefined,
+  headers: IncomingHttpHeaders,
+): Promise<RequestIdentity> {
+  const addr = resolveClientIp(peer, headers['x-forwarded-for'], sources.trustedProxies);
+  const clientIp = addr ? addressKey(addr, sources.ipv6PrefixLength) : 'unknown';
+  const raw = new Map<KeyPart, string>();
+  let jwt: JwtOutcome | undefined;
+  let workspaceToken: TokenOutcome | undefined;
+  for (const part of parts) {
+    switch (part) {
+      case 'ip':
+        raw.set(part, `ip=${clientIp}`);
+        break;
+      case 'user_agent':
+        raw.set(part, `ua=${headers['user-agent'] ?? ''}`);
+        break;
+      case 'jwt':
+        jwt = sources.jwt
+          ? await sources.jwt.verify(
+              visitorToken(header(headers, 'authorization'), header(headers, 'x-widget-token')),
+            )
+          : { ok: false, reason: 'invalid' };
+        raw.set(part, jwt.ok ? `jwt=${jwt.session}` : `jwt!ip=${clientIp}`);
+        break;
+      case 'workspace_token':
+        workspaceToken = await verifyWorkspaceToken(
+          header(headers, 'authorization'),
+          sources.workspaceTokens,
+        );
+        raw.set(part, workspaceToken.ok ? `wt=${workspaceToken.id}` : `wt!ip=${clientIp}`);
+        break;
+      default: {
+        const name = part.slice('header:'.length).toLowerCase();
+        raw.set(part, `h:${name}=${header(headers, name) ?? ''}`);
+      }
+    }
+  }
+  const hashed = new Map<KeyPart, string>();
+  for (const [part, value] of raw) hashed.set(part, hashPart(value));
+  return { clientIp, jwt, workspaceToken, raw, hashed };
+}

@@ -1,0 +1,54 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+/** Verifies workspace API tokens ("<id>|<secret>"). The embedded bulk-sync service provides a database-backed one. */
+export interface WorkspaceTokenStore {
+  verify(id: string, secret: string): Promise<boolean>;
+}
+
+export type TokenOutcome =
+  { readonly ok: true; readonly id: string } | { readonly ok: false; readonly reason: 'missing' | 'invalid' };
+
+export function bearerToken(authorization: string | undefined): string | undefined {
+  if (!authorization) return undefined;
+  const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
+  return m?.[1];
+}
+
+/** Splits "<id>|<secret>"; undefined when the shape is wrong. */
+export function parseWorkspaceToken(token: string): { id: string; secret: string } | undefined {
+  const bar = token.indexOf('|');
+  if (bar <= 0 || bar === token.length - 1) return undefined;
+  return { id: token.slice(0, bar), secret: token.slice(bar + 1) };
+}
+
+export async function verifyWorkspaceToken(
+  authorization: string | undefined,
+  store: WorkspaceTokenStore,
+): Promise<TokenOutcome> {
+  const token = bearerToken(authorization);
+  if (token === undefined) return { ok: false, reason: 'missing' };
+  const parsed = parseWorkspaceToken(token);
+  if (!parsed) return { ok: false, reason: 'invalid' };
+  return (await store.verify(parsed.id, parsed.secret))
+    ? { ok: true, id: parsed.id }
+    : { ok: false, reason: 'invalid' };
+}
+
+export function sha256Hex(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+/** Tokens listed in the config as id + SHA-256 of the secret (the Laravel Sanctum convention). */
+export class StaticTokenStore implements WorkspaceTokenStore {
+  readonly #hashes: ReadonlyMap<string, Buffer>;
+
+  constructor(tokens: readonly { id: string; sha256: string }[]) {
+    this.#hashes = new Map(tokens.map((t) => [t.id, Buffer.from(t.sha256.toLowerCase(), 'hex')]));
+  }
+
+  async verify(id: string, secret: string): Promise<boolean> {
+    const expected = this.#hashes.get(id);
+    if (!expected) return false;
+    return timingSafeEqual(expected, createHash('sha256').update(secret).digest());
+  }
+}

@@ -1,0 +1,77 @@
+import type { CompiledLimiter } from '../config/rule-table.js';
+import type { WindowResult } from '../store/window-store.js';
+
+/** The window a response reports in its X-RateLimit-* headers. */
+export interface RateLimitReport {
+  readonly limit: number;
+  readonly remaining: number;
+  /** Unix time in whole seconds at which the window's budget is restored (rounded up). */
+  readonly resetSec: number;
+}
+
+export interface Decision {
+  readonly allowed: boolean;
+  /** Absent when no enforcing limiter applies (shadow limiters send no headers). */
+  readonly report: RateLimitReport | undefined;
+  /** Whole seconds (≥ 1) until every spent window has reset; only when refused. */
+  readonly retryAfterSec: number | undefined;
+  readonly blockedBy: CompiledLimiter | undefined;
+  /** A shadow limiter would have refused this request. */
+  readonly shadowLimited: boolean;
+}
+
+export const resetSeconds = (resetAtMs: number): number => Math.ceil(resetAtMs / 1000);
+
+export function retryAfterSeconds(resetAtMs: number, nowMs: number): number {
+  return Math.max(1, Math.ceil((resetAtMs - nowMs) / 1000));
+}
+
+/**
+ * Turns the store's answer into a decision. Refused when any enforced window was spent; the headers
+ * then describe the spent window that resets last (the earliest moment a retry can pass). Allowed
+ * requests report the window with the fewest remaining hits, ties going to the later reset.
+ */
+export function decide(
+  owners: readonly CompiledLimiter[],
+  results: readonly WindowResult[],
+  nowMs: number,
+): Decision {
+  let spent = -1;
+  let lowest = -1;
+  let lowestRemaining = Infinity;
+  let shadowLimited = false;
+  for (let i = 0; i < results.length; i++) {
+    const r = results[i]!;
+    if (owners[i]!.shadow) {
+      if (!r.allowed) shadowLimited = true;
+      continue;
+    }
+    if (!r.allowed && (spent === -1 || r.resetAtMs > results[spent]!.resetAtMs)) spent = i;
+    const remaining = Math.max(0, r.limit - r.count);
+    if (
+      remaining < lowestRemaining ||
+      (remaining === lowestRemaining && r.resetAtMs > results[lowest]!.resetAtMs)
+    ) {
+      lowest = i;
+      lowestRemaining = remaining;
+    }
+  }
+  if (spent !== -1) {
+    const r = results[spent]!;
+    return {
+      allowed: false,
+      report: { limit: r.limit, remaining: 0, resetSec: resetSeconds(r.resetAtMs) },
+      retryAfterSec: retryAfterSeconds(r.resetAtMs, nowMs),
+      blockedBy: owners[spent],
+      shadowLimited,
+    };
+  }
+  const r = lowest === -1 ? undefined : results[lowest]!;
+  return {
+    allowed: true,
+    report: r && { limit: r.limit, remaining: lowestRemaining, resetSec: resetSeconds(r.resetAtMs) },
+    retryAfterSec: undefined,
+    blockedBy: undefined,
+    shadowLimited,
+  };
+}

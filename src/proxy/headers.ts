@@ -1,0 +1,72 @@
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+
+/** Hop-by-hop headers (RFC 9110 §7.6.1) never cross the proxy. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The client's X-Request-Id when it is a sane token, otherwise undefined. */
+export function acceptableRequestId(value: string | string[] | undefined): string | undefined {
+  return typeof value === 'string' && REQUEST_ID.test(value) ? value : undefined;
+}
+
+/** Copies end-to-end headers: drops hop-by-hop ones and those named in Connection, and any in `drop`. */
+export function endToEnd(
+  headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>,
+  drop?: (name: string) => boolean,
+): Record<string, string | string[]> {
+  const connection = headers['connection'];
+  const named =
+    typeof connection === 'string' && connection !== 'keep-alive' && connection !== 'close'
+      ? new Set(
+          connection
+            .toLowerCase()
+            .split(',')
+            .map((s) => s.trim()),
+        )
+      : undefined;
+  const out: Record<string, string | string[]> = {};
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined || HOP_BY_HOP.has(name) || named?.has(name) || drop?.(name)) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+export interface ForwardedFacts {
+  readonly peer: string;
+  /** The peer is a trusted proxy, so its X-Forwarded-* values are kept and extended. */
+  readonly peerTrusted: boolean;
+  readonly protocol: string;
+  readonly requestId: string;
+}
+
+/** Request headers for the upstream: end-to-end headers plus X-Forwarded-For/-Proto/-Host and X-Request-Id. */
+export function upstreamRequestHeaders(
+  incoming: IncomingHttpHeaders,
+  facts: ForwardedFacts,
+  preserveHost: boolean,
+): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = endToEnd(incoming, preserveHost ? undefined : (n) => n === 'host');
+  const priorFor = facts.peerTrusted ? incoming['x-forwarded-for'] : undefined;
+  out['x-forwarded-for'] = priorFor ? `${priorFor}, ${facts.peer}` : facts.peer;
+  const priorProto = facts.peerTrusted ? incoming['x-forwarded-proto'] : undefined;
+  out['x-forwarded-proto'] = typeof priorProto === 'string' ? priorProto : facts.protocol;
+  const priorHost = facts.peerTrusted ? incoming['x-forwarded-host'] : undefined;
+  const host = typeof priorHost === 'string' ? priorHost : incoming.host;
+  if (host) out['x-forwarded-host'] = host;
+  else delete out['x-forwarded-host'];
+  out['x-request-id'] = facts.requestId;
+  return out;
+}

@@ -1,0 +1,117 @@
+import { Redis, type RedisOptions } from 'ioredis';
+import type { Logger } from 'pino';
+import { FIXED_WINDOW_LUA } from './fixed-window-script.js';
+import {
+  StoreUnavailableError,
+  type WindowRequest,
+  type WindowResult,
+  type WindowStore,
+} from './window-store.js';
+
+export interface RedisStoreOptions {
+  readonly url: string;
+  readonly commandTimeoutMs: number;
+  readonly connectTimeoutMs: number;
+  readonly logger?: Logger;
+}
+
+type FixedWindowCommand = (numKeys: number, ...args: (string | number)[]) => Promise<number[]>;
+
+/** Settings that keep a request from ever waiting on, or double-counting through, an unhealthy Redis. */
+export function redisClientOptions(
+  o: Pick<RedisStoreOptions, 'commandTimeoutMs' | 'connectTimeoutMs'>,
+): RedisOptions {
+  return {
+    enableOfflineQueue: false, // fail at once while disconnected instead of queueing
+    commandTimeout: o.commandTimeoutMs,
+    connectTimeout: o.connectTimeoutMs,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false, // a re-sent increment would count twice
+    enableAutoPipelining: true,
+    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 5), 1000), // reconnect forever
+  };
+}
+
+/** Fixed windows in Redis: every window of a request in one EVALSHA round trip. */
+export class RedisStore implements WindowStore {
+  readonly client: Redis;
+  readonly #hit: FixedWindowCommand;
+  readonly #connectTimeoutMs: number;
+
+  constructor(options: RedisStoreOptions) {
+    this.#connectTimeoutMs = options.connectTimeoutMs;
+    this.client = new Redis(options.url, redisClientOptions(options));
+    let lastLogged = 0;
+    this.client.on('error', (err: Error) => {
+      // ioredis emits on every failed reconnect; log at most once a second.
+      if (Date.now() - lastLogged < 1000) return;
+      lastLogged = Date.now();
+      options.logger?.warn({ err: err.message }, 'redis store error');
+    });
+    this.client.defineCommand('tollgateFixedWindow', { lua: FIXED_WINDOW_LUA });
+    const command = (this.client as unknown as Record<string, FixedWindowCommand>)['tollgateFixedWindow']!;
+    this.#hit = command.bind(this.client);
+  }
+
+  async hit(requests: readonly WindowRequest[]): Promise<WindowResult[]> {
+    const args: (string | number)[] = new Array(requests.length * 4);
+    requests.forEach((r, i) => {
+      args[i] = r.key;
+      args[requests.length + 3 * i] = r.limit;
+      args[requests.length + 3 * i + 1] = r.periodMs;
+      args[requests.length + 3 * i + 2] = r.enforce ? 1 : 0;
+    });
+    let reply: number[];
+    try {
+      reply = await this.#hit(requests.length, ...args);
+    } catch (err) {
+      throw new StoreUnavailableError(`redis: ${(err as Error).message}`, { cause: err });
+    }
+    return parseReply(requests, reply, Date.now());
+  }
+
+  async connect(): Promise<boolean> {
+    if (this.client.status === 'ready') return true;
+    return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        this.client.off('ready', onReady);
+        resolve(ok);
+      };
+      const onReady = () => done(true);
+      const timer = setTimeout(() => done(false), this.#connectTimeoutMs);
+      this.client.once('ready', onReady);
+    });
+  }
+
+  async ready(): Promise<boolean> {
+    if (this.client.status !== 'ready') return false;
+    try {
+      return (await this.client.ping()) === 'PONG';
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.client.quit();
+    } catch {
+      this.client.disconnect();
+    }
+  }
+}
+
+/** Turns the script's {blocked, count, ttl, ...} reply into results. */
+export function parseReply(
+  requests: readonly WindowRequest[],
+  reply: readonly number[],
+  nowMs: number,
+): WindowResult[] {
+  const blocked = reply[0] === 1;
+  return requests.map((r, i) => {
+    const count = Number(reply[2 * i + 1]);
+    const before = blocked ? count : count - 1;
+    return { count, limit: r.limit, resetAtMs: nowMs + Number(reply[2 * i + 2]), allowed: before < r.limit };
+  });
+}

@@ -1,0 +1,38 @@
+/** One fixed window to check and count: `limit` hits per `periodMs`, starting at the key's first hit. */
+export interface WindowRequest {
+  readonly key: string;
+  readonly limit: number;
+  readonly periodMs: number;
+  /** False for shadow limiters: a spent window of theirs never blocks the request. */
+  readonly enforce: boolean;
+}
+
+export interface WindowResult {
+  /** Hits in the window, including this request when it was counted. */
+  readonly count: number;
+  readonly limit: number;
+  /** When the window's budget is restored, in this process's clock. */
+  readonly resetAtMs: number;
+  /** Whether the window had room for this request. */
+  readonly allowed: boolean;
+}
+
+/**
+ * Checks every window; if all enforced windows have room, counts the request in all of them,
+ * atomically. One network round trip at most. Never waits longer than the configured timeout.
+ */
+export interface WindowStore {
+  hit(windows: readonly WindowRequest[]): Promise<WindowResult[]>;
+  /** Waits (bounded) until the store can answer; resolves false if it cannot yet. Never throws. */
+  connect(): Promise<boolean>;
+  /** Whether the store can answer now (for /readyz). */
+  ready(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export class StoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}

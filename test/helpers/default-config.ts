@@ -1,0 +1,18 @@
+import { readFileSync } from 'node:fs';
+
+/** The shipped config/gateway.yaml, for tests that exercise the default limiters. */
+export const DEFAULT_CONFIG = readFileSync(new URL('../../config/gateway.yaml', import.meta.url), 'utf8');
+
+/** Environment that points the default config at test upstreams and an ephemeral port. */
+export function defaultEnv(upstreamUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    HOST: '127.0.0.1',
+    PORT: '0',
+    WEBSITES_UPSTREAM: upstreamUrl,
+    REPORTS_UPSTREAM: upstreamUrl,
+    WIDGET_UPSTREAM: upstreamUrl,
+    BULKSYNC_UPSTREAM: upstreamUrl,
+    WIDGET_JWT_SECRET: 'test-secret-test-secret-test-secret!',
+    ...extra,
+  };
+}

@@ -1,0 +1,50 @@
+import { pino } from 'pino';
+import { request, type Dispatcher } from 'undici';
+import { loadConfigText } from '../../src/config/load.js';
+import { Gateway, type GatewayOptions } from '../../src/http/gateway.js';
+
+export const silentLogger = pino({ level: 'silent' });
+
+/** Starts a gateway from YAML text (env references resolved from `env`), on an ephemeral port. */
+export async function startGateway(
+  yaml: string,
+  env: Record<string, string> = {},
+  options: Partial<GatewayOptions> = {},
+): Promise<Gateway> {
+  const table = loadConfigText(yaml, 'test.yaml', { ...env });
+  return Gateway.start(table, { logger: silentLogger, ...options });
+}
+
+export interface Reply {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly text: string;
+  json(): unknown;
+}
+
+/** One request; headers come back as a plain lower-case map, the body as text. */
+export async function send(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string; dispatcher?: Dispatcher } = {},
+): Promise<Reply> {
+  const res = await request(url, {
+    method: (options.method ?? 'GET') as Dispatcher.HttpMethod,
+    headers: options.headers,
+    body: options.body,
+    dispatcher: options.dispatcher,
+  });
+  const text = await res.body.text();
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(res.headers))
+    if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+  return { status: res.statusCode, headers, text, json: () => JSON.parse(text) as unknown };
+}
+
+/** The X-RateLimit-* and Retry-After headers of a reply, for exact comparison. */
+export function limitHeaders(reply: Reply): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after']) {
+    if (reply.headers[name] !== undefined) out[name] = reply.headers[name];
+  }
+  return out;
+}

@@ -1,0 +1,74 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { Redis } from 'ioredis';
+import { freePort } from './ports.js';
+
+/** A throw-away redis-server on a free port, owned by one test file. */
+export class RedisServer {
+  #child: ChildProcess | undefined;
+
+  private constructor(readonly port: number) {}
+
+  static async start(port?: number): Promise<RedisServer> {
+    const server = new RedisServer(port ?? (await freePort()));
+    await server.restart();
+    return server;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** Starts (again) on the same port, and waits until it answers PING. */
+  async restart(): Promise<void> {
+    const child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--protected-mode',
+        'no',
+      ],
+      { stdio: 'ignore' },
+    );
+    this.#child = child;
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
+      const probe = new Redis(this.url, {
+        lazyConnect: true,
+        retryStrategy: () => null,
+        maxRetriesPerRequest: 0,
+      });
+      probe.on('error', () => {}); // refused until the server is up
+      try {
+        await probe.connect();
+        if ((await probe.ping()) === 'PONG') return;
+      } catch {
+        if (Date.now() > deadline) throw new Error('redis-server did not start');
+        await new Promise((r) => setTimeout(r, 50));
+      } finally {
+        probe.disconnect();
+      }
+    }
+  }
+
+  /** Kills the process (SIGKILL by default) and waits for it to exit. */
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const child = this.#child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    child.kill(signal);
+    await once(child, 'exit');
+  }
+
+  /** A plain client for inspecting keys from a test. */
+  client(): Redis {
+    return new Redis(this.url, { maxRetriesPerRequest: 1 });
+  }
+}

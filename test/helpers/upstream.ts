@@ -1,0 +1,83 @@
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface SeenRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: IncomingMessage['headers'];
+  readonly body: string;
+}
+
+/**
+ * A real HTTP upstream for tests. It echoes requests as JSON, and has paths for the awkward cases:
+ * /status/NNN, /slow?ms=N, /hang (never answers; records the abort), /stream (chunks over time).
+ */
+export class TestUpstream {
+  readonly seen: SeenRequest[] = [];
+  /** Requests to /hang whose connection the gateway closed. */
+  aborted = 0;
+  #server: Server;
+
+  private constructor(server: Server) {
+    this.#server = server;
+  }
+
+  static async start(): Promise<TestUpstream> {
+    const upstream: TestUpstream = new TestUpstream(createServer((req, res) => upstream.#handle(req, res)));
+    upstream.#server.listen(0, '127.0.0.1');
+    await once(upstream.#server, 'listening');
+    return upstream;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+  }
+
+  async close(): Promise<void> {
+    this.#server.closeAllConnections();
+    await new Promise((r) => this.#server.close(r));
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://upstream');
+    if (url.pathname === '/hang') {
+      req.resume();
+      res.on('close', () => {
+        if (!res.writableFinished) this.aborted++;
+      });
+      return;
+    }
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const seen = {
+      method: req.method ?? '',
+      url: req.url ?? '',
+      headers: req.headers,
+      body: Buffer.concat(chunks).toString(),
+    };
+    this.seen.push(seen);
+    if (url.pathname.startsWith('/status/')) {
+      res.writeHead(Number(url.pathname.slice(8)), {
+        'content-type': 'application/json',
+        'x-ratelimit-limit': '999',
+      });
+      res.end('{"upstream":true}');
+      return;
+    }
+    if (url.pathname === '/slow')
+      await new Promise((r) => setTimeout(r, Number(url.searchParams.get('ms') ?? 1000)));
+    if (url.pathname === '/stream') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (let i = 0; i < 3; i++) {
+        res.write(`data: ${i}\n\n`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      res.end();
+      return;
+    }
+    const body = JSON.stringify(seen);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  }
+}
