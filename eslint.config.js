@@ -1,4 +1,5 @@
 import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -14,6 +15,6 @@ export default tseslint.config(
   },
   {
     files: ['bench/**/*.js', 'scripts/**/*.js'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly' } },
+    languageOptions: { globals: globals.node },
   },
 );

@@ -42,7 +42,8 @@ export function loadConfigText(text: string, file: string, env: NodeJS.ProcessEn
   if (doc.errors.length > 0) {
     throw new ConfigError(
       file,
-      doc.errors.map((e) => ({ path: [], message: e.message.split('\n')[0]!, ...at(e.pos[0]) })),
+      // The first syntax error is the real one; those after it are mostly its echoes.
+      doc.errors.slice(0, 3).map((e) => ({ path: [], message: e.message.split('\n')[0]!, ...at(e.pos[0]) })),
     );
   }
   const envIssues = substituteEnv(doc, env);

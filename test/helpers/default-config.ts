@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { TEST_JWT_SECRET } from './tokens.js';
 
 /** The shipped config/gateway.yaml, for tests that exercise the default limiters. */
 export const DEFAULT_CONFIG = readFileSync(new URL('../../config/gateway.yaml', import.meta.url), 'utf8');
@@ -12,7 +13,7 @@ export function defaultEnv(upstreamUrl: string, extra: Record<string, string> = 
     REPORTS_UPSTREAM: upstreamUrl,
     WIDGET_UPSTREAM: upstreamUrl,
     BULKSYNC_UPSTREAM: upstreamUrl,
-    WIDGET_JWT_SECRET: 'test-secret-test-secret-test-secret!',
+    WIDGET_JWT_SECRET: TEST_JWT_SECRET,
     ...extra,
   };
 }

@@ -1,0 +1,69 @@
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import { compileLimiter } from '../../src/config/rule-table.js';
+import { hashPart } from '../../src/identity/hash.js';
+import { planWindows, windowKey } from '../../src/limits/plan.js';
+
+const widgetInit = compileLimiter(
+  'widget-init',
+  {
+    message: 'm',
+    shadow: false,
+    windows: [
+      { limit: 1000, period: 60_000, key: ['ip', 'user_agent'] },
+      { limit: 30_000, period: 3_600_000, key: ['ip'] },
+    ],
+  },
+  'open',
+);
+
+describe('window keys', () => {
+  test('raw user agents, tokens and addresses never appear in store keys', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 4 }), fc.string({ minLength: 4 }), (ua, ip) => {
+        const values = (p: string) => hashPart(p === 'ip' ? `ip=${ip}` : `ua=${ua}`);
+        const { requests } = planWindows([widgetInit], values, 'tg:');
+        for (const r of requests) {
+          expect(r.key).not.toContain(ua);
+          expect(r.key).not.toContain(ip);
+        }
+      }),
+    );
+  });
+
+  test("a limiter's windows share one hash tag (one Redis Cluster slot), on the part they share", () => {
+    expect(widgetInit.tagPart).toBe('ip');
+    const values = (p: string) => (p === 'ip' ? 'IPHASH' : 'UAHASH');
+    expect(windowKey('tg:', widgetInit, 0, values)).toBe(
+      'tg:{IPHASH}:widget-init:60000:ip+user_agent:UAHASH',
+    );
+    expect(windowKey('tg:', widgetInit, 1, values)).toBe('tg:{IPHASH}:widget-init:3600000:ip');
+  });
+
+  test('distinct part values give distinct keys, and the limit is not part of the key', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.string(), fc.integer({ min: 1, max: 1e6 }), (a, b, limit) => {
+        fc.pre(a !== b);
+        const l = compileLimiter(
+          'x',
+          { message: '', shadow: false, windows: [{ limit, period: 1000, key: ['jwt'] }] },
+          'open',
+        );
+        const key = (v: string) => windowKey('', l, 0, () => hashPart(v));
+        expect(key(a)).not.toBe(key(b));
+        expect(key(a)).not.toContain(String(limit) + ':');
+      }),
+    );
+  });
+
+  test('shadow limiters are planned but not enforced', () => {
+    const shadow = compileLimiter(
+      's',
+      { message: '', shadow: true, windows: [{ limit: 1, period: 1000, key: ['ip'] }] },
+      'open',
+    );
+    const plan = planWindows([widgetInit, shadow], () => 'v', '');
+    expect(plan.requests.map((r) => r.enforce)).toEqual([true, true, false]);
+    expect(plan.owners.map((o) => o.name)).toEqual(['widget-init', 'widget-init', 's']);
+  });
+});

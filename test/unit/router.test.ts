@@ -1,0 +1,67 @@
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import { compileHost, compilePath, normaliseHost } from '../../src/routing/patterns.js';
+import { Router } from '../../src/routing/router.js';
+
+const router = new Router([
+  { name: 'reports', hosts: ['analyzer.localhost'], methods: ['*'], paths: ['/*'] },
+  { name: 'init', hosts: ['*'], methods: ['POST'], paths: ['/api/v1/widget/init'] },
+  {
+    name: 'messages',
+    hosts: ['*'],
+    methods: ['POST'],
+    paths: ['/api/v1/widget/messages*', '/api/v1/widget/events'],
+  },
+  { name: 'sub', hosts: ['*.example.com'], methods: ['GET', 'HEAD'], paths: ['/sub'] },
+  { name: 'fallback', hosts: ['*'], methods: ['*'], paths: ['/*'] },
+]);
+const match = (host: string | undefined, method: string, url: string) =>
+  router.match(host, method, url)?.name;
+
+describe('Router', () => {
+  test('first match wins across host, method and path', () => {
+    expect(match('analyzer.localhost:8080', 'POST', '/api/v1/widget/init')).toBe('reports');
+    expect(match('ANALYZER.localhost', 'GET', '/')).toBe('reports');
+    expect(match('localhost:8080', 'POST', '/api/v1/widget/init')).toBe('init');
+    expect(match('localhost', 'POST', '/api/v1/widget/init?x=1')).toBe('init');
+    expect(match('localhost', 'GET', '/api/v1/widget/init')).toBe('fallback');
+    expect(match('localhost', 'POST', '/api/v1/widget/init/more')).toBe('fallback');
+    expect(match('localhost', 'POST', '/api/v1/widget/messages/stream')).toBe('messages');
+    expect(match('localhost', 'POST', '/api/v1/widget/messagesX')).toBe('messages');
+    expect(match('localhost', 'POST', '/api/v1/widget/events/x')).toBe('fallback');
+    expect(match('a.example.com', 'HEAD', '/sub')).toBe('sub');
+    expect(match('example.com', 'GET', '/sub')).toBe('fallback');
+    expect(match(undefined, 'GET', '/x')).toBe('fallback');
+  });
+
+  test('no route: undefined', () => {
+    expect(
+      new Router([{ hosts: ['*'], methods: ['*'], paths: ['/only'] }]).match('h', 'GET', '/other'),
+    ).toBeUndefined();
+  });
+});
+
+describe('patterns', () => {
+  test('a path pattern agrees with its regular-expression meaning', () => {
+    const segment = fc.stringMatching(/^[a-z/]{0,8}$/);
+    fc.assert(
+      fc.property(segment, segment, fc.boolean(), (pattern, path, prefix) => {
+        const p = `/${pattern}${prefix ? '*' : ''}`;
+        const escaped = `/${pattern}`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+        const re = new RegExp(`^${escaped}${prefix ? '.*' : ''}$`, 's');
+        expect(compilePath(p)(`/${path}`)).toBe(re.test(`/${path}`));
+      }),
+    );
+  });
+
+  test('hosts', () => {
+    expect(compileHost('*')('anything')).toBe(true);
+    expect(compileHost('*.a.com')('x.a.com')).toBe(true);
+    expect(compileHost('*.a.com')('a.com')).toBe(false);
+    expect(compileHost('*.a.com')('xa.com')).toBe(false);
+    expect(compileHost('A.com')('a.com')).toBe(true);
+    expect(normaliseHost('[::1]:8080')).toBe('[::1]');
+    expect(normaliseHost('Analyzer.Localhost:80')).toBe('analyzer.localhost');
+    expect(normaliseHost(undefined)).toBe('');
+  });
+});
