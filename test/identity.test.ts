@@ -8,7 +8,7 @@ import { TestUpstream } from './helpers/upstream.js';
 
 const config = (trusted: string) => `
 listeners: [{ host: 127.0.0.1, port: 0 }]
-store: { redis: { url: "\${REDIS_URL}", keyPrefix: "\${PREFIX}:" } }
+store: { redis: { url: "\${REDIS_URL}", keyPrefix: "\${PREFIX}:", commandTimeout: 2s } }
 identity:
   trustedProxies: "${trusted}"
   jwt: { secret: ${TEST_JWT_SECRET}, algorithms: [HS256], issuer: tollgate, audience: tollgate-widget }

@@ -21,7 +21,7 @@ afterAll(async () => {
 
 const yaml = `
 listeners: [{ host: 127.0.0.1, port: 0 }]
-store: { redis: { url: "\${REDIS_URL}" } }
+store: { redis: { url: "\${REDIS_URL}", commandTimeout: 2s } }
 upstreams: { app: { url: "\${UPSTREAM}" } }
 limiters:
   short: { windows: [{ limit: 3, period: 2s, key: [ip] }] }

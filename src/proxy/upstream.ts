@@ -45,6 +45,11 @@ export class Upstream {
       if (!res.writableFinished) abort.abort();
     };
     res.once('close', onClose);
+    // The client may have left while the limiter waited on the store: then never start the exchange.
+    if (res.closed || res.destroyed || req.socket.destroyed) {
+      res.off('close', onClose);
+      return { kind: 'aborted' };
+    }
     const length = req.headers['content-length'];
     const hasBody = length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
     const headers = upstreamRequestHeaders(req.headers, facts, this.cfg.preserveHost);
@@ -63,6 +68,7 @@ export class Upstream {
           status = statusCode;
           const out: OutgoingHttpHeaders = endToEnd(upstreamHeaders, (n) => GATEWAY_HEADER.test(n));
           for (const name in extraHeaders) out[name] = extraHeaders[name];
+          out['x-request-id'] = facts.requestId; // the id the upstream was given, not one it chose
           res.writeHead(statusCode, out);
           return res;
         },

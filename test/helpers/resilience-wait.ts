@@ -1,0 +1,23 @@
+/** Calls `attempt` until `done` accepts its result, or throws after `timeoutMs`. */
+export async function waitFor<T>(
+  attempt: () => Promise<T> | T,
+  done: (value: T) => boolean,
+  { timeoutMs = 10_000, intervalMs = 50, what = 'condition' } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await attempt();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs `fn` and reports how long it took, in milliseconds. */
+export async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = performance.now();
+  const value = await fn();
+  return { value, ms: performance.now() - started };
+}
