@@ -5,6 +5,7 @@ import { ConfigError } from './config/errors.js';
 import { loadConfigFile } from './config/load.js';
 import { Gateway } from './http/gateway.js';
 import { buildState, closeState } from './http/state.js';
+import { describePeer } from './identity/peer.js';
 import { resolveIdentity } from './identity/resolve.js';
 import { createLogger } from './logger.js';
 
@@ -93,7 +94,7 @@ async function explain(
   try {
     const route = table.router.match(headers['host'], method.toUpperCase(), path);
     const identity = route?.limiters.length
-      ? await resolveIdentity(state.identity, route.parts, peer, headers)
+      ? await resolveIdentity(state.identity, route.parts, describePeer(peer, state.identity), headers)
       : undefined;
     console.log(describeRequest(table, route?.name, identity, state.keyPrefix));
   } finally {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { CompiledRoute } from '../config/rule-table.js';
-import { parseAddress } from '../identity/client-ip.js';
+import { peerOf } from '../identity/peer.js';
 import { resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
 import { decide, type Decision } from '../limits/decision.js';
 import { planWindows } from '../limits/plan.js';
@@ -46,18 +46,21 @@ async function handle(ctx: HandlerContext, req: IncomingMessage, res: ServerResp
   const method = req.method ?? 'GET';
   const seen: { route?: string; outcome: LimitOutcome } = { outcome: 'unlimited' };
   res.setHeader('x-request-id', requestId);
-  res.once('close', () => {
-    ctx.logger.info({
-      reqId: requestId,
-      method,
-      path: url.split('?', 1)[0],
-      status: res.statusCode,
-      route: seen.route,
-      limit: seen.outcome,
-      ms: Math.round((performance.now() - started) * 100) / 100,
-      aborted: !res.writableFinished || undefined,
+  // One access-log line per request; nothing is built for it when info is off.
+  if (ctx.logger.isLevelEnabled('info')) {
+    res.once('close', () => {
+      ctx.logger.info({
+        reqId: requestId,
+        method,
+        path: url.split('?', 1)[0],
+        status: res.statusCode,
+        route: seen.route,
+        limit: seen.outcome,
+        ms: Math.round((performance.now() - started) * 100) / 100,
+        aborted: !res.writableFinished || undefined,
+      });
     });
-  });
+  }
 
   if (method === 'GET' && (url === '/healthz' || url === '/readyz')) {
     if (url === '/healthz') return sendJson(res, 200, '{"status":"ok"}');
@@ -69,14 +72,10 @@ async function handle(ctx: HandlerContext, req: IncomingMessage, res: ServerResp
   if (!route) return sendError(res, 404, 'route_not_found', 'No route matches this request.');
   seen.route = route.name;
 
+  const peer = peerOf(req.socket, state.identity);
   let rateHeaders: Record<string, string> = {};
   if (route.limiters.length > 0) {
-    const identity = await resolveIdentity(
-      state.identity,
-      route.parts,
-      req.socket.remoteAddress,
-      req.headers,
-    );
+    const identity = await resolveIdentity(state.identity, route.parts, peer, req.headers);
     const plan = planWindows(route.limiters, (part) => identity.hashed.get(part)!, state.keyPrefix);
     let decision: Decision | undefined;
     try {
@@ -108,17 +107,10 @@ async function handle(ctx: HandlerContext, req: IncomingMessage, res: ServerResp
   }
 
   const upstream = state.upstreams.get(route.upstream)!;
-  const peer = req.socket.remoteAddress ?? '';
-  const peerAddr = parseAddress(peer);
   const forwarded = await upstream.forward(
     req,
     res,
-    {
-      peer: peerAddr?.toString() ?? peer,
-      peerTrusted: peerAddr !== undefined && state.identity.trustedProxies.has(peerAddr),
-      protocol: ctx.protocol,
-      requestId,
-    },
+    { peer: peer.text, peerTrusted: peer.trusted, protocol: ctx.protocol, requestId },
     rateHeaders,
   );
   if (forwarded.kind === 'unreachable') {

@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 
-type Address = ipaddr.IPv4 | ipaddr.IPv6;
+export type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
 /** Trusted proxy ranges, parsed once. IPv4-mapped IPv6 ranges are not needed: addresses are unmapped first. */
 export class TrustedProxies {
@@ -59,7 +59,17 @@ export function resolveClientIp(
   trusted: TrustedProxies,
 ): Address | undefined {
   const peerAddr = peer === undefined ? undefined : parseAddress(peer);
-  if (!peerAddr || trusted.empty || forwardedFor === undefined || !trusted.has(peerAddr)) return peerAddr;
+  if (!peerAddr || !trusted.has(peerAddr)) return peerAddr;
+  return walkForwardedFor(peerAddr, forwardedFor, trusted);
+}
+
+/** The X-Forwarded-For walk for a peer already known to be trusted. */
+export function walkForwardedFor(
+  peerAddr: Address,
+  forwardedFor: string | string[] | undefined,
+  trusted: TrustedProxies,
+): Address {
+  if (forwardedFor === undefined) return peerAddr;
   const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',');
   let client: Address = peerAddr;
   for (let i = hops.length - 1; i >= 0; i--) {

@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { KeyPart } from '../config/schema.js';
-import { addressKey, resolveClientIp, type TrustedProxies } from './client-ip.js';
+import { addressKey, walkForwardedFor, type TrustedProxies } from './client-ip.js';
 import { hashPart } from './hash.js';
+import type { Peer } from './peer.js';
 import { visitorToken, type JwtOutcome, type VisitorJwtVerifier } from './visitor-jwt.js';
 import { verifyWorkspaceToken, type TokenOutcome, type WorkspaceTokenStore } from './workspace-token.js';
 
@@ -36,11 +37,17 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
 export async function resolveIdentity(
   sources: IdentitySources,
   parts: ReadonlySet<KeyPart>,
-  peer: string | undefined,
+  peer: Peer,
   headers: IncomingHttpHeaders,
 ): Promise<RequestIdentity> {
-  const addr = resolveClientIp(peer, headers['x-forwarded-for'], sources.trustedProxies);
-  const clientIp = addr ? addressKey(addr, sources.ipv6PrefixLength) : 'unknown';
+  const forwardedFor = headers['x-forwarded-for'];
+  const clientIp =
+    peer.trusted && peer.addr && forwardedFor !== undefined
+      ? addressKey(
+          walkForwardedFor(peer.addr, forwardedFor, sources.trustedProxies),
+          sources.ipv6PrefixLength,
+        )
+      : peer.key;
   const raw = new Map<KeyPart, string>();
   let jwt: JwtOutcome | undefined;
   let workspaceToken: TokenOutcome | undefined;
@@ -74,6 +81,8 @@ export async function resolveIdentity(
     }
   }
   const hashed = new Map<KeyPart, string>();
-  for (const [part, value] of raw) hashed.set(part, hashPart(value));
+  for (const [part, value] of raw) {
+    hashed.set(part, part === 'ip' && clientIp === peer.key ? peer.keyHash : hashPart(value));
+  }
   return { clientIp, jwt, workspaceToken, raw, hashed };
 }
