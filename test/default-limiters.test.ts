@@ -86,7 +86,9 @@ describe('widget-init: 1000/min by IP + user agent, 30000/hour by IP', () => {
     const headers = { 'x-forwarded-for': ip, 'user-agent': 'agent-A' };
     await spend(1000, () => post('/api/v1/widget/init', headers));
     expectLimited(await post('/api/v1/widget/init', headers), 1000, MESSAGES.init, 60);
-    expect(upstream.seen.filter((s) => String(s.headers['x-forwarded-for']).startsWith(ip))).toHaveLength(1000);
+    expect(upstream.seen.filter((s) => String(s.headers['x-forwarded-for']).startsWith(ip))).toHaveLength(
+      1000,
+    );
 
     const table = gateway.table;
     const limiter = table.limiters.get('widget-init')!;

@@ -55,6 +55,13 @@ const LIMIT = 1000;
 const PERIOD_MS = 60_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
+/** The gateway's own error: exact status, content type and bytes of {"error":{"code","message"}}. */
+function expectGatewayError(reply: Reply, status: number, code: string, message: string): void {
+  expect(reply.status).toBe(status);
+  expect(reply.headers['content-type']).toBe('application/json');
+  expect(reply.text).toBe(JSON.stringify({ error: { code, message } }));
+}
+
 interface Surface {
   readonly name: 'limited' | 'unlimited';
   readonly host: string;
@@ -335,14 +342,7 @@ describe.each(SURFACES)('upstream answers and failures ($name route)', (surface)
 
   test('an unreachable upstream answers 502', async () => {
     const sent = await via(surface, '/down/x');
-    expect(sent.reply.status).toBe(502);
-    expect(sent.reply.headers['content-type']).toBe('application/json');
-    expect(sent.reply.text).toBe(
-      '{"error":{"code":"bad_gateway","message":"The upstream service is unavailable."}}',
-    );
-    expect(sent.reply.json()).toEqual({
-      error: { code: 'bad_gateway', message: 'The upstream service is unavailable.' },
-    });
+    expectGatewayError(sent.reply, 502, 'bad_gateway', 'The upstream service is unavailable.');
     expectSurfaceHeaders(surface, sent);
     expect(sent.reply.headers['x-request-id']).toMatch(UUID);
   });
@@ -350,13 +350,7 @@ describe.each(SURFACES)('upstream answers and failures ($name route)', (surface)
   test('an upstream slower than headersTimeout answers 504', async () => {
     // The upstream would answer 200 after 2 s: a 504 means the 200 ms headers timeout fired first.
     const sent = await via(surface, '/slow?ms=2000');
-    expect(sent.reply.status).toBe(504);
-    expect(sent.reply.text).toBe(
-      '{"error":{"code":"gateway_timeout","message":"The upstream service did not answer in time."}}',
-    );
-    expect(sent.reply.json()).toEqual({
-      error: { code: 'gateway_timeout', message: 'The upstream service did not answer in time.' },
-    });
+    expectGatewayError(sent.reply, 504, 'gateway_timeout', 'The upstream service did not answer in time.');
     expectSurfaceHeaders(surface, sent);
     expect(sent.reply.headers['x-request-id']).toMatch(UUID);
   });
@@ -410,14 +404,7 @@ describe('responses outside limited surfaces', () => {
     test('an unknown route answers 404 route_not_found, without rate-limit headers', async () => {
       for (const path of ['/', '/elsewhere', '/only/more', '/onlyx']) {
         const reply = await send(`${only.url()}${path}`);
-        expect(reply.status, path).toBe(404);
-        expect(reply.headers['content-type']).toBe('application/json');
-        expect(reply.text).toBe(
-          '{"error":{"code":"route_not_found","message":"No route matches this request."}}',
-        );
-        expect(reply.json()).toEqual({
-          error: { code: 'route_not_found', message: 'No route matches this request.' },
-        });
+        expectGatewayError(reply, 404, 'route_not_found', 'No route matches this request.');
         expect(limitHeaders(reply)).toEqual({});
       }
       const known = await send(`${only.url()}/only`);
