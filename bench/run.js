@@ -56,9 +56,19 @@ const SCENARIOS = [
   { id: 'direct', label: 'direct upstream', kind: 'upstream', path: '/bench/forward', expect: 200 },
   {
     id: 'undici',
+    label: 'bare undici forwarding (Pool + dispatch, as tollgate)',
+    kind: 'script',
+    script: 'bench/servers/undici-proxy.js',
+    env: { UNDICI_MODE: 'dispatch' },
+    path: '/bench/forward',
+    expect: 200,
+  },
+  {
+    id: 'undici-stream',
     label: 'bare undici forwarding (Pool + stream)',
     kind: 'script',
     script: 'bench/servers/undici-proxy.js',
+    env: { UNDICI_MODE: 'stream' },
     path: '/bench/forward',
     expect: 200,
   },
@@ -190,7 +200,7 @@ async function runScenario(scenario, env) {
         },
       });
     } else {
-      proc = startNode(scenario.id, scenario.script, { env: childEnv });
+      proc = startNode(scenario.id, scenario.script, { env: { ...childEnv, ...scenario.env } });
     }
     await waitForHttp(proc, port);
   }

@@ -7,6 +7,7 @@ import { resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
 import { decide, type Decision } from '../limits/decision.js';
 import { planWindows } from '../limits/plan.js';
 import { acceptableRequestId } from '../proxy/headers.js';
+import { throttledWarn } from '../logger.js';
 import type { WindowStore } from '../store/window-store.js';
 import { rateLimitHeaders, sendError, sendJson } from './responses.js';
 import type { GatewayState } from './state.js';
@@ -27,18 +28,34 @@ const JWT_MESSAGES = {
   invalid: 'Visitor token is invalid.',
 } as const;
 
+interface Warnings {
+  readonly store: (fields: object) => void;
+  readonly unreachable: (fields: object) => void;
+  readonly timeout: (fields: object) => void;
+}
+
 export function createRequestHandler(
   ctx: HandlerContext,
 ): (req: IncomingMessage, res: ServerResponse) => void {
+  const warn: Warnings = {
+    store: throttledWarn(ctx.logger, 'rate-limit store failed'),
+    unreachable: throttledWarn(ctx.logger, 'upstream unreachable'),
+    timeout: throttledWarn(ctx.logger, 'upstream timed out'),
+  };
   return (req, res) => {
-    handle(ctx, req, res).catch((err: unknown) => {
+    handle(ctx, warn, req, res).catch((err: unknown) => {
       ctx.logger.error({ err }, 'request failed');
       sendError(res, 500, 'internal_error', 'The gateway failed to handle this request.');
     });
   };
 }
 
-async function handle(ctx: HandlerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(
+  ctx: HandlerContext,
+  warn: Warnings,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const started = performance.now();
   const state = ctx.state(); // one table for the whole request, even across a reload
   const requestId = acceptableRequestId(req.headers['x-request-id']) ?? randomUUID();
@@ -82,7 +99,7 @@ async function handle(ctx: HandlerContext, req: IncomingMessage, res: ServerResp
       decision = decide(plan.owners, await ctx.store.hit(plan.requests), Date.now());
     } catch (err) {
       seen.outcome = 'store_error';
-      ctx.logger.warn({ reqId: requestId, err: (err as Error).message }, 'rate-limit store failed');
+      warn.store({ reqId: requestId, err: (err as Error).message });
       if (route.limiters.some((l) => !l.shadow && l.onStoreError === 'closed')) {
         return sendError(
           res,
@@ -114,16 +131,10 @@ async function handle(ctx: HandlerContext, req: IncomingMessage, res: ServerResp
     rateHeaders,
   );
   if (forwarded.kind === 'unreachable') {
-    ctx.logger.warn(
-      { reqId: requestId, upstream: upstream.name, err: forwarded.error.message },
-      'upstream unreachable',
-    );
+    warn.unreachable({ reqId: requestId, upstream: upstream.name, err: forwarded.error.message });
     sendError(res, 502, 'bad_gateway', 'The upstream service is unavailable.', rateHeaders);
   } else if (forwarded.kind === 'timeout') {
-    ctx.logger.warn(
-      { reqId: requestId, upstream: upstream.name, err: forwarded.error.message },
-      'upstream timed out',
-    );
+    warn.timeout({ reqId: requestId, upstream: upstream.name, err: forwarded.error.message });
     sendError(res, 504, 'gateway_timeout', 'The upstream service did not answer in time.', rateHeaders);
   }
 }

@@ -1,5 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
+import { throttledWarn } from '../logger.js';
 import { FIXED_WINDOW_LUA } from './fixed-window-script.js';
 import {
   StoreUnavailableError,
@@ -41,13 +42,9 @@ export class RedisStore implements WindowStore {
   constructor(options: RedisStoreOptions) {
     this.#connectTimeoutMs = options.connectTimeoutMs;
     this.client = new Redis(options.url, redisClientOptions(options));
-    let lastLogged = 0;
-    this.client.on('error', (err: Error) => {
-      // ioredis emits on every failed reconnect; log at most once a second.
-      if (Date.now() - lastLogged < 1000) return;
-      lastLogged = Date.now();
-      options.logger?.warn({ err: err.message }, 'redis store error');
-    });
+    // ioredis emits on every failed reconnect attempt.
+    const warn = options.logger ? throttledWarn(options.logger, 'redis store error') : undefined;
+    this.client.on('error', (err: Error) => warn?.({ err: err.message }));
     this.client.defineCommand('tollgateFixedWindow', { lua: FIXED_WINDOW_LUA });
     const command = (this.client as unknown as Record<string, FixedWindowCommand>)['tollgateFixedWindow']!;
     this.#hit = command.bind(this.client);
