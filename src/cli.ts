@@ -1,13 +1,12 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { describeRequest, describeRuleTable } from './cli/describe.js';
+import { start } from './cli/start.js';
 import { ConfigError } from './config/errors.js';
 import { loadConfigFile } from './config/load.js';
-import { Gateway } from './http/gateway.js';
 import { buildState, closeState } from './http/state.js';
 import { describePeer } from './identity/peer.js';
 import { resolveIdentity } from './identity/resolve.js';
-import { createLogger } from './logger.js';
 
 const USAGE = `usage:
   tollgate start   --config FILE
@@ -44,26 +43,6 @@ async function main(argv: string[]): Promise<number> {
       console.error(`unknown command "${command}"\n${USAGE}`);
       return 2;
   }
-}
-
-async function start(configFile: string): Promise<number> {
-  const table = await loadConfigFile(configFile);
-  const logger = createLogger(table.config.log.level);
-  const gateway = await Gateway.start(table, { logger });
-  return new Promise((resolve) => {
-    const stop = (signal: string) => {
-      logger.info({ signal }, 'shutting down');
-      gateway.close().then(
-        () => resolve(0),
-        (err: unknown) => {
-          logger.error({ err }, 'shutdown failed');
-          resolve(1);
-        },
-      );
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
 }
 
 async function explain(

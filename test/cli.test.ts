@@ -131,6 +131,7 @@ describe('tollgate start', () => {
         ...process.env,
         PORT: String(port),
         HOST: '127.0.0.1',
+        ADMIN_PORT: '0',
         WIDGET_UPSTREAM: upstream.url,
         DATA_DIR: dir,
       },

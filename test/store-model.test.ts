@@ -38,6 +38,7 @@ const windowArb = fc.record({
   limit: fc.integer({ min: 1, max: 4 }),
   periodMs: fc.constant(600_000),
   enforce: fc.boolean(),
+  cacheWhenSpent: fc.constant(false),
 });
 
 async function replay(store: WindowStore, batches: WindowRequest[][]) {
@@ -107,13 +108,15 @@ describe('memory store bounds', () => {
     let now = 1_000_000;
     const store = new MemoryStore({ maxKeys: 100, sweepIntervalMs: 60_000, now: () => now });
     for (let i = 0; i < 1000; i++) {
-      await store.hit([{ key: `k${i}`, limit: 5, periodMs: 1000, enforce: true }]);
+      await store.hit([{ key: `k${i}`, limit: 5, periodMs: 1000, enforce: true, cacheWhenSpent: false }]);
       expect(store.size).toBeLessThanOrEqual(100);
     }
     now += 1001;
     store.sweep();
     expect(store.size).toBe(0);
-    const [fresh] = await store.hit([{ key: 'k999', limit: 5, periodMs: 1000, enforce: true }]);
+    const [fresh] = await store.hit([
+      { key: 'k999', limit: 5, periodMs: 1000, enforce: true, cacheWhenSpent: false },
+    ]);
     expect(fresh).toEqual({ count: 1, limit: 5, resetAtMs: now + 1000, allowed: true });
     await store.close();
   });

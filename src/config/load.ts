@@ -131,7 +131,7 @@ function compile(config: GatewayConfig): { table: RuleTable } | { issues: Config
   const policy = config.store.onError;
   const limiters = new Map<string, CompiledLimiter>();
   for (const [name, cfg] of Object.entries(config.limiters))
-    limiters.set(name, compileLimiter(name, cfg, policy));
+    limiters.set(name, compileLimiter(name, cfg, policy, config.shadow));
 
   const routes = config.routes.map((route, r) => {
     if (!(route.upstream in config.upstreams)) {
@@ -142,7 +142,7 @@ function compile(config: GatewayConfig): { table: RuleTable } | { issues: Config
         const name = ref.name ?? `${route.name}#${i}`;
         if (limiters.has(name))
           issues.push({ path: ['routes', r, 'limiters', i, 'name'], message: `duplicate limiter "${name}"` });
-        const inline = compileLimiter(name, ref, policy);
+        const inline = compileLimiter(name, ref, policy, config.shadow);
         limiters.set(name, inline);
         return [inline];
       }
@@ -160,6 +160,15 @@ function compile(config: GatewayConfig): { table: RuleTable } | { issues: Config
         message: `route "${route.name}" has a limiter keyed by jwt, so identity.jwt must be configured`,
       });
     }
+  }
+  const sharedStore = config.store.redis.url !== '' || config.store.redis.cluster.length > 0;
+  if (config.workers !== 1 && !sharedStore) {
+    issues.push({
+      path: ['workers'],
+      message:
+        'more than one worker needs a shared store (store.redis.url or store.redis.cluster): ' +
+        'with the in-process store each worker would count on its own',
+    });
   }
   const jwt = config.identity.jwt;
   if (jwt && !jwt.secret && !jwt.secretFile && jwt.publicKeys.length === 0 && !jwt.jwksFile) {

@@ -11,10 +11,20 @@ export interface CompiledLimiter {
   readonly name: string;
   readonly message: string;
   readonly shadow: boolean;
+  readonly overLimitCache: boolean;
   readonly onStoreError: FailurePolicy;
   readonly windows: readonly CompiledWindow[];
   /** The key part every window shares (or the first window's first), so a limiter's keys share a cluster slot. */
   readonly tagPart: KeyPart;
+}
+
+/** One window of one limiter on a route: precompiled, so a request's plan allocates one array. */
+export interface RouteWindow {
+  readonly limiter: CompiledLimiter;
+  readonly index: number;
+  readonly window: CompiledWindow;
+  /** The window's name in the IETF RateLimit headers: "<limiter>.<index>". */
+  readonly policyName: string;
 }
 
 export interface CompiledRoute {
@@ -24,6 +34,9 @@ export interface CompiledRoute {
   readonly paths: readonly string[];
   readonly upstream: string;
   readonly limiters: readonly CompiledLimiter[];
+  readonly windows: readonly RouteWindow[];
+  /** The RateLimit-Policy header value of the route's enforced windows ("" when none). */
+  readonly ietfPolicy: string;
   /** Every key part this route's limiters need, so identity work is done only when it is used. */
   readonly parts: ReadonlySet<KeyPart>;
   /** True when some enforcing limiter keys on a credential, which the gateway then requires. */
@@ -39,10 +52,12 @@ export interface RuleTable {
   readonly router: Router<CompiledRoute>;
 }
 
+/** `globalShadow` is the config's global shadow switch: every limiter then counts without refusing. */
 export function compileLimiter(
   name: string,
   cfg: LimiterConfig,
   defaultPolicy: FailurePolicy,
+  globalShadow = false,
 ): CompiledLimiter {
   const windows = cfg.windows.map((w) => ({ limit: w.limit, periodMs: w.period, parts: w.key }));
   const first = windows[0]!.parts[0]!;
@@ -50,7 +65,8 @@ export function compileLimiter(
   return {
     name,
     message: cfg.message,
-    shadow: cfg.shadow,
+    shadow: cfg.shadow || globalShadow,
+    overLimitCache: cfg.overLimitCache,
     onStoreError: cfg.onStoreError ?? defaultPolicy,
     windows,
     tagPart: shared ?? first,
@@ -63,6 +79,18 @@ export function compileRoute(route: RouteConfig, limiters: readonly CompiledLimi
     limiters.filter((l) => !l.shadow).flatMap((l) => l.windows.flatMap((w) => w.parts)),
   );
   if (parts.has('jwt') || parts.has('workspace_token')) parts.add('ip'); // the per-IP fallback key
+  const windows = limiters.flatMap((limiter) =>
+    limiter.windows.map((window, index) => ({
+      limiter,
+      index,
+      window,
+      policyName: `${limiter.name}.${index}`,
+    })),
+  );
+  const ietfPolicy = windows
+    .filter((w) => !w.limiter.shadow)
+    .map((w) => `"${w.policyName}";q=${w.window.limit};w=${Math.round(w.window.periodMs / 1000)}`)
+    .join(', ');
   return {
     name: route.name,
     hosts: route.hosts,
@@ -70,6 +98,8 @@ export function compileRoute(route: RouteConfig, limiters: readonly CompiledLimi
     paths: route.paths,
     upstream: route.upstream,
     limiters,
+    windows,
+    ietfPolicy,
     parts,
     requiresJwt: enforcedParts.has('jwt'),
     requiresWorkspaceToken: enforcedParts.has('workspace_token'),

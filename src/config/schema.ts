@@ -42,12 +42,16 @@ const listener = z.strictObject({
   port: port.default(8080),
   /** Scheme reported in X-Forwarded-Proto when no trusted proxy states one. */
   protocol: z.enum(['http', 'https']).default('http'),
+  /** Also send the IETF RateLimit-Policy and RateLimit headers (draft-ietf-httpapi-ratelimit-headers). */
+  ietfHeaders: z.boolean().default(false),
 });
 
 const failurePolicy = z.enum(['open', 'closed']);
 
 const redisStore = z.strictObject({
   url: z.string().default(''),
+  /** Redis Cluster seed nodes ("host:port"); when non-empty, the Cluster client is used instead of url. */
+  cluster: stringList.default([]),
   keyPrefix: z.string().default('tg:'),
   commandTimeout: duration.default(50),
   connectTimeout: duration.default(1000),
@@ -63,6 +67,8 @@ const store = z.strictObject({
     .prefault({}),
   /** Default store failure policy of limiters that do not set their own. */
   onError: failurePolicy.default('open'),
+  /** Spent windows remembered in process until they reset, so a flood is refused without a round trip. */
+  overLimitCache: z.strictObject({ maxKeys: positiveInt.default(10_000) }).prefault({}),
 });
 
 const jwt = z.strictObject({
@@ -113,6 +119,8 @@ const window = z.strictObject({
 const limiterBody = {
   message: z.string().default('Too Many Attempts.'),
   shadow: z.boolean().default(false),
+  /** Refuse requests for a spent window from the in-process over-limit cache. */
+  overLimitCache: z.boolean().default(true),
   onStoreError: failurePolicy.optional(),
   windows: z.array(window).min(1),
 };
@@ -133,8 +141,23 @@ const route = z.strictObject({
   limiters: z.array(z.union([name, inlineLimiter])).default([]),
 });
 
+const admin = z.strictObject({
+  host: z.string().default('127.0.0.1'),
+  port: port.default(9091),
+});
+
+const workers = z
+  .union([z.literal('auto'), z.coerce.number().int().min(1).max(256)])
+  .meta({ description: 'Worker processes sharing the listeners (node:cluster); "auto" = one per CPU.' });
+
 export const configSchema = z.strictObject({
   listeners: z.array(listener).min(1),
+  /** The admin listener (GET /metrics), off the public port. Absent: no admin listener. */
+  admin: admin.optional(),
+  workers: workers.default(1),
+  /** Global shadow switch: every limiter counts and reports but never refuses. */
+  shadow: z.boolean().default(false),
+  reload: z.strictObject({ watch: z.boolean().default(true) }).prefault({}),
   log: z.strictObject({ level: z.string().default('info') }).prefault({}),
   shutdown: z.strictObject({ drainTimeout: duration.default(10_000) }).prefault({}),
   store: store.prefault({}),
@@ -151,3 +174,4 @@ export type UpstreamConfig = z.output<typeof upstream>;
 export type KeyPart = z.output<typeof keyPart>;
 export type JwtConfig = z.output<typeof jwt>;
 export type FailurePolicy = z.output<typeof failurePolicy>;
+export type ListenerConfig = z.output<typeof listener>;

@@ -4,8 +4,10 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { RuleTable } from '../config/rule-table.js';
 import type { WorkspaceTokenStore } from '../identity/workspace-token.js';
+import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { createStore } from '../store/create-store.js';
 import type { WindowStore } from '../store/window-store.js';
+import { adminUrl, startAdminServer } from './admin.js';
 import { createRequestHandler } from './request-handler.js';
 import { buildState, closeState, type GatewayState } from './state.js';
 
@@ -14,6 +16,9 @@ export interface GatewayOptions {
   /** Defaults to the store the config names. */
   readonly store?: WindowStore;
   readonly workspaceTokens?: WorkspaceTokenStore;
+  readonly metrics?: GatewayMetrics;
+  /** False in node:cluster workers: the primary serves the aggregated metrics. */
+  readonly adminListener?: boolean;
 }
 
 export interface BoundListener {
@@ -23,10 +28,15 @@ export interface BoundListener {
   readonly url: string;
 }
 
-/** The gateway process: its listeners, its store and the current rule table. */
+/** Settings a reload cannot change: they belong to sockets and connections opened at start. */
+const RESTART_ONLY = ['listeners', 'admin', 'workers', 'store'] as const;
+
+/** The gateway process: its listeners, its store and the current rule table (swappable at run time). */
 export class Gateway {
   readonly listeners: BoundListener[] = [];
+  readonly metrics: GatewayMetrics;
   readonly #servers: Server[] = [];
+  #admin: Server | undefined;
   #state: GatewayState;
   #closing: Promise<void> | undefined;
 
@@ -36,16 +46,18 @@ export class Gateway {
     private readonly options: GatewayOptions,
   ) {
     this.#state = state;
+    this.metrics = options.metrics ?? new GatewayMetrics({ processMetrics: true });
   }
 
   static async start(table: RuleTable, options: GatewayOptions): Promise<Gateway> {
-    const store = options.store ?? createStore(table.config.store, options.logger);
+    const metrics = options.metrics ?? new GatewayMetrics({ processMetrics: true });
+    const store = options.store ?? createStore(table.config.store, options.logger, metrics);
     if (!(await store.connect())) {
       options.logger.warn(
         "rate-limit store not reachable yet: starting anyway, applying each limiter's onStoreError",
       );
     }
-    const gateway = new Gateway(await buildState(table, options), store, options);
+    const gateway = new Gateway(await buildState(table, options), store, { ...options, metrics });
     try {
       await gateway.#listen();
     } catch (err) {
@@ -65,14 +77,45 @@ export class Gateway {
     return l.url;
   }
 
+  /** The admin listener's address (GET /metrics), when one runs. */
+  get adminUrl(): string | undefined {
+    return this.#admin && adminUrl(this.#admin);
+  }
+
+  /**
+   * Replaces the rule table atomically: requests already in flight finish under the old one.
+   * Counters live in the store, so they survive; a changed limit applies to them at once.
+   */
+  async reload(table: RuleTable): Promise<void> {
+    const old = this.#state;
+    this.#state = await buildState(table, this.options);
+    this.metrics.configReload(true);
+    for (const field of RESTART_ONLY) {
+      if (JSON.stringify(old.table.config[field]) !== JSON.stringify(table.config[field])) {
+        this.options.logger.warn({ field }, 'config reloaded, but this field changes only on restart');
+      }
+    }
+    this.options.logger.info(
+      { routes: table.routes.length, limiters: table.limiters.size },
+      'config reloaded',
+    );
+    // The old pools finish the requests they carry, then close.
+    closeState(old).catch((err: unknown) =>
+      this.options.logger.warn({ err }, 'closing the old upstream pools'),
+    );
+  }
+
   async #listen(): Promise<void> {
-    for (const cfg of this.#state.table.config.listeners) {
+    const { listeners, admin } = this.#state.table.config;
+    for (const cfg of listeners) {
       const server = createServer(
         createRequestHandler({
           state: () => this.#state,
           store: this.store,
           logger: this.options.logger,
+          metrics: this.metrics,
           protocol: cfg.protocol,
+          ietfHeaders: cfg.ietfHeaders,
         }),
       );
       this.#servers.push(server);
@@ -84,6 +127,10 @@ export class Gateway {
       this.listeners.push({ name: cfg.name, host: cfg.host, port, url: `http://${reachable}:${port}` });
       this.options.logger.info({ listener: cfg.name, host: cfg.host, port }, 'listening');
     }
+    if (admin && this.options.adminListener !== false) {
+      this.#admin = await startAdminServer(admin.host, admin.port, this.metrics.registry);
+      this.options.logger.info({ listener: 'admin', url: this.adminUrl }, 'listening');
+    }
   }
 
   /** Stops accepting, lets in-flight requests finish for up to the drain timeout, then closes the store. */
@@ -94,6 +141,8 @@ export class Gateway {
 
   async #shutdown(): Promise<void> {
     const drainMs = this.#state.table.config.shutdown.drainTimeout;
+    this.#admin?.close();
+    this.#admin?.closeAllConnections();
     const closed = Promise.all(
       this.#servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))),
     );

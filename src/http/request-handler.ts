@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { CompiledRoute } from '../config/rule-table.js';
+import type { CompiledLimiter, CompiledRoute } from '../config/rule-table.js';
 import { peerOf } from '../identity/peer.js';
 import { resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
 import { decide, type Decision } from '../limits/decision.js';
 import { planWindows } from '../limits/plan.js';
 import { acceptableRequestId } from '../proxy/headers.js';
 import { throttledWarn } from '../logger.js';
-import type { WindowStore } from '../store/window-store.js';
+import { statusClass, type GatewayMetrics, type LimiterDecision } from '../metrics/gateway-metrics.js';
+import type { WindowResult, WindowStore } from '../store/window-store.js';
 import { rateLimitHeaders, sendError, sendJson } from './responses.js';
 import type { GatewayState } from './state.js';
 
@@ -19,7 +20,10 @@ export interface HandlerContext {
   readonly state: () => GatewayState;
   readonly store: WindowStore;
   readonly logger: Logger;
+  readonly metrics: GatewayMetrics;
   readonly protocol: 'http' | 'https';
+  /** Send the IETF RateLimit-Policy / RateLimit headers too. */
+  readonly ietfHeaders: boolean;
 }
 
 const JWT_MESSAGES = {
@@ -93,12 +97,15 @@ async function handle(
   let rateHeaders: Record<string, string> = {};
   if (route.limiters.length > 0) {
     const identity = await resolveIdentity(state.identity, route.parts, peer, req.headers);
-    const plan = planWindows(route.limiters, (part) => identity.hashed.get(part)!, state.keyPrefix);
+    const requests = planWindows(route.windows, (part) => identity.hashed.get(part)!, state.keyPrefix);
     let decision: Decision | undefined;
     try {
-      decision = decide(plan.owners, await ctx.store.hit(plan.requests), Date.now());
+      const results = await ctx.store.hit(requests);
+      decision = decide(route.windows, results, Date.now());
+      recordDecisions(ctx.metrics, route, results, decision.blockedBy);
     } catch (err) {
       seen.outcome = 'store_error';
+      for (const l of route.limiters) ctx.metrics.limiterDecision(l.name, 'store_error');
       warn.store({ reqId: requestId, err: (err as Error).message });
       if (route.limiters.some((l) => !l.shadow && l.onStoreError === 'closed')) {
         return sendError(
@@ -110,7 +117,7 @@ async function handle(
       }
     }
     if (decision) {
-      rateHeaders = rateLimitHeaders(decision.report);
+      rateHeaders = rateLimitHeaders(decision.report, ctx.ietfHeaders ? route.ietfPolicy : undefined);
       if (!decision.allowed) {
         seen.outcome = 'limited';
         return sendError(res, 429, 'rate_limited', decision.blockedBy!.message, {
@@ -124,18 +131,38 @@ async function handle(
   }
 
   const upstream = state.upstreams.get(route.upstream)!;
+  const forwardStarted = performance.now();
   const forwarded = await upstream.forward(
     req,
     res,
     { peer: peer.text, peerTrusted: peer.trusted, protocol: ctx.protocol, requestId },
     rateHeaders,
   );
+  const result = forwarded.kind === 'ok' ? statusClass(forwarded.status) : forwarded.kind;
+  ctx.metrics.upstream(route.name, upstream.name, result, (performance.now() - forwardStarted) / 1000);
   if (forwarded.kind === 'unreachable') {
     warn.unreachable({ reqId: requestId, upstream: upstream.name, err: forwarded.error.message });
     sendError(res, 502, 'bad_gateway', 'The upstream service is unavailable.', rateHeaders);
   } else if (forwarded.kind === 'timeout') {
     warn.timeout({ reqId: requestId, upstream: upstream.name, err: forwarded.error.message });
     sendError(res, 504, 'gateway_timeout', 'The upstream service did not answer in time.', rateHeaders);
+  }
+}
+
+/** Counts each limiter's verdict: limited (it refused), shadow_limited (a shadow limiter's window was spent), or allowed. */
+function recordDecisions(
+  metrics: GatewayMetrics,
+  route: CompiledRoute,
+  results: readonly WindowResult[],
+  blockedBy: CompiledLimiter | undefined,
+): void {
+  for (const limiter of route.limiters) {
+    let decision: LimiterDecision = 'allowed';
+    if (limiter === blockedBy) decision = 'limited';
+    else if (limiter.shadow && route.windows.some((w, i) => w.limiter === limiter && !results[i]!.allowed)) {
+      decision = 'shadow_limited';
+    }
+    metrics.limiterDecision(limiter.name, decision);
   }
 }
 

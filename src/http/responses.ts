@@ -6,13 +6,26 @@ export function errorBody(code: string, message: string): string {
   return JSON.stringify({ error: { code, message } });
 }
 
-export function rateLimitHeaders(report: RateLimitReport | undefined): Record<string, string> {
+/**
+ * The X-RateLimit-* headers of the reported window; with `ietfPolicy` (the route's policy, when
+ * the listener sends the IETF headers) also RateLimit-Policy and RateLimit
+ * (draft-ietf-httpapi-ratelimit-headers: `"name";q=limit;w=window` and `"name";r=remaining;t=seconds`).
+ */
+export function rateLimitHeaders(
+  report: RateLimitReport | undefined,
+  ietfPolicy?: string,
+): Record<string, string> {
   if (!report) return {};
-  return {
+  const headers: Record<string, string> = {
     'x-ratelimit-limit': String(report.limit),
     'x-ratelimit-remaining': String(report.remaining),
     'x-ratelimit-reset': String(report.resetSec),
   };
+  if (ietfPolicy) {
+    headers['ratelimit-policy'] = ietfPolicy;
+    headers['ratelimit'] = `"${report.policyName}";r=${report.remaining};t=${report.resetInSec}`;
+  }
+  return headers;
 }
 
 export function sendJson(

@@ -1,4 +1,4 @@
-import type { CompiledLimiter } from '../config/rule-table.js';
+import type { CompiledLimiter, RouteWindow } from '../config/rule-table.js';
 import type { WindowResult } from '../store/window-store.js';
 
 /** The window a response reports in its X-RateLimit-* headers. */
@@ -7,6 +7,10 @@ export interface RateLimitReport {
   readonly remaining: number;
   /** Unix time in whole seconds at which the window's budget is restored (rounded up). */
   readonly resetSec: number;
+  /** Whole seconds from now until then (the IETF RateLimit header's t). */
+  readonly resetInSec: number;
+  /** The window's name in the IETF RateLimit headers. */
+  readonly policyName: string;
 }
 
 export interface Decision {
@@ -32,7 +36,7 @@ export function retryAfterSeconds(resetAtMs: number, nowMs: number): number {
  * requests report the window with the fewest remaining hits, ties going to the later reset.
  */
 export function decide(
-  owners: readonly CompiledLimiter[],
+  windows: readonly RouteWindow[],
   results: readonly WindowResult[],
   nowMs: number,
 ): Decision {
@@ -42,7 +46,7 @@ export function decide(
   let shadowLimited = false;
   for (let i = 0; i < results.length; i++) {
     const r = results[i]!;
-    if (owners[i]!.shadow) {
+    if (windows[i]!.limiter.shadow) {
       if (!r.allowed) shadowLimited = true;
       continue;
     }
@@ -60,18 +64,27 @@ export function decide(
     const r = results[spent]!;
     return {
       allowed: false,
-      report: { limit: r.limit, remaining: 0, resetSec: resetSeconds(r.resetAtMs) },
+      report: report(windows[spent]!, r, 0, nowMs),
       retryAfterSec: retryAfterSeconds(r.resetAtMs, nowMs),
-      blockedBy: owners[spent],
+      blockedBy: windows[spent]!.limiter,
       shadowLimited,
     };
   }
-  const r = lowest === -1 ? undefined : results[lowest]!;
   return {
     allowed: true,
-    report: r && { limit: r.limit, remaining: lowestRemaining, resetSec: resetSeconds(r.resetAtMs) },
+    report: lowest === -1 ? undefined : report(windows[lowest]!, results[lowest]!, lowestRemaining, nowMs),
     retryAfterSec: undefined,
     blockedBy: undefined,
     shadowLimited,
+  };
+}
+
+function report(w: RouteWindow, r: WindowResult, remaining: number, nowMs: number): RateLimitReport {
+  return {
+    limit: r.limit,
+    remaining,
+    resetSec: resetSeconds(r.resetAtMs),
+    resetInSec: Math.max(0, Math.ceil((r.resetAtMs - nowMs) / 1000)),
+    policyName: w.policyName,
   };
 }

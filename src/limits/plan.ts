@@ -1,15 +1,9 @@
-import type { CompiledLimiter } from '../config/rule-table.js';
+import type { CompiledLimiter, RouteWindow } from '../config/rule-table.js';
 import type { KeyPart } from '../config/schema.js';
 import type { WindowRequest } from '../store/window-store.js';
 
 /** The hashed value of each key part for one request (credential parts already replaced by their fallback). */
 export type PartValues = (part: KeyPart) => string;
-
-export interface WindowPlan {
-  readonly requests: WindowRequest[];
-  /** The limiter each request belongs to, index for index. */
-  readonly owners: CompiledLimiter[];
-}
 
 /**
  * The store key of one window: `<prefix>{<tag>}:<limiter>:<period>:<parts>:<other values>`.
@@ -29,24 +23,17 @@ export function windowKey(
   return key;
 }
 
-/** Every window of every limiter that applies to a request, ready for one store round trip. */
+/** Every window of every limiter on a route, keyed for this request, ready for one store round trip. */
 export function planWindows(
-  limiters: readonly CompiledLimiter[],
+  windows: readonly RouteWindow[],
   values: PartValues,
   prefix: string,
-): WindowPlan {
-  const requests: WindowRequest[] = [];
-  const owners: CompiledLimiter[] = [];
-  for (const limiter of limiters) {
-    limiter.windows.forEach((w, i) => {
-      requests.push({
-        key: windowKey(prefix, limiter, i, values),
-        limit: w.limit,
-        periodMs: w.periodMs,
-        enforce: !limiter.shadow,
-      });
-      owners.push(limiter);
-    });
-  }
-  return { requests, owners };
+): WindowRequest[] {
+  return windows.map(({ limiter, index, window }) => ({
+    key: windowKey(prefix, limiter, index, values),
+    limit: window.limit,
+    periodMs: window.periodMs,
+    enforce: !limiter.shadow,
+    cacheWhenSpent: !limiter.shadow && limiter.overLimitCache,
+  }));
 }

@@ -1,22 +1,45 @@
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import { InstrumentedStore } from './instrumented-store.js';
 import { MemoryStore } from './memory-store.js';
+import { OverLimitCache } from './over-limit-cache.js';
 import { RedisStore } from './redis-store.js';
 import type { WindowStore } from './window-store.js';
 
+type StoreConfig = GatewayConfig['store'];
+
+export type StoreKind = 'redis' | 'memory';
+
 /** Redis when store.redis.url is set (REDIS_URL in the default config), otherwise the in-process store. */
-export function createStore(config: GatewayConfig['store'], logger?: Logger): WindowStore {
-  if (config.redis.url) {
-    return new RedisStore({
-      url: config.redis.url,
-      commandTimeoutMs: config.redis.commandTimeout,
-      connectTimeoutMs: config.redis.connectTimeout,
-      logger,
-    });
-  }
-  return new MemoryStore({ maxKeys: config.memory.maxKeys, sweepIntervalMs: config.memory.sweepInterval });
+export function storeKind(config: StoreConfig): StoreKind {
+  return config.redis.url ? 'redis' : 'memory';
 }
 
-export function storeKind(config: GatewayConfig['store']): 'redis' | 'memory' {
-  return config.redis.url ? 'redis' : 'memory';
+/** The configured store. Network stores sit behind the over-limit cache; the memory store needs none. */
+export function createStore(config: StoreConfig, logger?: Logger, metrics?: GatewayMetrics): WindowStore {
+  // Round trips are measured inside the cache, so cache hits do not count as store latency.
+  const networked = (store: WindowStore) =>
+    new OverLimitCache(
+      metrics ? new InstrumentedStore(store, metrics) : store,
+      config.overLimitCache.maxKeys,
+    );
+  switch (storeKind(config)) {
+    case 'redis':
+      return networked(
+        new RedisStore({
+          url: config.redis.url,
+          commandTimeoutMs: config.redis.commandTimeout,
+          connectTimeoutMs: config.redis.connectTimeout,
+          logger,
+        }),
+      );
+    case 'memory': {
+      const store = new MemoryStore({
+        maxKeys: config.memory.maxKeys,
+        sweepIntervalMs: config.memory.sweepInterval,
+      });
+      return metrics ? new InstrumentedStore(store, metrics) : store;
+    }
+  }
 }

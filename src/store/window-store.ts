@@ -5,6 +5,8 @@ export interface WindowRequest {
   readonly periodMs: number;
   /** False for shadow limiters: a spent window of theirs never blocks the request. */
   readonly enforce: boolean;
+  /** Once spent, the window may be remembered in process and refused without a round trip. */
+  readonly cacheWhenSpent: boolean;
 }
 
 export interface WindowResult {

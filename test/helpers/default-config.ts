@@ -9,6 +9,7 @@ export function defaultEnv(upstreamUrl: string, extra: Record<string, string> = 
   return {
     HOST: '127.0.0.1',
     PORT: '0',
+    ADMIN_PORT: '0',
     WEBSITES_UPSTREAM: upstreamUrl,
     REPORTS_UPSTREAM: upstreamUrl,
     WIDGET_UPSTREAM: upstreamUrl,

@@ -62,7 +62,12 @@ describe('loadConfigText', () => {
       host: '0.0.0.0',
       port: 8080,
       protocol: 'http',
+      ietfHeaders: false,
     });
+    expect(table.config.admin).toEqual({ host: '127.0.0.1', port: 9091 });
+    expect(table.config.workers).toBe(1);
+    expect(table.config.shadow).toBe(false);
+    expect(table.config.reload.watch).toBe(true);
     expect(table.config.store.redis.url).toBe('');
     expect(table.config.identity.trustedProxies).toEqual([]);
   });
@@ -133,6 +138,11 @@ describe('loadConfigText', () => {
       'limiters.s.windows[0].period: period must be at least 1s',
     ],
     ['a YAML syntax error', 'listeners: [\n  - a: b\n', 'conf.yaml:2:'],
+    [
+      'workers without a shared store',
+      minimal('workers: 2'),
+      'conf.yaml:4:10: workers: more than one worker needs a shared store (store.redis.url or store.redis.cluster)',
+    ],
     [
       'no routes',
       'listeners: [{ port: 0 }]\nupstreams: {}\n',

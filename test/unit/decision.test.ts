@@ -1,16 +1,22 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import type { CompiledLimiter } from '../../src/config/rule-table.js';
+import type { RouteWindow } from '../../src/config/rule-table.js';
 import { decide, resetSeconds, retryAfterSeconds } from '../../src/limits/decision.js';
 import type { WindowResult } from '../../src/store/window-store.js';
 
-const limiter = (shadow: boolean): CompiledLimiter => ({
-  name: shadow ? 'shadow' : 'enforced',
-  message: 'm',
-  shadow,
-  onStoreError: 'open',
-  windows: [],
-  tagPart: 'ip',
+const limiter = (shadow: boolean): RouteWindow => ({
+  limiter: {
+    name: shadow ? 'shadow' : 'enforced',
+    message: 'm',
+    shadow,
+    overLimitCache: true,
+    onStoreError: 'open',
+    windows: [],
+    tagPart: 'ip',
+  },
+  index: 0,
+  window: { limit: 1, periodMs: 1000, parts: ['ip'] },
+  policyName: shadow ? 'shadow.0' : 'enforced.0',
 });
 
 const NOW = 1_800_000_000_000;
@@ -34,10 +40,10 @@ describe('decide', () => {
         const results = cases.map(([r]) => r);
         const owners = cases.map(([, shadow]) => limiter(shadow));
         const d = decide(owners, results, NOW);
-        const enforced = results.filter((_, i) => !owners[i]!.shadow);
+        const enforced = results.filter((_, i) => !owners[i]!.limiter.shadow);
         const spent = enforced.filter((r) => !r.allowed);
         expect(d.allowed).toBe(spent.length === 0);
-        expect(d.shadowLimited).toBe(results.some((r, i) => owners[i]!.shadow && !r.allowed));
+        expect(d.shadowLimited).toBe(results.some((r, i) => owners[i]!.limiter.shadow && !r.allowed));
         if (enforced.length === 0) {
           expect(d.report).toBeUndefined();
         } else if (spent.length > 0) {
@@ -63,6 +69,8 @@ describe('decide', () => {
       limit: 100,
       remaining: 5,
       resetSec: Math.ceil((NOW + 3_600_000) / 1000),
+      resetInSec: 3600,
+      policyName: 'enforced.0',
     });
   });
 });

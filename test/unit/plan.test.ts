@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { compileLimiter } from '../../src/config/rule-table.js';
+import { compileLimiter, compileRoute, type CompiledLimiter } from '../../src/config/rule-table.js';
 import { hashPart } from '../../src/identity/hash.js';
 import { planWindows, windowKey } from '../../src/limits/plan.js';
 
@@ -9,6 +9,7 @@ const widgetInit = compileLimiter(
   {
     message: 'm',
     shadow: false,
+    overLimitCache: true,
     windows: [
       { limit: 1000, period: 60_000, key: ['ip', 'user_agent'] },
       { limit: 30_000, period: 3_600_000, key: ['ip'] },
@@ -17,12 +18,18 @@ const widgetInit = compileLimiter(
   'open',
 );
 
+const routeWindows = (limiters: CompiledLimiter[]) =>
+  compileRoute(
+    { name: 'r', hosts: ['*'], methods: ['*'], paths: ['/*'], upstream: 'u', limiters: [] },
+    limiters,
+  ).windows;
+
 describe('window keys', () => {
   test('raw user agents, tokens and addresses never appear in store keys', () => {
     fc.assert(
       fc.property(fc.string({ minLength: 4 }), fc.string({ minLength: 4 }), (ua, ip) => {
         const values = (p: string) => hashPart(p === 'ip' ? `ip=${ip}` : `ua=${ua}`);
-        const { requests } = planWindows([widgetInit], values, 'tg:');
+        const requests = planWindows(routeWindows([widgetInit]), values, 'tg:');
         for (const r of requests) {
           expect(r.key).not.toContain(ua);
           expect(r.key).not.toContain(ip);
@@ -46,7 +53,12 @@ describe('window keys', () => {
         fc.pre(a !== b);
         const l = compileLimiter(
           'x',
-          { message: '', shadow: false, windows: [{ limit, period: 1000, key: ['jwt'] }] },
+          {
+            message: '',
+            shadow: false,
+            overLimitCache: true,
+            windows: [{ limit, period: 1000, key: ['jwt'] }],
+          },
           'open',
         );
         const key = (v: string) => windowKey('', l, 0, () => hashPart(v));
@@ -59,11 +71,13 @@ describe('window keys', () => {
   test('shadow limiters are planned but not enforced', () => {
     const shadow = compileLimiter(
       's',
-      { message: '', shadow: true, windows: [{ limit: 1, period: 1000, key: ['ip'] }] },
+      { message: '', shadow: true, overLimitCache: true, windows: [{ limit: 1, period: 1000, key: ['ip'] }] },
       'open',
     );
-    const plan = planWindows([widgetInit, shadow], () => 'v', '');
-    expect(plan.requests.map((r) => r.enforce)).toEqual([true, true, false]);
-    expect(plan.owners.map((o) => o.name)).toEqual(['widget-init', 'widget-init', 's']);
+    const windows = routeWindows([widgetInit, shadow]);
+    const requests = planWindows(windows, () => 'v', '');
+    expect(requests.map((r) => r.enforce)).toEqual([true, true, false]);
+    expect(requests.map((r) => r.cacheWhenSpent)).toEqual([true, true, false]);
+    expect(windows.map((w) => w.policyName)).toEqual(['widget-init.0', 'widget-init.1', 's.0']);
   });
 });

@@ -1,0 +1,104 @@
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+/** How one limiter treated one request. */
+export type LimiterDecision = 'allowed' | 'limited' | 'shadow_limited' | 'store_error';
+
+/** What an upstream exchange came to: a status class, or the gateway's own failure. */
+export type UpstreamResult = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'unreachable' | 'timeout' | 'aborted';
+
+export const statusClass = (status: number): UpstreamResult =>
+  status >= 500 ? '5xx' : status >= 400 ? '4xx' : status >= 300 ? '3xx' : status >= 200 ? '2xx' : '1xx';
+
+/**
+ * The gateway's Prometheus metrics, in a registry of its own (so several gateways can share a
+ * process, and node:cluster workers can be aggregated). Labels come from limiter, route and
+ * upstream names only, never from keys. Label children are cached: no label hashing per request.
+ */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  readonly #requests: Counter<'limiter' | 'decision'>;
+  readonly #storeLatency: Histogram;
+  readonly #storeErrors: Counter;
+  readonly #upstream: Counter<'route' | 'upstream' | 'result'>;
+  readonly #upstreamLatency: Histogram<'route' | 'upstream'>;
+  readonly #reloads: Counter<'result'>;
+  readonly #children = new Map<string, { inc(): void } | { observe(v: number): void }>();
+
+  constructor(options: { processMetrics?: boolean } = {}) {
+    const registers = [this.registry];
+    this.#requests = new Counter({
+      name: 'tollgate_requests_total',
+      help: 'Requests seen by each limiter, by decision.',
+      labelNames: ['limiter', 'decision'],
+      registers,
+    });
+    this.#storeLatency = new Histogram({
+      name: 'tollgate_store_duration_seconds',
+      help: 'Time of one rate-limit store round trip (all windows of a request).',
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
+      registers,
+    });
+    this.#storeErrors = new Counter({
+      name: 'tollgate_store_errors_total',
+      help: 'Rate-limit store round trips that failed or timed out.',
+      registers,
+    });
+    this.#upstream = new Counter({
+      name: 'tollgate_upstream_responses_total',
+      help: 'Forwarded requests by route, upstream and result (status class, unreachable, timeout, aborted).',
+      labelNames: ['route', 'upstream', 'result'],
+      registers,
+    });
+    this.#upstreamLatency = new Histogram({
+      name: 'tollgate_upstream_duration_seconds',
+      help: 'Time from forwarding a request to the end of the upstream response.',
+      labelNames: ['route', 'upstream'],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.#reloads = new Counter({
+      name: 'tollgate_config_reloads_total',
+      help: 'Configuration reloads, by result (success or failure).',
+      labelNames: ['result'],
+      registers,
+    });
+    this.#reloads.inc({ result: 'success' }, 0);
+    this.#reloads.inc({ result: 'failure' }, 0);
+    if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  limiterDecision(limiter: string, decision: LimiterDecision): void {
+    this.#child(`r\0${limiter}\0${decision}`, () => this.#requests.labels(limiter, decision)).inc();
+  }
+
+  storeRoundTrip(seconds: number): void {
+    this.#storeLatency.observe(seconds);
+  }
+
+  storeError(): void {
+    this.#storeErrors.inc();
+  }
+
+  upstream(route: string, upstream: string, result: UpstreamResult, seconds: number): void {
+    this.#child(`u\0${route}\0${upstream}\0${result}`, () =>
+      this.#upstream.labels(route, upstream, result),
+    ).inc();
+    if (result === 'aborted') return;
+    this.#child(`l\0${route}\0${upstream}`, () => this.#upstreamLatency.labels(route, upstream)).observe(
+      seconds,
+    );
+  }
+
+  configReload(ok: boolean): void {
+    this.#reloads.inc({ result: ok ? 'success' : 'failure' });
+  }
+
+  #child<T extends { inc(): void } | { observe(v: number): void }>(key: string, make: () => T): T {
+    let child = this.#children.get(key) as T | undefined;
+    if (!child) {
+      child = make();
+      this.#children.set(key, child);
+    }
+    return child;
+  }
+}

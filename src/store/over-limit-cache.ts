@@ -1,0 +1,72 @@
+import { LRUCache } from 'lru-cache';
+import type { WindowRequest, WindowResult, WindowStore } from './window-store.js';
+
+interface SpentWindow {
+  readonly limit: number;
+  readonly resetAtMs: number;
+}
+
+/**
+ * Remembers spent windows in process until they reset (bounded LRU), and refuses requests that
+ * hit one without asking the inner store: a flooding key costs no round trip. An entry applies
+ * only while the limit is unchanged, so a reload that raises a limit takes effect at once.
+ */
+export class OverLimitCache implements WindowStore {
+  readonly #spent: LRUCache<string, SpentWindow>;
+
+  constructor(
+    private readonly inner: WindowStore,
+    maxKeys: number,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.#spent = new LRUCache({ max: maxKeys });
+  }
+
+  get size(): number {
+    return this.#spent.size;
+  }
+
+  async hit(requests: readonly WindowRequest[]): Promise<WindowResult[]> {
+    const now = this.now();
+    let cached: (SpentWindow | undefined)[] | undefined;
+    for (let i = 0; i < requests.length; i++) {
+      const r = requests[i]!;
+      if (!r.cacheWhenSpent) continue;
+      const spent = this.#spent.get(r.key);
+      if (spent && spent.limit === r.limit && spent.resetAtMs > now) (cached ??= [])[i] = spent;
+    }
+    if (cached) {
+      // Refused as the store would refuse it: nothing is counted. Windows not in the cache are
+      // reported as untouched; the decision reports a spent window.
+      const hits = cached;
+      return requests.map((r, i) => {
+        const spent = hits[i];
+        return spent
+          ? { count: r.limit, limit: r.limit, resetAtMs: spent.resetAtMs, allowed: false }
+          : { count: 0, limit: r.limit, resetAtMs: now + r.periodMs, allowed: true };
+      });
+    }
+    const results = await this.inner.hit(requests);
+    for (let i = 0; i < results.length; i++) {
+      const r = requests[i]!;
+      const result = results[i]!;
+      if (r.cacheWhenSpent && result.count >= r.limit) {
+        this.#spent.set(r.key, { limit: r.limit, resetAtMs: result.resetAtMs });
+      }
+    }
+    return results;
+  }
+
+  connect(): Promise<boolean> {
+    return this.inner.connect();
+  }
+
+  ready(): Promise<boolean> {
+    return this.inner.ready();
+  }
+
+  close(): Promise<void> {
+    this.#spent.clear();
+    return this.inner.close();
+  }
+}
