@@ -99,13 +99,42 @@ const SCENARIOS = [
     counterPrefix: 'tg:',
   },
   {
+    id: 'tollgate-redis-w2',
+    label: 'tollgate, Redis store, workers: 2',
+    kind: 'tollgate',
+    redis: true,
+    env: { WORKERS: '2' },
+    path: '/bench/forward',
+    expect: 200,
+    limit: HUGE_LIMIT,
+    counterPrefix: 'tg:',
+  },
+  {
     id: 'tollgate-429',
-    label: 'tollgate, 429 for a flooding key (Redis)',
+    label: 'tollgate, 429 for a flooding key (Redis, over-limit cache)',
     kind: 'tollgate',
     redis: true,
     path: '/bench/flood',
     expect: 429,
     limit: '1',
+  },
+  {
+    id: 'tollgate-429-nocache',
+    label: 'tollgate, 429 for a flooding key (Redis, overLimitCache: false)',
+    kind: 'tollgate',
+    redis: true,
+    path: '/bench/flood-nocache',
+    expect: 429,
+    limit: '1',
+  },
+  {
+    id: 'nginx',
+    label: 'nginx proxy_pass (Debian nginx, 2 workers, no limiting)',
+    kind: 'script',
+    script: 'bench/servers/nginx.js',
+    requires: 'nginx',
+    path: '/bench/forward',
+    expect: 200,
   },
   {
     id: 'express',
@@ -184,6 +213,7 @@ async function runScenario(scenario, env) {
     if (scenario.redis) childEnv.REDIS_URL = redisUrl;
     if (scenario.kind === 'tollgate') {
       childEnv.LOG_LEVEL = 'warn';
+      Object.assign(childEnv, scenario.env);
       const nodeArgs = settings.cpuProf
         ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR, '--cpu-prof-name', `${scenario.id}.cpuprofile`]
         : [];
@@ -249,13 +279,23 @@ function median(runs) {
   return { ...sorted[Math.floor((sorted.length - 1) / 2)], rounds: runs.map((r) => r.rps) };
 }
 
+/** Whether a command is on the PATH. */
+function onPath(command) {
+  return (process.env.PATH ?? '').split(':').some((d) => d && existsSync(join(d, command)));
+}
+
 async function main() {
   const load = loadavg()
     .map((n) => n.toFixed(2))
     .join(' ');
   if (!existsSync(join(ROOT, 'dist', 'cli.js')))
     throw new Error('dist/cli.js is missing: run `npm run build`');
-  const scenarios = settings.only.length ? SCENARIOS.filter((s) => settings.only.includes(s.id)) : SCENARIOS;
+  const wanted = settings.only.length ? SCENARIOS.filter((s) => settings.only.includes(s.id)) : SCENARIOS;
+  const scenarios = wanted.filter((s) => {
+    if (!s.requires || onPath(s.requires)) return true;
+    log(`${s.id}: skipped, ${s.requires} is not installed (Debian: apt-get install nginx-light)`);
+    return false;
+  });
   if (scenarios.length === 0)
     throw new Error(`BENCH_ONLY matches no scenario (${SCENARIOS.map((s) => s.id)})`);
   if (settings.cpuProf) mkdirSync(join(ROOT, PROFILE_DIR), { recursive: true });

@@ -48,6 +48,7 @@ function stopSignal(logger: Logger): Promise<void> {
 
 async function runWorker(configFile: string, logger: Logger): Promise<number> {
   const gateway = await Gateway.start(await loadConfigFile(configFile), { logger, adminListener: false });
+  new AggregatorRegistry(); // installs the listener that answers the primary's metrics requests
   AggregatorRegistry.setRegistries([gateway.metrics.registry]);
   const onMessage = (message: unknown) => {
     if (message === 'tollgate:reload') void reloadFromFile(gateway, configFile, logger);
