@@ -1,7 +1,11 @@
 import { pino, type Logger } from 'pino';
 
 export function createLogger(level: string): Logger {
-  return pino({ level, base: { service: 'tollgate', pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime });
+  return pino({
+    level,
+    base: { service: 'tollgate', pid: process.pid },
+    timestamp: pino.stdTimeFunctions.isoTime,
+  });
 }
 
 /**

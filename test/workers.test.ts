@@ -113,14 +113,23 @@ describe('two workers on Redis', () => {
     const listening = run.logs().filter((l) => l.msg === 'listening');
     expect(new Set(listening.map((l) => l.pid)).size).toBe(2);
 
-    const replies = await burst(100, () => send(`${base}/x`, { dispatcher: agent, headers: { connection: 'close' } }), 16);
+    const replies = await burst(
+      100,
+      () => send(`${base}/x`, { dispatcher: agent, headers: { connection: 'close' } }),
+      16,
+    );
     expect(replies.filter((r) => r.status === 200)).toHaveLength(40);
     const refused = replies.filter((r) => r.status === 429);
     expect(refused).toHaveLength(60);
     for (const r of refused) expect(r.text).toBe('{"error":{"code":"rate_limited","message":"enough"}}');
 
     await until(() => run.logs().filter((l) => l.route === 'r').length === 100, 'the access log lines');
-    const servedBy = new Set(run.logs().filter((l) => l.route === 'r').map((l) => l.pid));
+    const servedBy = new Set(
+      run
+        .logs()
+        .filter((l) => l.route === 'r')
+        .map((l) => l.pid),
+    );
     expect(servedBy.size).toBe(2);
   });
 
@@ -134,8 +143,15 @@ describe('two workers on Redis', () => {
   test('SIGHUP to the primary reloads every worker', async () => {
     await writeFile(file, config(500, redis.url));
     run.child.kill('SIGHUP');
-    await until(() => run.logs().filter((l) => l.msg === 'config reloaded').length === 2, 'both workers reloading');
-    const replies = await burst(20, () => send(`${base}/x`, { dispatcher: agent, headers: { connection: 'close' } }), 8);
+    await until(
+      () => run.logs().filter((l) => l.msg === 'config reloaded').length === 2,
+      'both workers reloading',
+    );
+    const replies = await burst(
+      20,
+      () => send(`${base}/x`, { dispatcher: agent, headers: { connection: 'close' } }),
+      8,
+    );
     for (const r of replies) expect(r.headers['x-ratelimit-limit']).toBe('500');
     // The counter kept its 40 (refused requests are not counted), and the new limit applies to it.
     const remaining = replies.map((r) => Number(r.headers['x-ratelimit-remaining'])).sort((a, b) => a - b);
