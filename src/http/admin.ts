@@ -13,7 +13,7 @@ export interface MetricsSource {
 export async function startAdminServer(host: string, port: number, source: MetricsSource): Promise<Server> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?', 1)[0];
-    if (req.method !== 'GET') return sendError(res, 405, 'method_not_allowed', 'Use GET.');
+    if (req.method !== 'GET') return sendError(res, 405, 'method_not_allowed', 'Use GET.', { allow: 'GET' });
     if (path === '/healthz') return sendJson(res, 200, '{"status":"ok"}');
     if (path !== '/metrics') return sendError(res, 404, 'not_found', 'Only /metrics and /healthz are here.');
     source.metrics().then(

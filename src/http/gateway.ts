@@ -9,7 +9,8 @@ import { createStore } from '../store/create-store.js';
 import type { WindowStore } from '../store/window-store.js';
 import { adminUrl, startAdminServer } from './admin.js';
 import { createRequestHandler } from './request-handler.js';
-import { buildState, closeState, type GatewayState } from './state.js';
+import type { Upstream } from '../proxy/upstream.js';
+import { buildState, closeState, closeUpstreams, retiredUpstreams, type GatewayState } from './state.js';
 
 export interface GatewayOptions {
   readonly logger: Logger;
@@ -29,7 +30,7 @@ export interface BoundListener {
 }
 
 /** Settings a reload cannot change: they belong to sockets and connections opened at start. */
-const RESTART_ONLY = ['listeners', 'admin', 'workers', 'store'] as const;
+const RESTART_ONLY = ['listeners', 'admin', 'workers', 'store', 'reload'] as const;
 
 /** The gateway process: its listeners, its store and the current rule table (swappable at run time). */
 export class Gateway {
@@ -38,15 +39,17 @@ export class Gateway {
   readonly #servers: Server[] = [];
   #admin: Server | undefined;
   #state: GatewayState;
+  /** Upstreams a reload replaced: closed after the drain timeout, once requests that hold the old table are done. */
+  readonly #retired = new Set<Upstream>();
   #closing: Promise<void> | undefined;
 
   private constructor(
     state: GatewayState,
     readonly store: WindowStore,
-    private readonly options: GatewayOptions,
+    private readonly options: GatewayOptions & { readonly metrics: GatewayMetrics },
   ) {
     this.#state = state;
-    this.metrics = options.metrics ?? new GatewayMetrics({ processMetrics: true });
+    this.metrics = options.metrics;
   }
 
   static async start(table: RuleTable, options: GatewayOptions): Promise<Gateway> {
@@ -88,8 +91,9 @@ export class Gateway {
    */
   async reload(table: RuleTable): Promise<void> {
     const old = this.#state;
-    this.#state = await buildState(table, this.options);
+    this.#state = await buildState(table, this.options, old);
     this.metrics.configReload(true);
+    this.options.logger.level = table.config.log.level;
     for (const field of RESTART_ONLY) {
       if (JSON.stringify(old.table.config[field]) !== JSON.stringify(table.config[field])) {
         this.options.logger.warn({ field }, 'config reloaded, but this field changes only on restart');
@@ -99,10 +103,17 @@ export class Gateway {
       { routes: table.routes.length, limiters: table.limiters.size },
       'config reloaded',
     );
-    // The old pools finish the requests they carry, then close.
-    closeState(old).catch((err: unknown) =>
-      this.options.logger.warn({ err }, 'closing the old upstream pools'),
-    );
+    // A request that took the old table may not have reached its upstream yet (it may be waiting
+    // on the store): retired pools stay open for the drain timeout, then finish what they carry.
+    const retired = retiredUpstreams(old, this.#state);
+    if (retired.length === 0) return;
+    for (const u of retired) this.#retired.add(u);
+    setTimeout(() => {
+      for (const u of retired) this.#retired.delete(u);
+      closeUpstreams(retired).catch((err: unknown) =>
+        this.options.logger.warn({ err }, 'closing old upstream pools'),
+      );
+    }, table.config.shutdown.drainTimeout).unref();
   }
 
   async #listen(): Promise<void> {
@@ -160,7 +171,7 @@ export class Gateway {
       this.options.logger.warn({ drainMs }, 'drain timeout: closing remaining connections');
       for (const s of this.#servers) s.closeAllConnections();
     }
-    await closeState(this.#state);
+    await Promise.all([closeState(this.#state), closeUpstreams(this.#retired)]);
     await this.store.close();
   }
 }

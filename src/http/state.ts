@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { RuleTable } from '../config/rule-table.js';
+import type { UpstreamConfig } from '../config/schema.js';
 import { TrustedProxies } from '../identity/client-ip.js';
 import type { IdentitySources } from '../identity/resolve.js';
 import { VisitorJwtVerifier } from '../identity/visitor-jwt.js';
@@ -20,8 +21,22 @@ export interface StateOptions {
   readonly logger?: Logger;
 }
 
-export async function buildState(table: RuleTable, options: StateOptions = {}): Promise<GatewayState> {
+/**
+ * Builds the request path's state from a rule table. Upstreams whose settings did not change are
+ * taken over from `previous` (their pools and keep-alive connections carry on across a reload).
+ */
+export async function buildState(
+  table: RuleTable,
+  options: StateOptions = {},
+  previous?: GatewayState,
+): Promise<GatewayState> {
   const { identity, upstreams, store } = table.config;
+  const reuse = (name: string, cfg: UpstreamConfig) => {
+    const old = previous?.upstreams.get(name);
+    return old && JSON.stringify(previous!.table.config.upstreams[name]) === JSON.stringify(cfg)
+      ? old
+      : undefined;
+  };
   const jwt = identity.jwt ? await VisitorJwtVerifier.create(identity.jwt) : undefined;
   return {
     table,
@@ -31,11 +46,23 @@ export async function buildState(table: RuleTable, options: StateOptions = {}): 
       jwt,
       workspaceTokens: options.workspaceTokens ?? new StaticTokenStore(identity.workspaceTokens.static),
     },
-    upstreams: new Map(Object.entries(upstreams).map(([name, cfg]) => [name, new Upstream(name, cfg)])),
+    upstreams: new Map(
+      Object.entries(upstreams).map(([name, cfg]) => [name, reuse(name, cfg) ?? new Upstream(name, cfg)]),
+    ),
     keyPrefix: store.redis.keyPrefix,
   };
 }
 
+/** The upstreams of `old` that `next` no longer uses. */
+export function retiredUpstreams(old: GatewayState, next: GatewayState): Upstream[] {
+  const kept = new Set(next.upstreams.values());
+  return [...old.upstreams.values()].filter((u) => !kept.has(u));
+}
+
+export async function closeUpstreams(upstreams: Iterable<Upstream>): Promise<void> {
+  await Promise.all([...upstreams].map((u) => u.close()));
+}
+
 export async function closeState(state: GatewayState): Promise<void> {
-  await Promise.all([...state.upstreams.values()].map((u) => u.close()));
+  await closeUpstreams(state.upstreams.values());
 }

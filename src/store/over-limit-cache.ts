@@ -29,11 +29,14 @@ export class OverLimitCache implements WindowStore {
   async hit(requests: readonly WindowRequest[]): Promise<WindowResult[]> {
     const now = this.now();
     let cached: (SpentWindow | undefined)[] | undefined;
-    for (let i = 0; i < requests.length; i++) {
-      const r = requests[i]!;
-      if (!r.cacheWhenSpent) continue;
-      const spent = this.#spent.get(r.key);
-      if (spent && spent.limit === r.limit && spent.resetAtMs > now) (cached ??= [])[i] = spent;
+    // Only when every window may be cached: a window the cache cannot speak for (a shadow limiter,
+    // or overLimitCache: false) could change the answer (a later Retry-After, a shadow verdict).
+    if (requests.every((r) => r.cacheWhenSpent)) {
+      for (let i = 0; i < requests.length; i++) {
+        const r = requests[i]!;
+        const spent = this.#spent.get(r.key);
+        if (spent && spent.limit === r.limit && spent.resetAtMs > now) (cached ??= [])[i] = spent;
+      }
     }
     if (cached) {
       // Refused as the store would refuse it: nothing is counted. Windows not in the cache are

@@ -1,0 +1,308 @@
+// Hot reload: in process (Gateway.reload), and in a real `tollgate start` process (file watch, SIGHUP).
+import { writeFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { loadConfigText } from '../src/config/load.js';
+import type { Gateway } from '../src/http/gateway.js';
+import { limitHeaders, send, startGateway, type Reply } from './helpers/gateway.js';
+import { sampleValue, scrape } from './helpers/ops-metrics.js';
+import { GatewayProcess, replaceFile, runCli } from './helpers/ops-process.js';
+import { RedisServer } from './helpers/redis-server.js';
+import { freezeRedis } from './helpers/resilience-redis.js';
+import { sleep, waitFor } from './helpers/resilience-wait.js';
+import { TestUpstream } from './helpers/upstream.js';
+
+const ROUTE_NOT_FOUND = '{"error":{"code":"route_not_found","message":"No route matches this request."}}';
+
+describe('Gateway.reload in process', () => {
+  /**
+   * Two upstreams the reloads move /slow between (`slow` absent: no such route); /app/* stays on
+   * the old one. Every route shares the per-ip limiter.
+   */
+  function config(o: { limit: number; slow?: 'old' | 'new'; app?: 'old' | 'new' }): string {
+    return `
+listeners:
+  - { name: public, host: 127.0.0.1, port: 0 }
+store:
+  redis: { url: '\${REDIS_URL}', commandTimeout: 2s }
+identity:
+  trustedProxies: [127.0.0.1]
+upstreams:
+  old: { url: '\${OLD_URL}' }
+  new: { url: '\${NEW_URL}' }
+limiters:
+  per-ip:
+    windows: [{ limit: ${o.limit}, period: 1m, key: [ip] }]
+routes:
+${o.slow ? `  - { name: slow, paths: [/slow], upstream: ${o.slow}, limiters: [per-ip] }` : ''}
+  - { name: app, paths: ['/app/*'], upstream: ${o.app ?? 'old'}, limiters: [per-ip] }
+`;
+  }
+
+  let redis: RedisServer;
+  let oldUpstream: TestUpstream;
+  let newUpstream: TestUpstream;
+  let gateway: Gateway;
+  let env: Record<string, string>;
+  let nextClient = 1;
+  const newClient = () => `198.51.100.${nextClient++}`;
+
+  beforeAll(async () => {
+    redis = await RedisServer.start();
+    oldUpstream = await TestUpstream.start();
+    newUpstream = await TestUpstream.start();
+    env = { REDIS_URL: redis.url, OLD_URL: oldUpstream.url, NEW_URL: newUpstream.url };
+    gateway = await startGateway(config({ limit: 5, slow: 'old' }), env);
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await oldUpstream?.close();
+    await newUpstream?.close();
+    await redis?.kill();
+  });
+
+  const reload = (o: Parameters<typeof config>[0]) =>
+    gateway.reload(loadConfigText(config(o), 'reloaded.yaml', env));
+  const get = (ip: string, path: string) =>
+    send(`${gateway.url()}${path}`, { headers: { 'x-forwarded-for': ip } });
+  const seenBy = (upstream: TestUpstream, url: string) => upstream.seen.filter((s) => s.url === url).length;
+
+  function expectCounted(reply: Reply, limit: number, remaining: number): void {
+    expect(reply.status).toBe(200);
+    expect(limitHeaders(reply)).toEqual({
+      'x-ratelimit-limit': String(limit),
+      'x-ratelimit-remaining': String(remaining),
+      'x-ratelimit-reset': expect.stringMatching(/^\d+$/) as unknown as string,
+    });
+  }
+
+  test('counters survive a reload: remaining continues where it was', async () => {
+    const ip = newClient();
+    expectCounted(await get(ip, '/app/a'), 5, 4);
+    expectCounted(await get(ip, '/app/a'), 5, 3);
+    await reload({ limit: 5, slow: 'new' }); // a change elsewhere
+    expectCounted(await get(ip, '/app/a'), 5, 2);
+    expectCounted(await get(ip, '/app/a'), 5, 1);
+    await reload({ limit: 5, slow: 'old' });
+    expectCounted(await get(ip, '/app/a'), 5, 0);
+    const refused = await get(ip, '/app/a');
+    expect(refused.status).toBe(429);
+    expect(refused.headers['x-ratelimit-limit']).toBe('5');
+  });
+
+  test('a changed limit applies at once to the running counters', async () => {
+    const ip = newClient();
+    for (const remaining of [4, 3, 2]) expectCounted(await get(ip, '/app/b'), 5, remaining);
+    await reload({ limit: 10, slow: 'old' });
+    expectCounted(await get(ip, '/app/b'), 10, 6); // the 4th hit of 10
+    expectCounted(await get(ip, '/app/b'), 10, 5);
+
+    // Lowered below the 5 hits already counted: refused at once, by the new limit.
+    await reload({ limit: 4, slow: 'old' });
+    const refused = await get(ip, '/app/b');
+    expect(refused.status).toBe(429);
+    expect(refused.text).toBe('{"error":{"code":"rate_limited","message":"Too Many Attempts."}}');
+    expect(refused.headers['x-ratelimit-limit']).toBe('4');
+    expect(refused.headers['x-ratelimit-remaining']).toBe('0');
+    await reload({ limit: 5, slow: 'old' });
+  });
+
+  test('a request in flight when its route moves to another upstream finishes on the old one', async () => {
+    const ip = newClient();
+    const inFlight = get(ip, '/slow?ms=1500');
+    await waitFor(
+      () => seenBy(oldUpstream, '/slow?ms=1500'),
+      (n) => n === 1,
+      { timeoutMs: 5000, what: 'the slow request to reach the old upstream' },
+    );
+    await reload({ limit: 5, slow: 'new' });
+
+    // New requests already go to the new upstream...
+    const moved = await get(ip, '/slow?ms=0');
+    expectCounted(moved, 5, 3);
+    expect(seenBy(newUpstream, '/slow?ms=0')).toBe(1);
+    expect(seenBy(oldUpstream, '/slow?ms=0')).toBe(0);
+
+    // ...while the one in flight gets its answer from the old one, whose pool closed behind it.
+    const reply = await inFlight;
+    expectCounted(reply, 5, 4);
+    expect(reply.json()).toMatchObject({ method: 'GET', url: '/slow?ms=1500' });
+    expect(seenBy(newUpstream, '/slow?ms=1500')).toBe(0);
+  });
+
+  test('a request in flight when its route is removed still gets its answer', async () => {
+    const ip = newClient();
+    await reload({ limit: 5, slow: 'new' });
+    const inFlight = get(ip, '/slow?ms=1000');
+    await waitFor(
+      () => seenBy(newUpstream, '/slow?ms=1000'),
+      (n) => n === 1,
+      { timeoutMs: 5000, what: 'the slow request to reach the upstream' },
+    );
+    await reload({ limit: 5 }); // no /slow route any more
+
+    const gone = await get(ip, '/slow?ms=0');
+    expect(gone.status).toBe(404);
+    expect(gone.text).toBe(ROUTE_NOT_FOUND);
+    expect(limitHeaders(gone)).toEqual({});
+
+    const reply = await inFlight;
+    expectCounted(reply, 5, 4);
+    expect(reply.json()).toMatchObject({ method: 'GET', url: '/slow?ms=1000' });
+    await reload({ limit: 5, slow: 'old' });
+  });
+
+  test('a request waiting on the store during a reload is forwarded under the table it started with', async () => {
+    const ip = newClient();
+    const frozen = await freezeRedis(redis);
+    let inFlight: Promise<Reply>;
+    try {
+      inFlight = get(ip, '/app/frozen');
+      await sleep(300); // it has matched its route and now waits on Redis (command timeout: 2 s)
+      await reload({ limit: 5, slow: 'old', app: 'new' });
+    } finally {
+      frozen.thaw();
+    }
+    const reply = await inFlight;
+    expect(reply.status).toBe(200); // the old table's upstream pool is still open for it
+    expectCounted(reply, 5, 4);
+    expect(reply.json()).toMatchObject({ method: 'GET', url: '/app/frozen' });
+    expect(seenBy(oldUpstream, '/app/frozen')).toBe(1);
+    expect(seenBy(newUpstream, '/app/frozen')).toBe(0);
+
+    // The next request follows the new table.
+    expectCounted(await get(ip, '/app/frozen'), 5, 3);
+    expect(seenBy(newUpstream, '/app/frozen')).toBe(1);
+    await reload({ limit: 5, slow: 'old' });
+  });
+});
+
+describe('tollgate start reloads its config file', () => {
+  let upstream: TestUpstream;
+  let dir: string;
+  const processes: GatewayProcess[] = [];
+
+  beforeAll(async () => {
+    upstream = await TestUpstream.start();
+    dir = await mkdtemp(join(tmpdir(), 'tollgate-reload-'));
+  });
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.stop()));
+    await upstream?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A config file's text; `upstream` "ghost" makes it invalid (an unknown upstream). */
+  function fileText(o: { limit: number; watch: boolean; upstream?: string }): string {
+    return [
+      'listeners:',
+      '  - { name: public, host: 127.0.0.1, port: 0 }',
+      'admin: { host: 127.0.0.1, port: 0 }',
+      `reload: { watch: ${o.watch} }`,
+      'upstreams:',
+      `  app: { url: '${upstream.url}' }`,
+      'limiters:',
+      '  per-ip:',
+      `    windows: [{ limit: ${o.limit}, period: 1m, key: [ip] }]`,
+      'routes:',
+      `  - { name: app, paths: ['/*'], upstream: ${o.upstream ?? 'app'}, limiters: [per-ip] }`,
+      '',
+    ].join('\n');
+  }
+
+  async function startProcess(name: string, text: string): Promise<{ gp: GatewayProcess; file: string }> {
+    const sub = await mkdtemp(join(dir, `${name}-`)); // its own folder: the watch is on the folder
+    const file = join(sub, 'gateway.yaml');
+    await writeFile(file, text);
+    const gp = await GatewayProcess.start(file, {}, { admin: true });
+    processes.push(gp);
+    return { gp, file };
+  }
+
+  const limitOf = async (gp: GatewayProcess) => (await send(`${gp.url}/x`)).headers['x-ratelimit-limit'];
+  const reloadsOf = async (gp: GatewayProcess) => {
+    const text = await scrape(gp.adminUrl);
+    return {
+      success: sampleValue(text, 'tollgate_config_reloads_total{result="success"}'),
+      failure: sampleValue(text, 'tollgate_config_reloads_total{result="failure"}'),
+    };
+  };
+  const logged = (gp: GatewayProcess, msg: string) => gp.logs().filter((l) => l.msg === msg);
+
+  test('file watch: an edit applies, an invalid file is refused with file:line:col and the old config serves on', async () => {
+    const { gp, file } = await startProcess('watch', fileText({ limit: 100, watch: true }));
+    expect(await limitOf(gp)).toBe('100');
+    expect(await reloadsOf(gp)).toEqual({ success: 0, failure: 0 });
+
+    // Edited in place (truncate and write in one synchronous step, so no reload can read it half-written).
+    writeFileSync(file, fileText({ limit: 200, watch: true }));
+    await waitFor(
+      () => limitOf(gp),
+      (limit) => limit === '200',
+      { timeoutMs: 10_000, what: 'the edited limit to apply' },
+    );
+    expect(logged(gp, 'config reloaded')).toHaveLength(1);
+    expect(await reloadsOf(gp)).toEqual({ success: 1, failure: 0 });
+
+    // Replaced by an invalid file (written next to it and renamed over it, as editors do).
+    const invalid = fileText({ limit: 300, watch: true, upstream: 'ghost' });
+    await replaceFile(file, invalid);
+    const failures = await waitFor(
+      () => logged(gp, 'config reload failed: keeping the running config'),
+      (lines) => lines.length > 0,
+      { timeoutMs: 10_000, what: 'the reload failure to be logged' },
+    );
+    const lines = invalid.split('\n');
+    const line = lines.findIndex((l) => l.includes('ghost')) + 1;
+    const col = lines[line - 1]!.indexOf('ghost') + 1;
+    expect([line, col]).toEqual([11, 43]);
+    const location = `${file}:${line}:${col}: routes[0].upstream: unknown upstream "ghost"`;
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatchObject({ level: 50, err: location });
+
+    const still = await send(`${gp.url}/x`);
+    expect(still.status).toBe(200);
+    expect(still.headers['x-ratelimit-limit']).toBe('200');
+    expect(still.json()).toMatchObject({ url: '/x' });
+    expect(await reloadsOf(gp)).toEqual({ success: 1, failure: 1 });
+
+    const check = await runCli(['check', '--config', file]);
+    expect(check.code).toBe(1);
+    expect(check.stderr).toBe(`invalid config:\n${location}\n`);
+
+    // Fixed again: applies.
+    await replaceFile(file, fileText({ limit: 300, watch: true }));
+    await waitFor(
+      () => limitOf(gp),
+      (limit) => limit === '300',
+      { timeoutMs: 10_000, what: 'the fixed file to apply' },
+    );
+    expect(await reloadsOf(gp)).toEqual({ success: 2, failure: 1 });
+    expect(gp.stderr).toBe('');
+    expect(await gp.stop()).toBe(0);
+  }, 60_000);
+
+  test('with reload.watch false, an edit waits for SIGHUP', async () => {
+    const { gp, file } = await startProcess('sighup', fileText({ limit: 100, watch: false }));
+    expect(await limitOf(gp)).toBe('100');
+
+    await writeFile(file, fileText({ limit: 150, watch: false }));
+    await sleep(1000); // five times the watch debounce
+    expect(await limitOf(gp)).toBe('100');
+    expect(logged(gp, 'config reloaded')).toHaveLength(0);
+    expect(await reloadsOf(gp)).toEqual({ success: 0, failure: 0 });
+
+    gp.signal('SIGHUP');
+    await waitFor(
+      () => limitOf(gp),
+      (limit) => limit === '150',
+      { timeoutMs: 10_000, what: 'the SIGHUP reload to apply' },
+    );
+    expect(logged(gp, 'config reloaded')).toHaveLength(1);
+    expect(await reloadsOf(gp)).toEqual({ success: 1, failure: 0 });
+    expect(gp.stderr).toBe('');
+    expect(await gp.stop()).toBe(0);
+  }, 60_000);
+});
