@@ -4,15 +4,20 @@ import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { InstrumentedStore } from './instrumented-store.js';
 import { MemoryStore } from './memory-store.js';
 import { OverLimitCache } from './over-limit-cache.js';
+import { RedisClusterStore } from './redis-cluster-store.js';
 import { RedisStore } from './redis-store.js';
 import type { WindowStore } from './window-store.js';
 
 type StoreConfig = GatewayConfig['store'];
 
-export type StoreKind = 'redis' | 'memory';
+export type StoreKind = 'redis-cluster' | 'redis' | 'memory';
 
-/** Redis when store.redis.url is set (REDIS_URL in the default config), otherwise the in-process store. */
+/**
+ * Redis Cluster when store.redis.cluster lists seed nodes (REDIS_CLUSTER_NODES), else Redis when
+ * store.redis.url is set (REDIS_URL in the default config), otherwise the in-process store.
+ */
 export function storeKind(config: StoreConfig): StoreKind {
+  if (config.redis.cluster.length > 0) return 'redis-cluster';
   return config.redis.url ? 'redis' : 'memory';
 }
 
@@ -24,16 +29,15 @@ export function createStore(config: StoreConfig, logger?: Logger, metrics?: Gate
       metrics ? new InstrumentedStore(store, metrics) : store,
       config.overLimitCache.maxKeys,
     );
+  const timeouts = {
+    commandTimeoutMs: config.redis.commandTimeout,
+    connectTimeoutMs: config.redis.connectTimeout,
+  };
   switch (storeKind(config)) {
+    case 'redis-cluster':
+      return networked(new RedisClusterStore({ nodes: config.redis.cluster, ...timeouts, logger }));
     case 'redis':
-      return networked(
-        new RedisStore({
-          url: config.redis.url,
-          commandTimeoutMs: config.redis.commandTimeout,
-          connectTimeoutMs: config.redis.connectTimeout,
-          logger,
-        }),
-      );
+      return networked(new RedisStore({ url: config.redis.url, ...timeouts, logger }));
     case 'memory': {
       const store = new MemoryStore({
         maxKeys: config.memory.maxKeys,

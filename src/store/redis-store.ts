@@ -51,16 +51,9 @@ export class RedisStore implements WindowStore {
   }
 
   async hit(requests: readonly WindowRequest[]): Promise<WindowResult[]> {
-    const args: (string | number)[] = new Array(requests.length * 4);
-    requests.forEach((r, i) => {
-      args[i] = r.key;
-      args[requests.length + 3 * i] = r.limit;
-      args[requests.length + 3 * i + 1] = r.periodMs;
-      args[requests.length + 3 * i + 2] = r.enforce ? 1 : 0;
-    });
     let reply: number[];
     try {
-      reply = await this.#hit(requests.length, ...args);
+      reply = await this.#hit(requests.length, ...scriptArgs(requests));
     } catch (err) {
       throw new StoreUnavailableError(`redis: ${(err as Error).message}`, { cause: err });
     }
@@ -97,6 +90,19 @@ export class RedisStore implements WindowStore {
       this.client.disconnect();
     }
   }
+}
+
+/** The script's KEYS then ARGV (limit, period, enforce per window), without the key count. */
+export function scriptArgs(requests: readonly WindowRequest[]): (string | number)[] {
+  const n = requests.length;
+  const args: (string | number)[] = new Array(n * 4);
+  requests.forEach((r, i) => {
+    args[i] = r.key;
+    args[n + 3 * i] = r.limit;
+    args[n + 3 * i + 1] = r.periodMs;
+    args[n + 3 * i + 2] = r.enforce ? 1 : 0;
+  });
+  return args;
 }
 
 /** Turns the script's {blocked, count, ttl, ...} reply into results. */
