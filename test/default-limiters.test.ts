@@ -132,14 +132,19 @@ describe('widget-session: 300/min per visitor JWT', () => {
   test('messages, events and conversation operations share one budget', async () => {
     const jwt = await visitorJwt(`session-${Date.now()}`);
     const paths = [
-      '/api/v1/widget/messages',
-      '/api/v1/widget/messages/stream',
-      '/api/v1/widget/events',
-      '/api/v1/widget/conversation/messages',
-      '/api/v1/widget/conversation/clear',
-    ];
+      ['POST', '/api/v1/widget/messages'],
+      ['POST', '/api/v1/widget/messages/stream'],
+      ['POST', '/api/v1/widget/events'],
+      ['POST', '/api/v1/widget/conversation/messages'],
+      ['POST', '/api/v1/widget/conversation/clear'],
+      ['POST', '/api/v1/widget/request-human'],
+      ['DELETE', '/api/v1/widget/me'],
+    ] as const;
     let i = 0;
-    await spend(300, () => post(paths[i++ % paths.length]!, { authorization: `Bearer ${jwt}` }));
+    await spend(300, () => {
+      const [method, path] = paths[i++ % paths.length]!;
+      return send(`${gateway.url()}${path}`, { method, headers: { authorization: `Bearer ${jwt}` } });
+    });
     expectLimited(await post('/api/v1/widget/events', { 'x-widget-token': jwt }), 300, MESSAGES.session, 60);
   });
 
@@ -216,6 +221,29 @@ describe('inline per-IP limiters', () => {
     const otherIp = await post(path, { 'x-forwarded-for': newClient() });
     expect(otherIp.status).toBe(200);
     expect(otherIp.headers['x-ratelimit-remaining']).toBe(String(limit - 1));
+  });
+});
+
+describe('path spelling', () => {
+  test('a trailing slash, percent-encoding or dot segments still meet the limiter', async () => {
+    const ip = newClient();
+    const spellings = [
+      '/api/v1/widget/init',
+      '/api/v1/widget/init/',
+      '/api/v1/widget/%69nit',
+      '/api/v1/widget/./init',
+    ];
+    for (const [i, path] of spellings.entries()) {
+      const reply = await post(path, { 'x-forwarded-for': ip, 'user-agent': 'spelling' });
+      expect(reply.status, path).toBe(200);
+      expect(limitHeaders(reply)).toMatchObject({
+        'x-ratelimit-limit': '1000',
+        'x-ratelimit-remaining': String(999 - i),
+      });
+    }
+    const leads = await post('/api/v1/widget/leads/', {});
+    expect(leads.status).toBe(401);
+    expect(leads.json()).toEqual({ error: { code: 'invalid_token', message: 'Visitor token missing.' } });
   });
 });
 

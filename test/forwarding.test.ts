@@ -88,6 +88,8 @@ beforeAll(async () => {
       upgrade: 'h2c',
       'x-end-to-end': 'kept',
       'x-request-id': 'upstream-chosen',
+      'retry-after': '120',
+      ratelimit: '"upstream";r=1;t=1',
       'content-type': 'text/plain',
     });
     res.end('hops');
@@ -249,7 +251,11 @@ describe.each(SURFACES)('headers ($name route)', (surface) => {
     expect(h['connection']).toBe('keep-alive');
     expect(h['x-end-to-end']).toBe('kept');
     expect(h['x-request-id']).toMatch(UUID); // the id the gateway gave the upstream, not the upstream's own
-    expectSurfaceHeaders(surface, sent);
+    expect(h['ratelimit']).toBeUndefined(); // rate-limit headers are the gateway's alone
+    // On a limited surface Retry-After belongs to the gateway's 429; elsewhere it passes through.
+    expect(h['retry-after']).toBe(surface.name === 'limited' ? undefined : '120');
+    const { 'retry-after': _upstreams, ...gatewayHeaders } = h; // the upstream's, checked above
+    expectSurfaceHeaders(surface, { ...sent, reply: { ...sent.reply, headers: gatewayHeaders } });
   });
 
   test('X-Forwarded-For/-Proto/-Host are set from the connection', async () => {
@@ -290,6 +296,10 @@ describe.each(SURFACES)('headers ($name route)', (surface) => {
         'x-forwarded-for': '203.0.113.7',
         'x-forwarded-proto': 'https',
         'x-forwarded-host': 'spoofed.example',
+        'x-forwarded-port': '443',
+        'x-forwarded-prefix': '/admin',
+        'x-real-ip': '203.0.113.8',
+        forwarded: 'for=203.0.113.9',
       },
     });
     expect(reply.status).toBe(200);
@@ -297,6 +307,9 @@ describe.each(SURFACES)('headers ($name route)', (surface) => {
     expect(seen.headers['x-forwarded-for']).toBe('127.0.0.2');
     expect(seen.headers['x-forwarded-proto']).toBe('http');
     expect(seen.headers['x-forwarded-host']).toBe(surface.host);
+    for (const name of ['x-forwarded-port', 'x-forwarded-prefix', 'x-real-ip', 'forwarded']) {
+      expect(seen.headers[name], name).toBeUndefined();
+    }
   });
 
   test.each([

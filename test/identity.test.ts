@@ -108,6 +108,7 @@ describe('visitor JWT', () => {
     'wrong audience': async () => ({
       authorization: `Bearer ${await visitorJwt('s-2', { audience: 'other' })}`,
     }),
+    'no exp': async () => ({ authorization: `Bearer ${await visitorJwt('s-2', { expiresIn: 'none' })}` }),
   } as const;
   const messages: Record<keyof typeof invalid, string> = {
     none: 'Visitor token missing.',
@@ -116,6 +117,7 @@ describe('visitor JWT', () => {
     'alg none': 'Visitor token is invalid.',
     garbage: 'Visitor token is invalid.',
     'wrong audience': 'Visitor token is invalid.',
+    'no exp': 'Visitor token is invalid.',
   };
 
   test.each(Object.keys(invalid) as (keyof typeof invalid)[])(

@@ -34,6 +34,7 @@ export function watchConfigFile(file: string, onChange: () => void, debounceMs =
     clearTimeout(timer);
     timer = setTimeout(onChange, debounceMs);
   });
+  watcher.on('error', () => watcher.close()); // the folder went away: SIGHUP still reloads
   watcher.unref();
   return watcher;
 }

@@ -153,6 +153,22 @@ function compile(config: GatewayConfig): { table: RuleTable } | { issues: Config
     return compileRoute(route, used);
   });
 
+  for (const [r, route] of routes.entries()) {
+    const names = route.limiters.map((l) => l.name);
+    const twice = names.find((n, i) => names.indexOf(n) !== i);
+    if (twice)
+      issues.push({ path: ['routes', r, 'limiters'], message: `limiter "${twice}" is listed twice` });
+  }
+  for (const limiter of limiters.values()) {
+    // Two windows with the same period and key would share one store key and count each hit twice.
+    const ids = limiter.windows.map((w) => `${w.periodMs}:${w.parts.join('+')}`);
+    if (new Set(ids).size !== ids.length) {
+      issues.push({
+        path: ['limiters', limiter.name, 'windows'],
+        message: `limiter "${limiter.name}" has two windows with the same period and key`,
+      });
+    }
+  }
   for (const route of routes) {
     if (route.parts.has('jwt') && !config.identity.jwt) {
       issues.push({

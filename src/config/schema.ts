@@ -53,8 +53,8 @@ const redisStore = z.strictObject({
   /** Redis Cluster seed nodes ("host:port"); when non-empty, the Cluster client is used instead of url. */
   cluster: stringList.default([]),
   keyPrefix: z.string().default('tg:'),
-  commandTimeout: duration.default(50),
-  connectTimeout: duration.default(1000),
+  commandTimeout: duration.refine((d) => d >= 1, 'must be at least 1ms').default(50),
+  connectTimeout: duration.refine((d) => d >= 1, 'must be at least 1ms').default(1000),
 });
 
 const store = z.strictObject({
@@ -62,7 +62,7 @@ const store = z.strictObject({
   memory: z
     .strictObject({
       maxKeys: positiveInt.default(100_000),
-      sweepInterval: duration.default(10_000),
+      sweepInterval: duration.refine((d) => d >= 100, 'must be at least 100ms').default(10_000),
     })
     .prefault({}),
   /** Default store failure policy of limiters that do not set their own. */
@@ -158,7 +158,11 @@ export const configSchema = z.strictObject({
   /** Global shadow switch: every limiter counts and reports but never refuses. */
   shadow: z.boolean().default(false),
   reload: z.strictObject({ watch: z.boolean().default(true) }).prefault({}),
-  log: z.strictObject({ level: z.string().default('info') }).prefault({}),
+  log: z
+    .strictObject({
+      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    })
+    .prefault({}),
   shutdown: z.strictObject({ drainTimeout: duration.default(10_000) }).prefault({}),
   store: store.prefault({}),
   identity: identity.prefault({}),

@@ -132,6 +132,8 @@ export class Gateway {
       this.#servers.push(server);
       server.listen(cfg.port, cfg.host);
       await once(server, 'listening');
+      // After listening, 'error' means a failed accept (EMFILE, …): log it, never crash on it.
+      server.on('error', (err) => this.options.logger.error({ err, listener: cfg.name }, 'listener error'));
       const { port } = server.address() as AddressInfo;
       const host = cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host;
       const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '[::]' ? '[::1]' : host;
@@ -140,6 +142,9 @@ export class Gateway {
     }
     if (admin && this.options.adminListener !== false) {
       this.#admin = await startAdminServer(admin.host, admin.port, this.metrics.registry);
+      this.#admin.on('error', (err) =>
+        this.options.logger.error({ err, listener: 'admin' }, 'listener error'),
+      );
       this.options.logger.info({ listener: 'admin', url: this.adminUrl }, 'listening');
     }
   }

@@ -7,6 +7,7 @@ import { resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
 import { decide, type Decision } from '../limits/decision.js';
 import { planWindows } from '../limits/plan.js';
 import { acceptableRequestId } from '../proxy/headers.js';
+import { pathOf } from '../routing/patterns.js';
 import { throttledWarn } from '../logger.js';
 import { statusClass, type GatewayMetrics, type LimiterDecision } from '../metrics/gateway-metrics.js';
 import type { WindowResult, WindowStore } from '../store/window-store.js';
@@ -64,6 +65,7 @@ async function handle(
   const state = ctx.state(); // one table for the whole request, even across a reload
   const requestId = acceptableRequestId(req.headers['x-request-id']) ?? randomUUID();
   const url = req.url ?? '/';
+  const path = pathOf(url);
   const method = req.method ?? 'GET';
   const seen: { route?: string; outcome: LimitOutcome } = { outcome: 'unlimited' };
   res.setHeader('x-request-id', requestId);
@@ -73,7 +75,7 @@ async function handle(
       ctx.logger.info({
         reqId: requestId,
         method,
-        path: url.split('?', 1)[0],
+        path,
         status: res.statusCode,
         route: seen.route,
         limit: seen.outcome,
@@ -83,8 +85,8 @@ async function handle(
     });
   }
 
-  if (method === 'GET' && (url === '/healthz' || url === '/readyz')) {
-    if (url === '/healthz') return sendJson(res, 200, '{"status":"ok"}');
+  if ((method === 'GET' || method === 'HEAD') && (path === '/healthz' || path === '/readyz')) {
+    if (path === '/healthz') return sendJson(res, 200, '{"status":"ok"}');
     const ready = await ctx.store.ready();
     return sendJson(res, ready ? 200 : 503, ready ? '{"status":"ready"}' : '{"status":"store_unavailable"}');
   }

@@ -49,7 +49,8 @@ export async function buildState(
     upstreams: new Map(
       Object.entries(upstreams).map(([name, cfg]) => [name, reuse(name, cfg) ?? new Upstream(name, cfg)]),
     ),
-    keyPrefix: store.redis.keyPrefix,
+    // The store is set up at start; a reload must not move every key (and so reset every counter).
+    keyPrefix: previous?.keyPrefix ?? store.redis.keyPrefix,
   };
 }
 

@@ -12,12 +12,12 @@ export type JwtOutcome =
 
 type VerifyKey = Uint8Array | JWTVerifyGetKey;
 
-/** The visitor token travels as "Authorization: Bearer <jwt>" or "X-Widget-Token: <jwt>". */
+/** The visitor token travels as "X-Widget-Token: <jwt>" or "Authorization: Bearer <jwt>" (the first wins). */
 export function visitorToken(
   authorization: string | undefined,
   widgetToken: string | undefined,
 ): string | undefined {
-  return bearerToken(authorization) ?? (widgetToken?.trim() || undefined);
+  return widgetToken?.trim() || bearerToken(authorization);
 }
 
 /** Verifies visitor-session JWTs with jose; a verified token's session is cached until it expires. */
@@ -50,10 +50,11 @@ export class VisitorJwtVerifier {
         issuer: this.#cfg.issuer,
         audience: this.#cfg.audience,
         clockTolerance: this.#cfg.clockTolerance / 1000,
+        requiredClaims: ['exp'], // a visitor session token must expire
       });
       const session = payload[this.#cfg.sessionClaim];
       if (typeof session !== 'string' && typeof session !== 'number') return { ok: false, reason: 'invalid' };
-      const expMs = typeof payload.exp === 'number' ? payload.exp * 1000 : Number.POSITIVE_INFINITY;
+      const expMs = (payload.exp ?? 0) * 1000;
       this.#cache.set(token, { session: String(session), expMs });
       return { ok: true, session: String(session) };
     } catch (err) {

@@ -53,12 +53,19 @@ export interface ForwardedFacts {
 }
 
 /** Request headers for the upstream: end-to-end headers plus X-Forwarded-For/-Proto/-Host and X-Request-Id. */
+/** Forwarding headers only a trusted proxy may set; from anyone else they are dropped. */
+const PROXY_SET = new Set(['forwarded', 'x-forwarded-port', 'x-forwarded-prefix', 'x-real-ip']);
+
 export function upstreamRequestHeaders(
   incoming: IncomingHttpHeaders,
   facts: ForwardedFacts,
   preserveHost: boolean,
 ): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = endToEnd(incoming, preserveHost ? undefined : (n) => n === 'host');
+  // "expect": Node's server already answered 100-continue.
+  const out: OutgoingHttpHeaders = endToEnd(
+    incoming,
+    (n) => n === 'expect' || (!preserveHost && n === 'host') || (!facts.peerTrusted && PROXY_SET.has(n)),
+  );
   const priorFor = facts.peerTrusted ? incoming['x-forwarded-for'] : undefined;
   out['x-forwarded-for'] = priorFor ? `${priorFor}, ${facts.peer}` : facts.peer;
   const priorProto = facts.peerTrusted ? incoming['x-forwarded-proto'] : undefined;

@@ -8,8 +8,11 @@ export type ForwardOutcome =
   | { readonly kind: 'aborted' };
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-const GATEWAY_HEADER = /^x-ratelimit-/;
+/** Rate-limit headers are the gateway's to send: an upstream's own never reach the client. */
+const GATEWAY_HEADER = /^(?:x-ratelimit-|ratelimit)/;
 const dropGatewayHeaders = (name: string) => GATEWAY_HEADER.test(name);
+/** On a limited surface Retry-After belongs to the gateway's 429 alone. */
+const dropGatewayHeadersAndRetry = (name: string) => GATEWAY_HEADER.test(name) || name === 'retry-after';
 
 /**
  * An undici dispatch handler that writes the upstream's response straight into the client's
@@ -55,7 +58,11 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   ): void {
     if (statusCode < 200) return; // informational: Node answers 100-continue itself
     this.#status = statusCode;
-    const out: OutgoingHttpHeaders = endToEnd(headers, dropGatewayHeaders);
+    const limited = 'x-ratelimit-limit' in this.extraHeaders;
+    const out: OutgoingHttpHeaders = endToEnd(
+      headers,
+      limited && statusCode !== 429 ? dropGatewayHeadersAndRetry : dropGatewayHeaders,
+    );
     for (const name in this.extraHeaders) out[name] = this.extraHeaders[name];
     out['x-request-id'] = this.requestId; // the id the upstream was given, not one it chose
     this.res.writeHead(statusCode, out);

@@ -40,7 +40,6 @@ export class Upstream {
     const length = req.headers['content-length'];
     const hasBody = length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
     const headers = upstreamRequestHeaders(req.headers, facts, this.cfg.preserveHost);
-    delete headers['expect']; // Node's server already answered 100-continue
     const relay = new ResponseRelay(res, extraHeaders, facts.requestId);
     this.pool.dispatch(
       {

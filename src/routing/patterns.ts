@@ -45,3 +45,31 @@ export function pathOf(url: string): string {
   const q = url.indexOf('?');
   return q === -1 ? url : url.slice(0, q);
 }
+
+/**
+ * The path as an upstream router would see it, so a limited route cannot be dodged by spelling:
+ * percent-decoded, "//" collapsed, "." and ".." resolved, and no trailing "/" ("/a/%69nit/" is
+ * "/a/init"). Plain paths, the common case, are returned as they are.
+ */
+export function normalisePath(path: string): string {
+  let p = path;
+  if (p.includes('%')) {
+    try {
+      p = decodeURIComponent(p);
+    } catch {
+      // malformed escapes: no upstream route matches them either
+    }
+  }
+  if (p.includes('//')) p = p.replace(/\/{2,}/g, '/');
+  if (p.includes('/.')) {
+    const out: string[] = [];
+    for (const segment of p.split('/')) {
+      if (segment === '..') {
+        if (out.length > 1) out.pop();
+      } else if (segment !== '.') out.push(segment);
+    }
+    p = out.join('/') || '/';
+  }
+  if (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1);
+  return p;
+}

@@ -1,4 +1,4 @@
-import { anyOf, compileHost, compilePath, normaliseHost, pathOf } from './patterns.js';
+import { anyOf, compileHost, compilePath, normaliseHost, normalisePath, pathOf } from './patterns.js';
 
 export interface RouteSpec {
   readonly hosts: readonly string[];
@@ -33,7 +33,7 @@ export class Router<R extends RouteSpec> {
 
   match(hostHeader: string | undefined, method: string, url: string): R | undefined {
     const host = normaliseHost(hostHeader);
-    const path = pathOf(url);
+    const path = normalisePath(pathOf(url));
     for (const m of this.#matchers) {
       if (m.path(path) && m.method(method) && m.host(host)) return m.route;
     }

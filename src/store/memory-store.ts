@@ -74,12 +74,12 @@ export class MemoryStore implements WindowStore {
 
   #insert(key: string, w: Window): void {
     this.#windows.delete(key); // re-insert so Map order is creation order
+    // Full: evict the oldest windows (Map order is creation order). No sweep here: a full scan
+    // per new key would let a client who sends new keys make every request slow.
     if (this.#windows.size >= this.#maxKeys) {
-      this.sweep();
-      // Still full: evict the oldest windows first (Map order is creation order).
       for (const oldest of this.#windows.keys()) {
-        if (this.#windows.size < this.#maxKeys) break;
         this.#windows.delete(oldest);
+        if (this.#windows.size < this.#maxKeys) break;
       }
     }
     this.#windows.set(key, w);

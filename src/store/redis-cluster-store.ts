@@ -4,7 +4,7 @@ import { Cluster, Command } from 'ioredis';
 import type { Logger } from 'pino';
 import { throttledWarn } from '../logger.js';
 import { FIXED_WINDOW_LUA } from './fixed-window-script.js';
-import { parseReply, redisClientOptions, scriptArgs } from './redis-store.js';
+import { parseReply, quit, redisClientOptions, scriptArgs, whenReady } from './redis-store.js';
 import {
   StoreUnavailableError,
   type WindowRequest,
@@ -96,30 +96,16 @@ export class RedisClusterStore implements WindowStore {
     return results;
   }
 
-  async connect(): Promise<boolean> {
-    if (this.client.status === 'ready') return true;
-    return new Promise((resolve) => {
-      const done = (ok: boolean) => {
-        clearTimeout(timer);
-        this.client.off('ready', onReady);
-        resolve(ok);
-      };
-      const onReady = () => done(true);
-      const timer = setTimeout(() => done(false), this.#connectTimeoutMs);
-      this.client.once('ready', onReady);
-    });
+  connect(): Promise<boolean> {
+    return whenReady(this.client, this.#connectTimeoutMs);
   }
 
   async ready(): Promise<boolean> {
     return this.client.status === 'ready';
   }
 
-  async close(): Promise<void> {
-    try {
-      await this.client.quit();
-    } catch {
-      this.client.disconnect();
-    }
+  close(): Promise<void> {
+    return quit(this.client);
   }
 
   /**

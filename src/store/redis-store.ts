@@ -1,4 +1,4 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { throttledWarn } from '../logger.js';
 import { FIXED_WINDOW_LUA } from './fixed-window-script.js';
@@ -60,18 +60,8 @@ export class RedisStore implements WindowStore {
     return parseReply(requests, reply, Date.now());
   }
 
-  async connect(): Promise<boolean> {
-    if (this.client.status === 'ready') return true;
-    return new Promise((resolve) => {
-      const done = (ok: boolean) => {
-        clearTimeout(timer);
-        this.client.off('ready', onReady);
-        resolve(ok);
-      };
-      const onReady = () => done(true);
-      const timer = setTimeout(() => done(false), this.#connectTimeoutMs);
-      this.client.once('ready', onReady);
-    });
+  connect(): Promise<boolean> {
+    return whenReady(this.client, this.#connectTimeoutMs);
   }
 
   async ready(): Promise<boolean> {
@@ -83,12 +73,8 @@ export class RedisStore implements WindowStore {
     }
   }
 
-  async close(): Promise<void> {
-    try {
-      await this.client.quit();
-    } catch {
-      this.client.disconnect();
-    }
+  close(): Promise<void> {
+    return quit(this.client);
   }
 }
 
@@ -103,6 +89,30 @@ export function scriptArgs(requests: readonly WindowRequest[]): (string | number
     args[n + 3 * i + 2] = r.enforce ? 1 : 0;
   });
   return args;
+}
+
+/** Resolves true once the client is ready, or false after `timeoutMs`. */
+export function whenReady(client: Redis | Cluster, timeoutMs: number): Promise<boolean> {
+  if (client.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+      resolve(ok);
+    };
+    const onReady = () => done(true);
+    const timer = setTimeout(() => done(false), timeoutMs);
+    client.once('ready', onReady);
+  });
+}
+
+/** QUIT, or a hard disconnect when the connection cannot send it. */
+export async function quit(client: Redis | Cluster): Promise<void> {
+  try {
+    await client.quit();
+  } catch {
+    client.disconnect();
+  }
 }
 
 /** Turns the script's {blocked, count, ttl, ...} reply into results. */

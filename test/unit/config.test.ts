@@ -139,6 +139,22 @@ describe('loadConfigText', () => {
     ],
     ['a YAML syntax error', 'listeners: [\n  - a: b\n', 'conf.yaml:2:'],
     [
+      'a limiter listed twice on a route',
+      minimal('limiters:\n  a: { windows: [{ limit: 1, period: 1m, key: [ip] }] }').replace(
+        'upstream: app\n',
+        'upstream: app\n    limiters: [a, a]\n',
+      ),
+      'conf.yaml:10:15: routes[0].limiters: limiter "a" is listed twice',
+    ],
+    [
+      'two windows sharing a counter',
+      minimal(
+        'limiters:\n  a: { windows: [{ limit: 1, period: 1m, key: [ip] }, { limit: 5, period: 60s, key: [ip] }] }',
+      ),
+      'limiters.a.windows: limiter "a" has two windows with the same period and key',
+    ],
+    ['an unknown log level', minimal('log: { level: loud }'), 'conf.yaml:4:15: log.level: Invalid option'],
+    [
       'workers without a shared store',
       minimal('workers: 2'),
       'conf.yaml:4:10: workers: more than one worker needs a shared store (store.redis.url or store.redis.cluster)',

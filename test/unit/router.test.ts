@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { compileHost, compilePath, normaliseHost } from '../../src/routing/patterns.js';
+import { compileHost, compilePath, normaliseHost, normalisePath } from '../../src/routing/patterns.js';
 import { Router } from '../../src/routing/router.js';
 
 const router = new Router([
@@ -32,6 +32,29 @@ describe('Router', () => {
     expect(match('a.example.com', 'HEAD', '/sub')).toBe('sub');
     expect(match('example.com', 'GET', '/sub')).toBe('fallback');
     expect(match(undefined, 'GET', '/x')).toBe('fallback');
+  });
+
+  test('a limited route cannot be dodged by spelling the path differently', () => {
+    for (const url of [
+      '/api/v1/widget/init/',
+      '/api/v1/widget/%69nit',
+      '/api/v1//widget/init',
+      '/api/v1/widget/./init',
+      '/api/v1/widget/x/../init',
+      '//api/v1/widget/init//?a=1',
+    ]) {
+      expect(match('localhost', 'POST', url), url).toBe('init');
+    }
+  });
+
+  test('normalisePath', () => {
+    expect(normalisePath('/')).toBe('/');
+    expect(normalisePath('/a/b')).toBe('/a/b');
+    expect(normalisePath('/a/b/')).toBe('/a/b');
+    expect(normalisePath('/a/%2e%2e/b')).toBe('/b');
+    expect(normalisePath('/..')).toBe('/');
+    expect(normalisePath('/a/.hidden')).toBe('/a/.hidden');
+    expect(normalisePath('/bad%zz')).toBe('/bad%zz');
   });
 
   test('no route: undefined', () => {
