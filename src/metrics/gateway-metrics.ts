@@ -22,7 +22,9 @@ export class GatewayMetrics {
   readonly #upstream: Counter<'route' | 'upstream' | 'result'>;
   readonly #upstreamLatency: Histogram<'route' | 'upstream'>;
   readonly #reloads: Counter<'result'>;
-  readonly #children = new Map<string, { inc(): void } | { observe(v: number): void }>();
+  readonly #requestChildren = new Children<Counter.Internal>();
+  readonly #upstreamChildren = new Children<Counter.Internal>();
+  readonly #latencyChildren = new Children<Histogram.Internal<'route' | 'upstream'>>();
 
   constructor(options: { processMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -68,7 +70,7 @@ export class GatewayMetrics {
   }
 
   limiterDecision(limiter: string, decision: LimiterDecision): void {
-    this.#child(`r\0${limiter}\0${decision}`, () => this.#requests.labels(limiter, decision)).inc();
+    this.#requestChildren.get(limiter, decision, '', () => this.#requests.labels(limiter, decision)).inc();
   }
 
   storeRoundTrip(seconds: number): void {
@@ -80,25 +82,31 @@ export class GatewayMetrics {
   }
 
   upstream(route: string, upstream: string, result: UpstreamResult, seconds: number): void {
-    this.#child(`u\0${route}\0${upstream}\0${result}`, () =>
-      this.#upstream.labels(route, upstream, result),
-    ).inc();
+    this.#upstreamChildren
+      .get(route, upstream, result, () => this.#upstream.labels(route, upstream, result))
+      .inc();
     if (result === 'aborted') return;
-    this.#child(`l\0${route}\0${upstream}`, () => this.#upstreamLatency.labels(route, upstream)).observe(
-      seconds,
-    );
+    this.#latencyChildren
+      .get(route, upstream, '', () => this.#upstreamLatency.labels(route, upstream))
+      .observe(seconds);
   }
 
   configReload(ok: boolean): void {
     this.#reloads.inc({ result: ok ? 'success' : 'failure' });
   }
+}
 
-  #child<T extends { inc(): void } | { observe(v: number): void }>(key: string, make: () => T): T {
-    let child = this.#children.get(key) as T | undefined;
-    if (!child) {
-      child = make();
-      this.#children.set(key, child);
-    }
+/** Label children by label values, in nested maps: no key string is built per request. */
+class Children<T> {
+  readonly #root = new Map<string, Map<string, Map<string, T>>>();
+
+  get(a: string, b: string, c: string, make: () => T): T {
+    let level1 = this.#root.get(a);
+    if (!level1) this.#root.set(a, (level1 = new Map()));
+    let level2 = level1.get(b);
+    if (!level2) level1.set(b, (level2 = new Map()));
+    let child = level2.get(c);
+    if (!child) level2.set(c, (child = make()));
     return child;
   }
 }
