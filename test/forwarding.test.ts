@@ -398,6 +398,12 @@ describe('responses outside limited surfaces', () => {
       expect(reply.json()).toEqual({ status: 'ok' });
       expect(limitHeaders(reply)).toEqual({});
     }
+    const withQuery = await send(`${base}/healthz?probe=k8s`);
+    expect(withQuery.text).toBe('{"status":"ok"}');
+    const head = await send(`${base}/readyz`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers['content-type']).toBe('application/json');
+    expect(head.text).toBe('');
   });
 
   test('an unlimited route carries no X-RateLimit-* and no Retry-After, whatever the status', async () => {

@@ -15,7 +15,7 @@ import { rateLimitHeaders, sendError, sendJson } from './responses.js';
 import type { GatewayState } from './state.js';
 
 /** How the limiters treated a request, as logged (and, later, counted in metrics). */
-export type LimitOutcome = 'unlimited' | 'allowed' | 'limited' | 'shadow_limited' | 'store_error';
+export type LimitOutcome = LimiterDecision | 'unlimited';
 
 export interface HandlerContext {
   readonly state: () => GatewayState;
