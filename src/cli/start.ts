@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { AggregatorRegistry } from 'prom-client';
 import type { Logger } from 'pino';
 import { loadConfigFile } from '../config/load.js';
+import type { RuleTable } from '../config/rule-table.js';
 import type { GatewayConfig } from '../config/schema.js';
 import { startAdminServer } from '../http/admin.js';
 import { Gateway } from '../http/gateway.js';
@@ -17,7 +18,7 @@ export function workerCount(config: GatewayConfig): number {
 export async function start(configFile: string): Promise<number> {
   const table = await loadConfigFile(configFile);
   const logger = createLogger(table.config.log.level);
-  if (cluster.isWorker) return runWorker(configFile, logger);
+  if (cluster.isWorker) return runWorker(configFile, table, logger);
   const workers = workerCount(table.config);
   if (workers > 1) return runPrimary(configFile, table.config, workers, logger);
 
@@ -46,8 +47,8 @@ function stopSignal(logger: Logger): Promise<void> {
   });
 }
 
-async function runWorker(configFile: string, logger: Logger): Promise<number> {
-  const gateway = await Gateway.start(await loadConfigFile(configFile), { logger, adminListener: false });
+async function runWorker(configFile: string, table: RuleTable, logger: Logger): Promise<number> {
+  const gateway = await Gateway.start(table, { logger, adminListener: false });
   new AggregatorRegistry(); // installs the listener that answers the primary's metrics requests
   AggregatorRegistry.setRegistries([gateway.metrics.registry]);
   const onMessage = (message: unknown) => {
