@@ -36,7 +36,7 @@ test('the request is dropped, and shutdown does not wait for it', async () => {
   const frozen = await freezeRedis(redis);
   const aborted = request(`${gateway.url()}/slow?ms=100`, { signal: AbortSignal.timeout(100) });
   await expect(aborted).rejects.toThrow();
-  await sleep(100);
+  await sleep(500);
   frozen.thaw(); // the store answers now, after the client has gone
   await sleep(500);
   expect(upstream.seen).toEqual([]);

@@ -25,7 +25,7 @@ async function run(args: string[], env: Record<string, string> = {}): Promise<Ru
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
+  const [code] = (await once(child, 'close')) as [number | null];
   return { code, stdout, stderr };
 }
 
@@ -139,7 +139,12 @@ describe('tollgate start', () => {
     });
     let logs = '';
     child.stdout.on('data', (d: Buffer) => (logs += d.toString()));
-    while (!logs.includes('"msg":"listening"')) await new Promise((r) => setTimeout(r, 50));
+    const deadline = Date.now() + 20_000;
+    while (!logs.includes('"msg":"listening"')) {
+      if (Date.now() > deadline || child.exitCode !== null)
+        throw new Error(`tollgate start did not listen:\n${logs}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
 
     const reply = await send(`http://127.0.0.1:${port}/api/v1/widget/typing`, {
       method: 'POST',
@@ -148,7 +153,7 @@ describe('tollgate start', () => {
     expect(reply.status).toBe(200);
     expect(reply.headers['x-ratelimit-remaining']).toBe('599');
     child.kill('SIGTERM');
-    const [code] = (await once(child, 'exit')) as [number];
+    const [code] = (await once(child, 'close')) as [number];
     expect(code).toBe(0);
 
     const requestLog = logs.split('\n').find((l) => l.includes('"route":"widget-typing"'));

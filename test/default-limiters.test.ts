@@ -241,6 +241,13 @@ describe('path spelling', () => {
         'x-ratelimit-remaining': String(999 - i),
       });
     }
+    for (const path of ['/api/v1/widget/conversation/', '/api/v1/widget/leads/']) {
+      const reply = await post(path, {});
+      expect(reply.status, path).toBe(401);
+      expect(reply.headers['x-ratelimit-limit']).toBeDefined();
+    }
+    const wp = await send(`${gateway.url()}/v1/wp/`, { method: 'POST' });
+    expect(wp.json()).toEqual({ error: { code: 'missing_token', message: 'API token missing.' } });
     const leads = await post('/api/v1/widget/leads/', {});
     expect(leads.status).toBe(401);
     expect(leads.json()).toEqual({ error: { code: 'invalid_token', message: 'Visitor token missing.' } });

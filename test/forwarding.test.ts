@@ -19,7 +19,7 @@ listeners:
 shutdown:
   drainTimeout: 1s
 store:
-  redis: { url: '\${REDIS_URL}', commandTimeout: 1s }
+  redis: { url: '\${REDIS_URL}', commandTimeout: 2s }
 identity:
   trustedProxies: ['127.0.0.1']
 upstreams:
@@ -370,15 +370,20 @@ describe.each(SURFACES)('upstream answers and failures ($name route)', (surface)
 
   test('a client that goes away cancels the upstream request', async () => {
     const before = upstream.aborted;
+    const arrivedBefore = upstream.hung;
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), 100);
-    await expect(
-      request(`${base}/hang`, {
-        headers: { host: surface.host, 'x-client': nextProbe() },
-        signal: abort.signal,
-      }),
-    ).rejects.toThrow();
-    clearTimeout(timer);
+    const pending = request(`${base}/hang`, {
+      headers: { host: surface.host, 'x-client': nextProbe() },
+      signal: abort.signal,
+    });
+    // Abort only once the upstream holds the request, so there is an upstream request to cancel.
+    await waitFor(
+      () => upstream.hung,
+      (n) => n === arrivedBefore + 1,
+      { what: 'the /hang request to reach the upstream' },
+    );
+    abort.abort();
+    await expect(pending).rejects.toThrow();
     await waitFor(
       () => upstream.aborted,
       (n) => n === before + 1,

@@ -1,5 +1,4 @@
 // Hot reload: in process (Gateway.reload), and in a real `tollgate start` process (file watch, SIGHUP).
-import { writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -160,7 +159,7 @@ ${o.slow ? `  - { name: slow, paths: [/slow], upstream: ${o.slow}, limiters: [pe
     let inFlight: Promise<Reply>;
     try {
       inFlight = get(ip, '/app/frozen');
-      await sleep(300); // it has matched its route and now waits on Redis (command timeout: 2 s)
+      await sleep(1000); // it has matched its route and now waits on Redis (command timeout: 2 s)
       await reload({ limit: 5, slow: 'old', app: 'new' });
     } finally {
       frozen.thaw();
@@ -237,7 +236,7 @@ describe('tollgate start reloads its config file', () => {
     expect(await reloadsOf(gp)).toEqual({ success: 0, failure: 0 });
 
     // Edited in place (truncate and write in one synchronous step, so no reload can read it half-written).
-    writeFileSync(file, fileText({ limit: 200, watch: true }));
+    await replaceFile(file, fileText({ limit: 200, watch: true }));
     await waitFor(
       () => limitOf(gp),
       (limit) => limit === '200',

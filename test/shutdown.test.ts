@@ -18,7 +18,7 @@ listeners:
 shutdown:
   drainTimeout: ${drainTimeout}
 store:
-  redis: { url: '\${REDIS_URL}', keyPrefix: '${keyPrefix}', commandTimeout: 1s }
+  redis: { url: '\${REDIS_URL}', keyPrefix: '${keyPrefix}', commandTimeout: 2s }
 upstreams:
   app: { url: '\${UPSTREAM_URL}' }
   hanging: { url: '\${HANGING_URL}' }
@@ -32,7 +32,7 @@ routes:
 }
 
 /** Generous: proves close() does not hang, not how fast it is. */
-const CLOSE_BOUND_MS = 3000;
+const CLOSE_BOUND_MS = 6000;
 
 let redis: RedisServer;
 let upstream: TestUpstream;
@@ -91,9 +91,9 @@ test('close() lets an in-flight request finish, refuses new connections meanwhil
   const before = upstream.seen.length;
   const events: string[] = [];
 
-  const request = inFlight(`${gateway.url()}/slow?ms=500`, pool);
+  const request = inFlight(`${gateway.url()}/slow?ms=2000`, pool);
   void request.then(() => events.push('answered'));
-  // The upstream has the request (it records it, then waits 500 ms before answering).
+  // The upstream has the request (it records it, then waits 2 s before answering).
   await waitFor(
     () => upstream.seen.length,
     (n) => n === before + 1,
@@ -110,7 +110,7 @@ test('close() lets an in-flight request finish, refuses new connections meanwhil
   expect(settled.ok).toBe(true);
   const reply = (settled as Extract<Settled, { ok: true }>).reply;
   expect(reply.status).toBe(200);
-  expect(reply.json()).toMatchObject({ method: 'GET', url: '/slow?ms=500' });
+  expect(reply.json()).toMatchObject({ method: 'GET', url: '/slow?ms=2000' });
   expect(reply.headers['x-ratelimit-limit']).toBe('10');
   expect(reply.headers['x-ratelimit-remaining']).toBe('9');
 

@@ -15,7 +15,7 @@ shutdown:
 store:
   redis:
     url: \${REDIS_URL}
-    commandTimeout: 250ms
+    commandTimeout: 1s
     connectTimeout: 500ms
 upstreams:
   app: { url: '\${UPSTREAM_URL}' }
@@ -34,8 +34,8 @@ routes:
 const UNAVAILABLE =
   '{"error":{"code":"rate_limit_unavailable","message":"Rate limiting is temporarily unavailable. Please retry shortly."}}';
 
-/** Far more than the 250 ms command timeout needs: it only proves a request does not wait on Redis. */
-const PROMPT_MS = 1000;
+/** Far more than the 1 s command timeout needs: it only proves a request does not wait on Redis. */
+const PROMPT_MS = 3000;
 
 interface Setup {
   redis: RedisServer;

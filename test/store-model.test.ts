@@ -121,3 +121,32 @@ describe('memory store bounds', () => {
     await store.close();
   });
 });
+
+describe('memory store eviction', () => {
+  const req = (key: string, periodMs: number) => ({
+    key,
+    limit: 5,
+    periodMs,
+    enforce: true,
+    cacheWhenSpent: false,
+  });
+
+  test('when full, the window that resets soonest goes, never a long window first or one of the request', async () => {
+    let now = 1_000_000;
+    const store = new MemoryStore({ maxKeys: 3, sweepIntervalMs: 60_000, now: () => now });
+    await store.hit([req('hour', 3_600_000)]);
+    await store.hit([req('minute-1', 60_000)]);
+    now += 1000;
+    await store.hit([req('minute-2', 60_000)]);
+    // Full: a new key evicts minute-1 (the soonest reset), not the older hour window.
+    await store.hit([req('minute-3', 60_000)]);
+    expect(store.size).toBe(3);
+    expect((await store.hit([req('hour', 3_600_000)]))[0]!.count).toBe(2);
+    expect((await store.hit([req('minute-2', 60_000)]))[0]!.count).toBe(2);
+    // A request's own windows are never evicted to make room for each other.
+    const both = await store.hit([req('minute-2', 60_000), req('new-hour', 3_600_000)]);
+    expect(both.map((r) => r.count)).toEqual([3, 1]);
+    expect((await store.hit([req('minute-2', 60_000)]))[0]!.count).toBe(4);
+    await store.close();
+  });
+});

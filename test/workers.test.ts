@@ -47,7 +47,13 @@ function startCli(file: string, env: Record<string, string>): Running {
       out
         .split('\n')
         .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as { msg?: string; pid?: number; route?: string }),
+        .flatMap((l) => {
+          try {
+            return [JSON.parse(l) as { msg?: string; pid?: number; route?: string }];
+          } catch {
+            return []; // a line still being written
+          }
+        }),
     stderr: () => err,
   };
 }
@@ -78,7 +84,7 @@ test('more than one worker with the in-process store is refused at start', async
   const file = join(dir, 'memory.yaml');
   await writeFile(file, config(5, '').replace('workers: 2', 'workers: 2\n'));
   const run = startCli(file, { PORT: '0', ADMIN_PORT: '0', UPSTREAM: upstream.url });
-  const [code] = (await once(run.child, 'exit')) as [number];
+  const [code] = (await once(run.child, 'close')) as [number];
   expect(code).toBe(1);
   expect(run.stderr()).toContain(
     `${file}:4:10: workers: more than one worker needs a shared store (store.redis.url or store.redis.cluster)`,
@@ -160,7 +166,7 @@ describe('two workers on Redis', () => {
 
   test('SIGTERM stops the workers and the primary, exit code 0', async () => {
     run.child.kill('SIGTERM');
-    const [code] = (await once(run.child, 'exit')) as [number];
+    const [code] = (await once(run.child, 'close')) as [number];
     expect(code).toBe(0);
     expect(run.logs().filter((l) => l.msg === 'shutting down').length).toBeGreaterThanOrEqual(3);
   });

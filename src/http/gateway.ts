@@ -41,6 +41,7 @@ export class Gateway {
   #state: GatewayState;
   /** Upstreams a reload replaced: closed after the drain timeout, once requests that hold the old table are done. */
   readonly #retired = new Set<Upstream>();
+  readonly #retireTimers = new Set<NodeJS.Timeout>();
   #closing: Promise<void> | undefined;
 
   private constructor(
@@ -52,7 +53,9 @@ export class Gateway {
     this.metrics = options.metrics;
   }
 
-  static async start(table: RuleTable, options: GatewayOptions): Promise<Gateway> {
+  static async start(table: RuleTable, given: GatewayOptions): Promise<Gateway> {
+    // A logger of its own: a reload sets its level without touching the caller's.
+    const options = { ...given, logger: given.logger.child({}) };
     const metrics = options.metrics ?? new GatewayMetrics({ processMetrics: true });
     const store = options.store ?? createStore(table.config.store, options.logger, metrics);
     if (!(await store.connect())) {
@@ -93,7 +96,8 @@ export class Gateway {
     const old = this.#state;
     this.#state = await buildState(table, this.options, old);
     this.metrics.configReload(true);
-    this.options.logger.level = table.config.log.level;
+    if (table.config.log.level !== old.table.config.log.level)
+      this.options.logger.level = table.config.log.level;
     for (const field of RESTART_ONLY) {
       if (JSON.stringify(old.table.config[field]) !== JSON.stringify(table.config[field])) {
         this.options.logger.warn({ field }, 'config reloaded, but this field changes only on restart');
@@ -104,16 +108,23 @@ export class Gateway {
       'config reloaded',
     );
     // A request that took the old table may not have reached its upstream yet (it may be waiting
-    // on the store): retired pools stay open for the drain timeout, then finish what they carry.
+    // on the store): retired pools stay open for the longer drain timeout plus the store's command
+    // timeout, then finish what they carry. Shutdown closes them at once.
     const retired = retiredUpstreams(old, this.#state);
     if (retired.length === 0) return;
     for (const u of retired) this.#retired.add(u);
-    setTimeout(() => {
+    const graceMs =
+      Math.max(old.table.config.shutdown.drainTimeout, table.config.shutdown.drainTimeout) +
+      2 * old.table.config.store.redis.commandTimeout;
+    const timer = setTimeout(() => {
+      this.#retireTimers.delete(timer);
       for (const u of retired) this.#retired.delete(u);
       closeUpstreams(retired).catch((err: unknown) =>
         this.options.logger.warn({ err }, 'closing old upstream pools'),
       );
-    }, table.config.shutdown.drainTimeout).unref();
+    }, graceMs);
+    timer.unref();
+    this.#retireTimers.add(timer);
   }
 
   async #listen(): Promise<void> {
@@ -176,6 +187,7 @@ export class Gateway {
       this.options.logger.warn({ drainMs }, 'drain timeout: closing remaining connections');
       for (const s of this.#servers) s.closeAllConnections();
     }
+    for (const timer of this.#retireTimers) clearTimeout(timer);
     await Promise.all([closeState(this.#state), closeUpstreams(this.#retired)]);
     await this.store.close();
   }

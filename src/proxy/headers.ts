@@ -54,7 +54,16 @@ export interface ForwardedFacts {
 
 /** Request headers for the upstream: end-to-end headers plus X-Forwarded-For/-Proto/-Host and X-Request-Id. */
 /** Forwarding headers only a trusted proxy may set; from anyone else they are dropped. */
-const PROXY_SET = new Set(['forwarded', 'x-forwarded-port', 'x-forwarded-prefix', 'x-real-ip']);
+const PROXY_SET = new Set([
+  'forwarded',
+  'x-forwarded-port',
+  'x-forwarded-prefix',
+  'x-forwarded-ssl',
+  'x-forwarded-scheme',
+  'x-real-ip',
+  'x-client-ip',
+  'true-client-ip',
+]);
 
 export function upstreamRequestHeaders(
   incoming: IncomingHttpHeaders,

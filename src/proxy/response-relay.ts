@@ -11,7 +11,7 @@ const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEO
 /** Rate-limit headers are the gateway's to send: an upstream's own never reach the client. */
 const GATEWAY_HEADER = /^(?:x-ratelimit-|ratelimit)/;
 const dropGatewayHeaders = (name: string) => GATEWAY_HEADER.test(name);
-/** On a limited surface Retry-After belongs to the gateway's 429 alone. */
+/** On a limited surface a success carries no Retry-After: only the gateway's 429 does. */
 const dropGatewayHeadersAndRetry = (name: string) => GATEWAY_HEADER.test(name) || name === 'retry-after';
 
 /**
@@ -61,7 +61,7 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     const limited = 'x-ratelimit-limit' in this.extraHeaders;
     const out: OutgoingHttpHeaders = endToEnd(
       headers,
-      limited && statusCode !== 429 ? dropGatewayHeadersAndRetry : dropGatewayHeaders,
+      limited && statusCode < 300 ? dropGatewayHeadersAndRetry : dropGatewayHeaders,
     );
     for (const name in this.extraHeaders) out[name] = this.extraHeaders[name];
     out['x-request-id'] = this.requestId; // the id the upstream was given, not one it chose

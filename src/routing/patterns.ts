@@ -14,13 +14,18 @@ export function compileHost(pattern: string): HostMatcher {
   return (host) => host === p;
 }
 
-/** "/a/b" matches exactly; "/a/b*" matches every path that starts with "/a/b". */
+/**
+ * "/a/b" matches "/a/b" and "/a/b/" (upstream routers ignore a trailing slash); "/a/b*" matches
+ * every path that starts with "/a/b".
+ */
 export function compilePath(pattern: string): PathMatcher {
   if (pattern.endsWith('*')) {
-    const prefix = pattern.slice(0, -1);
+    const prefix = normalisePath(pattern.slice(0, -1));
     return (path) => path.startsWith(prefix);
   }
-  return (path) => path === pattern;
+  const exact = normalisePath(pattern).replace(/(.)\/$/, '$1');
+  const withSlash = `${exact}/`;
+  return (path) => path === exact || path === withSlash;
 }
 
 export function anyOf<T>(matchers: readonly ((v: T) => boolean)[]): (v: T) => boolean {
@@ -48,17 +53,20 @@ export function pathOf(url: string): string {
 
 /**
  * The path as an upstream router would see it, so a limited route cannot be dodged by spelling:
- * percent-decoded, "//" collapsed, "." and ".." resolved, and no trailing "/" ("/a/%69nit/" is
- * "/a/init"). Plain paths, the common case, are returned as they are.
+ * percent-decoded, "//" collapsed, "." and ".." resolved ("/a/%69nit" is "/a/init"). A trailing
+ * "/" is kept: exact patterns accept it. Plain paths, the common case, are returned as they are.
  */
 export function normalisePath(path: string): string {
   let p = path;
   if (p.includes('%')) {
-    try {
-      p = decodeURIComponent(p);
-    } catch {
-      // malformed escapes: no upstream route matches them either
-    }
+    // Each run of escapes on its own: one malformed escape must not leave the rest encoded.
+    p = p.replace(/(?:%[0-9a-fA-F]{2})+/g, (run) => {
+      try {
+        return decodeURIComponent(run);
+      } catch {
+        return run;
+      }
+    });
   }
   if (p.includes('//')) p = p.replace(/\/{2,}/g, '/');
   if (p.includes('/.')) {
@@ -70,6 +78,5 @@ export function normalisePath(path: string): string {
     }
     p = out.join('/') || '/';
   }
-  if (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1);
   return p;
 }

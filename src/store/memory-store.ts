@@ -13,10 +13,13 @@ export interface MemoryStoreOptions {
 
 /**
  * Fixed windows in this process: the same semantics as the Redis store, for a single instance.
- * Memory is bounded: expired windows are swept, and past maxKeys the oldest windows are evicted.
+ * Memory is bounded. Windows are kept in one Map per period, where creation order is also expiry
+ * order, so expired windows are dropped from the front and, when the store is full, the window
+ * that resets soonest is the one evicted (never one the current request uses).
  */
 export class MemoryStore implements WindowStore {
-  readonly #windows = new Map<string, Window>();
+  readonly #byPeriod = new Map<number, Map<string, Window>>();
+  #size = 0;
   readonly #maxKeys: number;
   readonly #now: () => number;
   readonly #sweeper: NodeJS.Timeout;
@@ -29,13 +32,13 @@ export class MemoryStore implements WindowStore {
   }
 
   get size(): number {
-    return this.#windows.size;
+    return this.#size;
   }
 
   async hit(requests: readonly WindowRequest[]): Promise<WindowResult[]> {
     const now = this.#now();
     const live = requests.map((r) => {
-      const w = this.#windows.get(r.key);
+      const w = this.#byPeriod.get(r.periodMs)?.get(r.key);
       return w && w.resetAtMs > now ? w : undefined;
     });
     const blocked = requests.some((r, i) => r.enforce && (live[i]?.count ?? 0) >= r.limit);
@@ -45,7 +48,7 @@ export class MemoryStore implements WindowStore {
       if (!blocked) {
         if (!w) {
           w = { count: 0, resetAtMs: now + r.periodMs };
-          this.#insert(r.key, w);
+          this.#insert(r, w, requests, now);
         }
         w.count++;
       }
@@ -53,10 +56,15 @@ export class MemoryStore implements WindowStore {
     });
   }
 
-  /** Drops expired windows. */
-  sweep(): void {
-    const now = this.#now();
-    for (const [key, w] of this.#windows) if (w.resetAtMs <= now) this.#windows.delete(key);
+  /** Drops expired windows: from the front of each period's Map, stopping at the first live one. */
+  sweep(now = this.#now()): void {
+    for (const windows of this.#byPeriod.values()) {
+      for (const [key, w] of windows) {
+        if (w.resetAtMs > now) break;
+        windows.delete(key);
+        this.#size--;
+      }
+    }
   }
 
   async connect(): Promise<boolean> {
@@ -69,19 +77,39 @@ export class MemoryStore implements WindowStore {
 
   async close(): Promise<void> {
     clearInterval(this.#sweeper);
-    this.#windows.clear();
+    this.#byPeriod.clear();
+    this.#size = 0;
   }
 
-  #insert(key: string, w: Window): void {
-    this.#windows.delete(key); // re-insert so Map order is creation order
-    // Full: evict the oldest windows (Map order is creation order). No sweep here: a full scan
-    // per new key would let a client who sends new keys make every request slow.
-    if (this.#windows.size >= this.#maxKeys) {
-      for (const oldest of this.#windows.keys()) {
-        this.#windows.delete(oldest);
-        if (this.#windows.size < this.#maxKeys) break;
+  #insert(r: WindowRequest, w: Window, current: readonly WindowRequest[], now: number): void {
+    let windows = this.#byPeriod.get(r.periodMs);
+    if (!windows) this.#byPeriod.set(r.periodMs, (windows = new Map()));
+    const stale = windows.get(r.key);
+    if (stale) {
+      windows.delete(r.key); // expired: re-insert at the back, where its new expiry belongs
+      this.#size--;
+    }
+    if (this.#size >= this.#maxKeys) this.sweep(now); // cheap: stops at the first live window
+    while (this.#size >= this.#maxKeys && this.#evictSoonest(current)) {
+      // evicted one
+    }
+    windows.set(r.key, w);
+    this.#size++;
+  }
+
+  /** Evicts the window that resets soonest (the oldest of some period), sparing the current request's. */
+  #evictSoonest(current: readonly WindowRequest[]): boolean {
+    let victim: { windows: Map<string, Window>; key: string; resetAtMs: number } | undefined;
+    for (const windows of this.#byPeriod.values()) {
+      for (const [key, w] of windows) {
+        if (current.some((r) => r.key === key)) continue;
+        if (!victim || w.resetAtMs < victim.resetAtMs) victim = { windows, key, resetAtMs: w.resetAtMs };
+        break; // the first spare entry is this period's soonest
       }
     }
-    this.#windows.set(key, w);
+    if (!victim) return false;
+    victim.windows.delete(victim.key);
+    this.#size--;
+    return true;
   }
 }

@@ -15,7 +15,8 @@ export interface SeenRequest {
  */
 export class TestUpstream {
   readonly seen: SeenRequest[] = [];
-  /** Requests to /hang whose connection the gateway closed. */
+  /** Requests to /hang that arrived, and those whose connection the gateway closed. */
+  hung = 0;
   aborted = 0;
   #server: Server;
 
@@ -42,6 +43,7 @@ export class TestUpstream {
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://upstream');
     if (url.pathname === '/hang') {
+      this.hung++;
       req.resume();
       res.on('close', () => {
         if (!res.writableFinished) this.aborted++;
@@ -71,7 +73,7 @@ export class TestUpstream {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       for (let i = 0; i < 3; i++) {
         res.write(`data: ${i}\n\n`);
-        await new Promise((r) => setTimeout(r, 200));
+        await new Promise((r) => setTimeout(r, 600));
       }
       res.end();
       return;
