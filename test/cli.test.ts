@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { send } from './helpers/gateway.js';
-import { freePort } from './helpers/ports.js';
 import { TestUpstream } from './helpers/upstream.js';
 
 const CLI = ['--import', 'tsx', 'src/cli.ts'];
@@ -125,11 +124,10 @@ describe('tollgate start', () => {
   afterAll(async () => upstream?.close());
 
   test('serves with the memory store and exits 0 on SIGTERM', async () => {
-    const port = await freePort();
     const child = spawn(process.execPath, [...CLI, 'start', '--config', 'config/gateway.yaml'], {
       env: {
         ...process.env,
-        PORT: String(port),
+        PORT: '0',
         HOST: '127.0.0.1',
         ADMIN_PORT: '0',
         WIDGET_UPSTREAM: upstream.url,
@@ -140,12 +138,19 @@ describe('tollgate start', () => {
     let logs = '';
     child.stdout.on('data', (d: Buffer) => (logs += d.toString()));
     const deadline = Date.now() + 20_000;
-    while (!logs.includes('"msg":"listening"')) {
+    // The public listener's port is read from its log line (port 0: no race for a free port).
+    const publicListening = () =>
+      logs
+        .split('\n')
+        .filter((l) => l.includes('"msg":"listening"') && l.includes('"listener":"public"'))
+        .map((l) => JSON.parse(l) as { port: number })[0];
+    while (!publicListening()) {
       if (Date.now() > deadline || child.exitCode !== null)
         throw new Error(`tollgate start did not listen:\n${logs}`);
       await new Promise((r) => setTimeout(r, 50));
     }
 
+    const { port } = publicListening()!;
     const reply = await send(`http://127.0.0.1:${port}/api/v1/widget/typing`, {
       method: 'POST',
       headers: { 'user-agent': 'secret-agent' },

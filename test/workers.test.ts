@@ -8,7 +8,6 @@ import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { burst } from './helpers/burst.js';
 import { send } from './helpers/gateway.js';
-import { freePort } from './helpers/ports.js';
 import { RedisServer } from './helpers/redis-server.js';
 import { TestUpstream } from './helpers/upstream.js';
 
@@ -28,7 +27,14 @@ routes: [{ name: r, paths: ["/*"], upstream: app, limiters: [l] }]
 
 interface Running {
   child: ChildProcess;
-  logs: () => { msg?: string; pid?: number; route?: string }[];
+  logs: () => {
+    msg?: string;
+    pid?: number;
+    route?: string;
+    listener?: string;
+    port?: number;
+    url?: string;
+  }[];
   stderr: () => string;
 }
 
@@ -49,7 +55,16 @@ function startCli(file: string, env: Record<string, string>): Running {
         .filter((l) => l.startsWith('{'))
         .flatMap((l) => {
           try {
-            return [JSON.parse(l) as { msg?: string; pid?: number; route?: string }];
+            return [
+              JSON.parse(l) as {
+                msg?: string;
+                pid?: number;
+                route?: string;
+                listener?: string;
+                port?: number;
+                url?: string;
+              },
+            ];
           } catch {
             return []; // a line still being written
           }
@@ -101,11 +116,18 @@ describe('two workers on Redis', () => {
   beforeAll(async () => {
     file = join(dir, 'redis.yaml');
     await writeFile(file, config(40, redis.url));
-    const [port, adminPort] = [await freePort(), await freePort()];
-    run = startCli(file, { PORT: String(port), ADMIN_PORT: String(adminPort), UPSTREAM: upstream.url });
-    base = `http://127.0.0.1:${port}`;
-    admin = `http://127.0.0.1:${adminPort}`;
-    await until(() => run.logs().filter((l) => l.msg === 'listening').length === 2, 'two workers listening');
+    // Port 0: the workers share whatever port the primary got; every address is read from the logs.
+    run = startCli(file, { PORT: '0', ADMIN_PORT: '0', UPSTREAM: upstream.url });
+    const workers = () => run.logs().filter((l) => l.msg === 'listening' && l.listener === 'public');
+    await until(() => workers().length === 2, 'two workers listening');
+    await until(
+      () => run.logs().some((l) => l.msg === 'listening' && l.listener === 'admin'),
+      'the admin listener',
+    );
+    const ports = new Set(workers().map((l) => l.port));
+    expect(ports.size).toBe(1);
+    base = `http://127.0.0.1:${[...ports][0]}`;
+    admin = run.logs().find((l) => l.listener === 'admin')!.url!;
   });
   afterAll(async () => {
     await agent.close();
@@ -116,7 +138,7 @@ describe('two workers on Redis', () => {
   });
 
   test('the workers share one port and one budget: exactly the limit passes', async () => {
-    const listening = run.logs().filter((l) => l.msg === 'listening');
+    const listening = run.logs().filter((l) => l.msg === 'listening' && l.listener === 'public');
     expect(new Set(listening.map((l) => l.pid)).size).toBe(2);
 
     const replies = await burst(

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { loadConfigFile } from '../config/load.js';
 import type { RuleTable } from '../config/rule-table.js';
 import type { GatewayConfig } from '../config/schema.js';
-import { startAdminServer } from '../http/admin.js';
+import { adminUrl, startAdminServer } from '../http/admin.js';
 import { Gateway } from '../http/gateway.js';
 import { createLogger } from '../logger.js';
 import { reloadFromFile, watchConfigFile } from './reloader.js';
@@ -85,6 +85,7 @@ async function runPrimary(
         metrics: () => aggregator.clusterMetrics(),
       })
     : undefined;
+  if (admin) logger.info({ listener: 'admin', url: adminUrl(admin) }, 'listening');
   const reload = () => {
     for (const worker of Object.values(cluster.workers ?? {})) worker?.send('tollgate:reload');
   };

@@ -10,9 +10,17 @@ export class RedisServer {
   private constructor(readonly port: number) {}
 
   static async start(port?: number): Promise<RedisServer> {
-    const server = new RedisServer(port ?? (await freePort()));
-    await server.restart();
-    return server;
+    // A free port can be taken before redis-server binds it: then try another.
+    for (let attempt = 1; ; attempt++) {
+      const server = new RedisServer(port ?? (await freePort()));
+      try {
+        await server.restart();
+        return server;
+      } catch (err) {
+        await server.kill();
+        if (port !== undefined || attempt === 3) throw err;
+      }
+    }
   }
 
   get url(): string {
