@@ -1,6 +1,7 @@
 // Each limiter of the shipped config at its exact edge, through the real gateway and a real Redis.
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { clientAddresses, rateLimitedBody } from './helpers/clients.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { hashPart } from '../src/identity/hash.js';
 import { sha256Hex, StaticTokenStore } from '../src/identity/workspace-token.js';
@@ -24,9 +25,7 @@ let redis: RedisServer;
 let inspect: Redis;
 let upstream: TestUpstream;
 let gateway: Gateway;
-// Each test uses its own client address (through a trusted X-Forwarded-For) so budgets never mix.
-let nextClient = 1;
-const newClient = () => `198.51.100.${nextClient++}`;
+const newClient = clientAddresses();
 
 beforeAll(async () => {
   redis = await RedisServer.start();
@@ -51,7 +50,7 @@ const post = (path: string, headers: Record<string, string>) =>
 function expectLimited(reply: Reply, limit: number, message: string, maxRetryAfter: number): void {
   expect(reply.status).toBe(429);
   expect(reply.headers['content-type']).toBe('application/json');
-  expect(reply.text).toBe(JSON.stringify({ error: { code: 'rate_limited', message } }));
+  expect(reply.text).toBe(rateLimitedBody(message));
   expect(reply.headers['x-ratelimit-limit']).toBe(String(limit));
   expect(reply.headers['x-ratelimit-remaining']).toBe('0');
   const retryAfter = Number(reply.headers['retry-after']);

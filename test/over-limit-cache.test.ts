@@ -2,6 +2,7 @@
 // with the same answer the store would give, and without a Redis round trip.
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { clientAddresses, rateLimitedBody } from './helpers/clients.js';
 import { loadConfigText } from '../src/config/load.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { hashPart } from '../src/identity/hash.js';
@@ -47,16 +48,14 @@ routes:
 `;
 }
 
-const body = (message: string) => JSON.stringify({ error: { code: 'rate_limited', message } });
+const body = rateLimitedBody;
 
 let redis: RedisServer;
 let inspect: Redis;
 let upstream: TestUpstream;
 let gateway: Gateway;
 let env: Record<string, string>;
-// Each test uses its own client address (through the trusted X-Forwarded-For), so keys never mix.
-let nextClient = 1;
-const newClient = () => `198.51.100.${nextClient++}`;
+const newClient = clientAddresses();
 
 beforeAll(async () => {
   redis = await RedisServer.start();

@@ -2,6 +2,7 @@
 import calculateSlot from 'cluster-key-slot';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { clientAddresses, rateLimitedBody } from './helpers/clients.js';
 import type { CompiledLimiter } from '../src/config/rule-table.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { hashPart } from '../src/identity/hash.js';
@@ -86,8 +87,7 @@ afterAll(async () => {
 });
 
 // Every test has its own client addresses (trusted X-Forwarded-For), so budgets never mix.
-let nextClient = 1;
-const newClient = () => `198.51.100.${nextClient++}`;
+const newClient = clientAddresses();
 
 const limiter = (name: string): CompiledLimiter => gateways[0]!.table.limiters.get(name)!;
 const ipPart = (ip: string) => hashPart(`ip=${ip}`);
@@ -112,7 +112,7 @@ const remainingOf = (r: Reply) => Number(r.headers['x-ratelimit-remaining']);
 function expectLimited(reply: Reply, limit: number, message: string, maxRetryAfter: number): void {
   expect(reply.status).toBe(429);
   expect(reply.headers['content-type']).toBe('application/json');
-  expect(reply.text).toBe(JSON.stringify({ error: { code: 'rate_limited', message } }));
+  expect(reply.text).toBe(rateLimitedBody(message));
   expect(reply.headers['x-ratelimit-limit']).toBe(String(limit));
   expect(reply.headers['x-ratelimit-remaining']).toBe('0');
   const retryAfter = Number(reply.headers['retry-after']);

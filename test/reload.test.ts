@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { clientAddresses } from './helpers/clients.js';
 import { loadConfigText } from '../src/config/load.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { limitHeaders, send, startGateway, type Reply } from './helpers/gateway.js';
@@ -45,8 +46,7 @@ ${o.slow ? `  - { name: slow, paths: [/slow], upstream: ${o.slow}, limiters: [pe
   let newUpstream: TestUpstream;
   let gateway: Gateway;
   let env: Record<string, string>;
-  let nextClient = 1;
-  const newClient = () => `198.51.100.${nextClient++}`;
+  const newClient = clientAddresses();
 
   beforeAll(async () => {
     redis = await RedisServer.start();

@@ -1,6 +1,7 @@
 // Shadow limiters (per limiter and the global switch), and the IETF RateLimit-Policy / RateLimit headers.
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { clientAddresses } from './helpers/clients.js';
 import { loadConfigText } from '../src/config/load.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { hashPart } from '../src/identity/hash.js';
@@ -30,8 +31,7 @@ const TWO_WINDOWS_POLICY = '"l.0";q=5;w=60, "l.1";q=100;w=3600';
 let redis: RedisServer;
 let inspect: Redis;
 let upstream: TestUpstream;
-let nextClient = 1;
-const newClient = () => `198.51.100.${nextClient++}`;
+const newClient = clientAddresses();
 
 beforeAll(async () => {
   redis = await RedisServer.start();
