@@ -1,7 +1,7 @@
 // Each limiter of the shipped config at its exact edge, through the real gateway and a real Redis.
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { clientAddresses, rateLimitedBody } from './helpers/clients.js';
+import { clientAddresses, expectLimited } from './helpers/clients.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { hashPart } from '../src/identity/hash.js';
 import { sha256Hex, StaticTokenStore } from '../src/identity/workspace-token.js';
@@ -46,20 +46,6 @@ afterAll(async () => {
 
 const post = (path: string, headers: Record<string, string>) =>
   send(`${gateway.url()}${path}`, { method: 'POST', headers, body: '{}' });
-
-function expectLimited(reply: Reply, limit: number, message: string, maxRetryAfter: number): void {
-  expect(reply.status).toBe(429);
-  expect(reply.headers['content-type']).toBe('application/json');
-  expect(reply.text).toBe(rateLimitedBody(message));
-  expect(reply.headers['x-ratelimit-limit']).toBe(String(limit));
-  expect(reply.headers['x-ratelimit-remaining']).toBe('0');
-  const retryAfter = Number(reply.headers['retry-after']);
-  expect(Number.isInteger(retryAfter)).toBe(true);
-  expect(retryAfter).toBeGreaterThanOrEqual(1);
-  expect(retryAfter).toBeLessThanOrEqual(maxRetryAfter);
-  const reset = Number(reply.headers['x-ratelimit-reset']);
-  expect(Math.abs(reset - (Math.ceil(Date.now() / 1000) + retryAfter))).toBeLessThanOrEqual(1);
-}
 
 /** Sends `limit` allowed requests; checks every one was forwarded with the exact remaining count. */
 async function spend(limit: number, request: () => Promise<Reply>): Promise<Reply[]> {

@@ -2,7 +2,7 @@
 import calculateSlot from 'cluster-key-slot';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { clientAddresses, rateLimitedBody } from './helpers/clients.js';
+import { clientAddresses, expectLimited } from './helpers/clients.js';
 import type { CompiledLimiter } from '../src/config/rule-table.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { hashPart } from '../src/identity/hash.js';
@@ -108,19 +108,6 @@ const request = (path: string, ip: string, ua: string, gateway = 0, method = 'GE
   });
 
 const remainingOf = (r: Reply) => Number(r.headers['x-ratelimit-remaining']);
-
-function expectLimited(reply: Reply, limit: number, message: string, maxRetryAfter: number): void {
-  expect(reply.status).toBe(429);
-  expect(reply.headers['content-type']).toBe('application/json');
-  expect(reply.text).toBe(rateLimitedBody(message));
-  expect(reply.headers['x-ratelimit-limit']).toBe(String(limit));
-  expect(reply.headers['x-ratelimit-remaining']).toBe('0');
-  const retryAfter = Number(reply.headers['retry-after']);
-  expect(retryAfter).toBeGreaterThanOrEqual(1);
-  expect(retryAfter).toBeLessThanOrEqual(maxRetryAfter);
-  const reset = Number(reply.headers['x-ratelimit-reset']);
-  expect(Math.abs(reset - (Math.ceil(Date.now() / 1000) + retryAfter))).toBeLessThanOrEqual(1);
-}
 
 test('store.redis.cluster selects the cluster store', () => {
   expect(storeKind(gateways[0]!.table.config.store)).toBe('redis-cluster');
