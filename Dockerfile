@@ -15,7 +15,7 @@ COPY config ./config
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
-EXPOSE 8080
+EXPOSE 8080 9091
 HEALTHCHECK --interval=10s --timeout=2s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 ENTRYPOINT ["node", "dist/cli.js"]
 CMD ["start", "--config", "config/gateway.yaml"]
