@@ -5,6 +5,10 @@ export interface CompiledWindow {
   readonly limit: number;
   readonly periodMs: number;
   readonly parts: readonly KeyPart[];
+  /** The constant middle of the window's store key, ":<limiter>:<period>:<parts>", built once. */
+  readonly keyStem: string;
+  /** The parts whose values follow the stem: all but the limiter's hash-tag part. */
+  readonly otherParts: readonly KeyPart[];
 }
 
 export interface CompiledLimiter {
@@ -42,6 +46,8 @@ export interface CompiledRoute {
   /** True when some enforcing limiter keys on a credential, which the gateway then requires. */
   readonly requiresJwt: boolean;
   readonly requiresWorkspaceToken: boolean;
+  /** Some enforcing limiter answers 503 when the store fails (onStoreError: closed). */
+  readonly failsClosed: boolean;
 }
 
 /** The immutable result of compiling a config: what the request path consults. */
@@ -59,9 +65,16 @@ export function compileLimiter(
   defaultPolicy: FailurePolicy,
   globalShadow = false,
 ): CompiledLimiter {
-  const windows = cfg.windows.map((w) => ({ limit: w.limit, periodMs: w.period, parts: w.key }));
-  const first = windows[0]!.parts[0]!;
-  const shared = windows[0]!.parts.find((p) => windows.every((w) => w.parts.includes(p)));
+  const keys = cfg.windows.map((w) => w.key);
+  const shared = keys[0]!.find((p) => keys.every((k) => k.includes(p)));
+  const tagPart = shared ?? keys[0]![0]!;
+  const windows = cfg.windows.map((w) => ({
+    limit: w.limit,
+    periodMs: w.period,
+    parts: w.key,
+    keyStem: `:${name}:${w.period}:${w.key.join('+')}`,
+    otherParts: w.key.filter((p) => p !== tagPart),
+  }));
   return {
     name,
     message: cfg.message,
@@ -69,7 +82,7 @@ export function compileLimiter(
     overLimitCache: cfg.overLimitCache,
     onStoreError: cfg.onStoreError ?? defaultPolicy,
     windows,
-    tagPart: shared ?? first,
+    tagPart,
   };
 }
 
@@ -103,6 +116,7 @@ export function compileRoute(route: RouteConfig, limiters: readonly CompiledLimi
     parts,
     requiresJwt: enforcedParts.has('jwt'),
     requiresWorkspaceToken: enforcedParts.has('workspace_token'),
+    failsClosed: limiters.some((l) => !l.shadow && l.onStoreError === 'closed'),
   };
 }
 

@@ -109,7 +109,7 @@ async function handle(
       seen.outcome = 'store_error';
       for (const l of route.limiters) ctx.metrics.limiterDecision(l.name, 'store_error');
       warn.store({ reqId: requestId, err: (err as Error).message });
-      if (route.limiters.some((l) => !l.shadow && l.onStoreError === 'closed')) {
+      if (route.failsClosed) {
         return sendError(
           res,
           503,

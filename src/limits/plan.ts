@@ -18,8 +18,8 @@ export function windowKey(
   values: PartValues,
 ): string {
   const w = limiter.windows[windowIndex]!;
-  let key = `${prefix}{${values(limiter.tagPart)}}:${limiter.name}:${w.periodMs}:${w.parts.join('+')}`;
-  for (const part of w.parts) if (part !== limiter.tagPart) key += `:${values(part)}`;
+  let key = `${prefix}{${values(limiter.tagPart)}}${w.keyStem}`;
+  for (const part of w.otherParts) key += `:${values(part)}`;
   return key;
 }
 

@@ -15,7 +15,7 @@ const limiter = (shadow: boolean): RouteWindow => ({
     tagPart: 'ip',
   },
   index: 0,
-  window: { limit: 1, periodMs: 1000, parts: ['ip'] },
+  window: { limit: 1, periodMs: 1000, parts: ['ip'], keyStem: ':x:1000:ip', otherParts: [] },
   policyName: shadow ? 'shadow.0' : 'enforced.0',
 });
 
