@@ -100,22 +100,26 @@ async function firstCounted(url: string): Promise<Reply> {
   );
 }
 
-describe('Redis killed, then restarted on the same port', () => {
-  const s: Partial<Setup> = {};
-  let base: string;
+/** What one describe block runs against; `base` is the gateway's address. */
+type Running = Partial<Setup> & { readonly base: string };
 
-  beforeAll(async () => {
-    await setUp(s);
-    base = s.gateway!.url();
-  });
+/** Starts Redis, an upstream and a gateway for one describe block, and stops them after it. */
+function useSetup(): Running {
+  const s: Partial<Setup> = {};
+  beforeAll(() => setUp(s));
   afterAll(() => tearDown(s));
+  return Object.defineProperty(s, 'base', { get: () => s.gateway!.url() }) as Running;
+}
+
+describe('Redis killed, then restarted on the same port', () => {
+  const s = useSetup();
 
   test('while Redis is up, both routes count exactly', async () => {
     for (const remaining of [9, 8, 7]) {
-      expectCounted(await send(`${base}/open/a`), remaining);
-      expectCounted(await send(`${base}/closed/a`), remaining);
+      expectCounted(await send(`${s.base}/open/a`), remaining);
+      expectCounted(await send(`${s.base}/closed/a`), remaining);
     }
-    const ready = await send(`${base}/readyz`);
+    const ready = await send(`${s.base}/readyz`);
     expect(ready.status).toBe(200);
     expect(ready.text).toBe('{"status":"ready"}');
   });
@@ -125,11 +129,11 @@ describe('Redis killed, then restarted on the same port', () => {
     const closedSeen = s.upstream!.seen.filter((r) => r.url.startsWith('/closed/')).length;
 
     for (let i = 0; i < 5; i++) {
-      const open = await timedSend(`${base}/open/down-${i}`);
+      const open = await timedSend(`${s.base}/open/down-${i}`);
       expectForwardedUncounted(open.reply, `/open/down-${i}`);
       expect(open.ms).toBeLessThan(PROMPT_MS);
 
-      const closed = await timedSend(`${base}/closed/down-${i}`);
+      const closed = await timedSend(`${s.base}/closed/down-${i}`);
       expectRefused(closed.reply);
       expect(closed.ms).toBeLessThan(PROMPT_MS);
     }
@@ -137,12 +141,12 @@ describe('Redis killed, then restarted on the same port', () => {
   });
 
   test('/readyz answers 503 while Redis is down', async () => {
-    const { reply, ms } = await timedSend(`${base}/readyz`);
+    const { reply, ms } = await timedSend(`${s.base}/readyz`);
     expect(reply.status).toBe(503);
     expect(reply.text).toBe('{"status":"store_unavailable"}');
     expect(ms).toBeLessThan(PROMPT_MS);
     // Liveness does not depend on the store.
-    const health = await send(`${base}/healthz`);
+    const health = await send(`${s.base}/healthz`);
     expect(health.status).toBe(200);
     expect(health.text).toBe('{"status":"ok"}');
   });
@@ -150,47 +154,40 @@ describe('Redis killed, then restarted on the same port', () => {
   test('after a restart, counting resumes by itself from a fresh (empty) Redis', async () => {
     await s.redis!.restart();
 
-    const first = await firstCounted(`${base}/open/back`);
+    const first = await firstCounted(`${s.base}/open/back`);
     expectCounted(first, 9);
     expect(first.json()).toMatchObject({ url: '/open/back' });
-    expectCounted(await send(`${base}/open/back`), 8);
-    expectCounted(await send(`${base}/open/back`), 7);
+    expectCounted(await send(`${s.base}/open/back`), 8);
+    expectCounted(await send(`${s.base}/open/back`), 7);
 
-    expectCounted(await send(`${base}/closed/back`), 9);
-    expectCounted(await send(`${base}/closed/back`), 8);
+    expectCounted(await send(`${s.base}/closed/back`), 9);
+    expectCounted(await send(`${s.base}/closed/back`), 8);
 
-    const ready = await send(`${base}/readyz`);
+    const ready = await send(`${s.base}/readyz`);
     expect(ready.status).toBe(200);
     expect(ready.text).toBe('{"status":"ready"}');
   });
 });
 
 describe('Redis that hangs (SIGSTOP) instead of dying', () => {
-  const s: Partial<Setup> = {};
-  let base: string;
-
-  beforeAll(async () => {
-    await setUp(s);
-    base = s.gateway!.url();
-  });
-  afterAll(() => tearDown(s));
+  const s = useSetup();
 
   test('each request finishes within the command-timeout budget, then counting resumes on SIGCONT', async () => {
-    expectCounted(await send(`${base}/open/a`), 9);
-    expectCounted(await send(`${base}/closed/a`), 9);
+    expectCounted(await send(`${s.base}/open/a`), 9);
+    expectCounted(await send(`${s.base}/closed/a`), 9);
 
     const frozen = await freezeRedis(s.redis!);
     try {
       for (let i = 0; i < 3; i++) {
-        const open = await timedSend(`${base}/open/hung-${i}`);
+        const open = await timedSend(`${s.base}/open/hung-${i}`);
         expectForwardedUncounted(open.reply, `/open/hung-${i}`);
         expect(open.ms).toBeLessThan(PROMPT_MS);
 
-        const closed = await timedSend(`${base}/closed/hung-${i}`);
+        const closed = await timedSend(`${s.base}/closed/hung-${i}`);
         expectRefused(closed.reply);
         expect(closed.ms).toBeLessThan(PROMPT_MS);
       }
-      const ready = await timedSend(`${base}/readyz`);
+      const ready = await timedSend(`${s.base}/readyz`);
       expect(ready.reply.status).toBe(503);
       expect(ready.reply.text).toBe('{"status":"store_unavailable"}');
       expect(ready.ms).toBeLessThan(PROMPT_MS);
@@ -199,13 +196,13 @@ describe('Redis that hangs (SIGSTOP) instead of dying', () => {
     }
 
     // The connection survived the freeze, so counting resumes without a reconnect.
-    const first = await firstCounted(`${base}/open/b`);
+    const first = await firstCounted(`${s.base}/open/b`);
     const start = Number(first.headers['x-ratelimit-remaining']);
     expectCounted(first, start);
-    expectCounted(await send(`${base}/open/b`), start - 1);
-    expectCounted(await send(`${base}/open/b`), start - 2);
+    expectCounted(await send(`${s.base}/open/b`), start - 1);
+    expectCounted(await send(`${s.base}/open/b`), start - 2);
 
-    const ready = await send(`${base}/readyz`);
+    const ready = await send(`${s.base}/readyz`);
     expect(ready.status).toBe(200);
     expect(ready.text).toBe('{"status":"ready"}');
   });
