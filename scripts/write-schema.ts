@@ -1,13 +1,28 @@
-// Writes config/schema.json from the zod schema; with --check, fails when the file is out of date.
-import { readFileSync, writeFileSync } from 'node:fs';
+// Writes the generated documents (config/schema.json from the zod schema, docs/openapi.json from
+// the services' OpenAPI fragments); with --check, fails when either is out of date.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { configSchema } from '../src/config/schema.js';
+import { servicesOpenApi } from '../src/upstreams/registry.js';
 
-const file = new URL('../config/schema.json', import.meta.url);
-const schema = z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' });
-const text = `${JSON.stringify({ title: 'tollgate gateway configuration', ...schema }, null, 2)}\n`;
+const configJson = z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' });
+const outputs: [string, object][] = [
+  ['config/schema.json', { title: 'tollgate gateway configuration', ...configJson }],
+  ['docs/openapi.json', servicesOpenApi()],
+];
 
-if (process.argv.includes('--check')) {
+const check = process.argv.includes('--check');
+let stale = false;
+for (const [name, document] of outputs) {
+  const file = fileURLToPath(new URL(`../${name}`, import.meta.url));
+  const text = `${JSON.stringify(document, null, 2)}\n`;
+  if (!check) {
+    mkdirSync(fileURLToPath(new URL('.', `file://${file}`)), { recursive: true });
+    writeFileSync(file, text);
+    console.log(`wrote ${name}`);
+    continue;
+  }
   let current = '';
   try {
     current = readFileSync(file, 'utf8');
@@ -15,11 +30,8 @@ if (process.argv.includes('--check')) {
     // missing counts as out of date
   }
   if (current !== text) {
-    console.error('config/schema.json is out of date: run `npm run schema`');
-    process.exit(1);
-  }
-  console.log('config/schema.json is up to date');
-} else {
-  writeFileSync(file, text);
-  console.log('wrote config/schema.json');
+    console.error(`${name} is out of date: run \`npm run schema\``);
+    stale = true;
+  } else console.log(`${name} is up to date`);
 }
+if (stale) process.exit(1);

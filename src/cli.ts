@@ -1,17 +1,24 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { describeRequest, describeRuleTable } from './cli/describe.js';
+import { serve, tokens, UsageError, users } from './cli/services.js';
 import { start } from './cli/start.js';
 import { ConfigError } from './config/errors.js';
 import { loadConfigFile } from './config/load.js';
 import { buildState, closeState } from './http/state.js';
 import { describePeer } from './identity/peer.js';
 import { resolveIdentity } from './identity/resolve.js';
+import { openDatabase } from './db/database.js';
+import { DatabaseTokenStore } from './upstreams/workspaces.js';
 
 const USAGE = `usage:
   tollgate start   --config FILE
   tollgate check   --config FILE
-  tollgate explain --config FILE [--peer IP] [--header 'Name: value' ...] METHOD URL`;
+  tollgate explain --config FILE [--peer IP] [--header 'Name: value' ...] METHOD URL
+  tollgate serve   websites|reports|widget|bulksync --port N [--host H] [--config FILE]
+  tollgate users   create --name NAME [--config FILE]
+  tollgate tokens  create --workspace NAME [--config FILE]
+  tollgate tokens  revoke ID [--config FILE]`;
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -21,6 +28,10 @@ async function main(argv: string[]): Promise<number> {
       config: { type: 'string', short: 'c', default: 'config/gateway.yaml' },
       header: { type: 'string', short: 'H', multiple: true, default: [] },
       peer: { type: 'string', default: '127.0.0.1' },
+      host: { type: 'string', default: '127.0.0.1' },
+      port: { type: 'string', default: '0' },
+      name: { type: 'string' },
+      workspace: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -39,6 +50,12 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'explain':
       return explain(values.config, rest, values.header, values.peer);
+    case 'serve':
+      return serve(values.config, rest[0], values.host, values.port);
+    case 'users':
+      return users(values.config, rest, values.name);
+    case 'tokens':
+      return tokens(values.config, rest, values.workspace);
     default:
       console.error(`unknown command "${command}"\n${USAGE}`);
       return 2;
@@ -69,7 +86,12 @@ async function explain(
     path = u.pathname + u.search;
   }
   const table = await loadConfigFile(configFile);
-  const state = await buildState(table);
+  // Explain reads the token database but never starts services or bootstraps accounts.
+  const db =
+    table.config.identity.workspaceTokens.source === 'database'
+      ? openDatabase(table.config.services.dataDir)
+      : undefined;
+  const state = await buildState(table, { workspaceTokens: db && new DatabaseTokenStore(db) });
   try {
     const route = table.router.match(headers['host'], method.toUpperCase(), path);
     const identity = route?.limiters.length
@@ -78,11 +100,10 @@ async function explain(
     console.log(describeRequest(table, route?.name, identity, state.keyPrefix));
   } finally {
     await closeState(state);
+    db?.close();
   }
   return 0;
 }
-
-class UsageError extends Error {}
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),

@@ -9,6 +9,7 @@ import { adminUrl, startAdminServer } from '../http/admin.js';
 import { Gateway } from '../http/gateway.js';
 import { createLogger } from '../logger.js';
 import { reloadFromFile, watchConfigFile } from './reloader.js';
+import { stopSignal } from './signals.js';
 
 export function workerCount(config: GatewayConfig): number {
   return config.workers === 'auto' ? availableParallelism() : config.workers;
@@ -31,20 +32,6 @@ export async function start(configFile: string): Promise<number> {
   process.off('SIGHUP', reload);
   await gateway.close();
   return 0;
-}
-
-/** Resolves on the first SIGTERM or SIGINT. */
-function stopSignal(logger: Logger): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      process.off('SIGTERM', stop);
-      process.off('SIGINT', stop);
-      logger.info({ signal }, 'shutting down');
-      resolve();
-    };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
-  });
 }
 
 async function runWorker(configFile: string, table: RuleTable, logger: Logger): Promise<number> {

@@ -128,6 +128,15 @@ function compile(config: GatewayConfig): { table: RuleTable } | { issues: Config
     }
   });
 
+  for (const [name, upstream] of Object.entries(config.upstreams)) {
+    if (!upstream.url && !upstream.embedded) {
+      issues.push({
+        path: ['upstreams', name, 'url'],
+        message: 'set url, or embedded (websites, reports, widget or bulksync) to run a built-in service',
+      });
+    }
+  }
+
   const policy = config.store.onError;
   const limiters = new Map<string, CompiledLimiter>();
   for (const [name, cfg] of Object.entries(config.limiters))

@@ -48,6 +48,8 @@ export interface CompiledRoute {
   readonly requiresWorkspaceToken: boolean;
   /** Some enforcing limiter answers 503 when the store fails (onStoreError: closed). */
   readonly failsClosed: boolean;
+  /** Largest body forwarded, in bytes; 0: no bound. */
+  readonly maxBodySize: number;
 }
 
 /** The immutable result of compiling a config: what the request path consults. */
@@ -117,6 +119,7 @@ export function compileRoute(route: RouteConfig, limiters: readonly CompiledLimi
     requiresJwt: enforcedParts.has('jwt'),
     requiresWorkspaceToken: enforcedParts.has('workspace_token'),
     failsClosed: limiters.some((l) => !l.shadow && l.onStoreError === 'closed'),
+    maxBodySize: route.maxBodySize,
   };
 }
 

@@ -1,3 +1,4 @@
+import bytes from 'bytes';
 import ms from 'ms';
 import { z } from 'zod';
 
@@ -14,6 +15,19 @@ export const duration = z
     return Math.round(parsed);
   })
   .meta({ description: 'Milliseconds, or a string such as "50ms", "10s", "1m", "1h".' });
+
+/** A size in bytes: a number, or a string such as "512kb" or "5mb". */
+export const byteSize = z
+  .union([z.number().int().nonnegative(), z.string()])
+  .transform((value, ctx) => {
+    const parsed = typeof value === 'number' ? value : bytes.parse(value);
+    if (parsed === null || !Number.isFinite(parsed) || parsed < 0) {
+      ctx.addIssue({ code: 'custom', message: `not a size: "${String(value)}" (use e.g. 512kb, 5mb)` });
+      return z.NEVER;
+    }
+    return Math.floor(parsed);
+  })
+  .meta({ description: 'Bytes, or a string such as "512kb" or "5mb".' });
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -84,9 +98,17 @@ const jwt = z.strictObject({
   audience: z.string().optional(),
   sessionClaim: z.string().default('sid'),
   clockTolerance: duration.default(0),
+  ttl: duration
+    .refine((d) => d >= 1000, 'must be at least 1s')
+    .default(86_400_000)
+    .meta({ description: 'Lifetime of the visitor tokens the embedded widget service issues.' }),
 });
 
 const workspaceTokens = z.strictObject({
+  /** database: the tokens `tollgate tokens create` issues (in services.dataDir); static: the list below. */
+  source: z.enum(['database', 'static']).default('static'),
+  /** How long a verified token is trusted without asking the database again (bounds how late a revocation bites). */
+  cacheTtl: duration.default(5_000),
   /** Static tokens: id and the SHA-256 (hex) of the secret. */
   static: z
     .array(z.strictObject({ id: z.string().min(1), sha256: z.string().regex(/^[0-9a-f]{64}$/i) }))
@@ -100,8 +122,13 @@ const identity = z.strictObject({
   workspaceTokens: workspaceTokens.prefault({}),
 });
 
+export const embeddedServices = ['websites', 'reports', 'widget', 'bulksync'] as const;
+export type EmbeddedServiceName = (typeof embeddedServices)[number];
+
 const upstream = z.strictObject({
-  url: z.url({ protocol: /^https?$/ }),
+  /** Where to forward. Empty: run the `embedded` service in process and forward to it. */
+  url: z.union([z.literal(''), z.url({ protocol: /^https?$/ })]).default(''),
+  embedded: z.enum(embeddedServices).optional(),
   connections: positiveInt.default(128),
   connectTimeout: duration.default(5_000),
   headersTimeout: duration.default(30_000),
@@ -139,11 +166,39 @@ const route = z.strictObject({
   paths: z.array(pathPattern).min(1),
   upstream: name,
   limiters: z.array(z.union([name, inlineLimiter])).default([]),
+  /** Largest request body forwarded; a larger one gets 413 without reaching the upstream. 0: no bound. */
+  maxBodySize: byteSize.default(0),
 });
 
 const admin = z.strictObject({
   host: z.string().default('127.0.0.1'),
   port: port.default(9091),
+});
+
+const services = z.strictObject({
+  /** Where the embedded services keep their SQLite database (tollgate.db) and the generated JWT secret. */
+  dataDir: z.string().min(1).default('./data'),
+  /** API keys that each get a user of the websites and reports APIs at start (for containers and tests). */
+  bootstrapApiKeys: stringList.default([]),
+  /** Largest request body the embedded services accept (413 beyond). */
+  maxBodySize: byteSize.default(5 * 1024 * 1024),
+  reports: z
+    .strictObject({
+      /** Let the analyser fetch loopback, private and link-local addresses (tests, local use). */
+      allowPrivateNetworks: z.boolean().default(false),
+      fetchTimeout: duration.default(10_000),
+      maxRedirects: z.coerce.number().int().min(0).max(20).default(5),
+      maxPageSize: byteSize.default(5 * 1024 * 1024),
+    })
+    .prefault({}),
+  bulksync: z
+    .strictObject({
+      /** A "<id>|<secret>" workspace token ensured at start. */
+      bootstrapToken: z.string().default(''),
+      /** The workspace the bootstrap token belongs to. */
+      bootstrapWorkspace: name.default('default'),
+    })
+    .prefault({}),
 });
 
 const workers = z
@@ -166,6 +221,7 @@ export const configSchema = z.strictObject({
   shutdown: z.strictObject({ drainTimeout: duration.default(10_000) }).prefault({}),
   store: store.prefault({}),
   identity: identity.prefault({}),
+  services: services.prefault({}),
   upstreams: z.record(name, upstream),
   limiters: z.record(name, limiter).default({}),
   routes: z.array(route).min(1),
@@ -175,6 +231,7 @@ export type GatewayConfig = z.output<typeof configSchema>;
 export type LimiterConfig = z.output<typeof limiter>;
 export type RouteConfig = z.output<typeof route>;
 export type UpstreamConfig = z.output<typeof upstream>;
+export type ServicesConfig = z.output<typeof services>;
 export type KeyPart = z.output<typeof keyPart>;
 export type JwtConfig = z.output<typeof jwt>;
 export type FailurePolicy = z.output<typeof failurePolicy>;

@@ -10,6 +10,7 @@ import type { WindowStore } from '../store/window-store.js';
 import { adminUrl, startAdminServer } from './admin.js';
 import { createRequestHandler } from './request-handler.js';
 import type { Upstream } from '../proxy/upstream.js';
+import { EmbeddedServices } from '../upstreams/embedded.js';
 import { buildState, closeState, closeUpstreams, retiredUpstreams, type GatewayState } from './state.js';
 
 export interface GatewayOptions {
@@ -30,7 +31,7 @@ export interface BoundListener {
 }
 
 /** Settings a reload cannot change: they belong to sockets and connections opened at start. */
-const RESTART_ONLY = ['listeners', 'admin', 'workers', 'store', 'reload'] as const;
+const RESTART_ONLY = ['listeners', 'admin', 'workers', 'store', 'reload', 'services'] as const;
 
 /** The gateway process: its listeners, its store and the current rule table (swappable at run time). */
 export class Gateway {
@@ -47,7 +48,10 @@ export class Gateway {
   private constructor(
     state: GatewayState,
     readonly store: WindowStore,
-    private readonly options: GatewayOptions & { readonly metrics: GatewayMetrics },
+    private readonly options: GatewayOptions & {
+      readonly metrics: GatewayMetrics;
+      readonly embedded: EmbeddedServices;
+    },
   ) {
     this.#state = state;
     this.metrics = options.metrics;
@@ -63,7 +67,15 @@ export class Gateway {
         "rate-limit store not reachable yet: starting anyway, applying each limiter's onStoreError",
       );
     }
-    const gateway = new Gateway(await buildState(table, options), store, { ...options, metrics });
+    const embedded = new EmbeddedServices(table.config, options.logger);
+    let state: GatewayState;
+    try {
+      state = await buildState(table, { ...options, embedded });
+    } catch (err) {
+      await Promise.all([embedded.close(), store.close()]);
+      throw err;
+    }
+    const gateway = new Gateway(state, store, { ...options, metrics, embedded });
     try {
       await gateway.#listen();
     } catch (err) {
@@ -189,6 +201,6 @@ export class Gateway {
     }
     for (const timer of this.#retireTimers) clearTimeout(timer);
     await Promise.all([closeState(this.#state), closeUpstreams(this.#retired)]);
-    await this.store.close();
+    await Promise.all([this.store.close(), this.options.embedded.close()]);
   }
 }

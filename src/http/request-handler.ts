@@ -6,6 +6,7 @@ import { peerOf } from '../identity/peer.js';
 import { resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
 import { decide, type Decision } from '../limits/decision.js';
 import { planWindows } from '../limits/plan.js';
+import { declaresTooLarge } from '../proxy/body-limit.js';
 import { acceptableRequestId } from '../proxy/headers.js';
 import { pathOf } from '../routing/patterns.js';
 import { throttledWarn } from '../logger.js';
@@ -131,6 +132,7 @@ async function handle(
     }
     if (rejectCredentials(route, identity, res, rateHeaders)) return;
   }
+  if (declaresTooLarge(req, route.maxBodySize)) return sendTooLarge(res, route, rateHeaders);
 
   const upstream = state.upstreams.get(route.upstream)!;
   const forwardStarted = performance.now();
@@ -139,7 +141,9 @@ async function handle(
     res,
     { peer: peer.text, peerTrusted: peer.trusted, protocol: ctx.protocol, requestId },
     rateHeaders,
+    route.maxBodySize,
   );
+  if (forwarded.kind === 'too_large') return sendTooLarge(res, route, rateHeaders);
   const result = forwarded.kind === 'ok' ? statusClass(forwarded.status) : forwarded.kind;
   ctx.metrics.upstream(route.name, upstream.name, result, (performance.now() - forwardStarted) / 1000);
   if (forwarded.kind === 'unreachable') {
@@ -149,6 +153,14 @@ async function handle(
     warn.timeout({ reqId: requestId, upstream: upstream.name, err: forwarded.error.message });
     sendError(res, 504, 'gateway_timeout', 'The upstream service did not answer in time.', rateHeaders);
   }
+}
+
+/** 413, and the connection closed: the unread rest of the body must not be taken for the next request. */
+function sendTooLarge(res: ServerResponse, route: CompiledRoute, headers: Record<string, string>): void {
+  sendError(res, 413, 'payload_too_large', `The request body exceeds ${route.maxBodySize} bytes.`, {
+    ...headers,
+    connection: 'close',
+  });
 }
 
 /** Counts each limiter's verdict: limited (it refused), shadow_limited (a shadow limiter's window was spent), or allowed. */

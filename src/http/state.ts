@@ -6,6 +6,7 @@ import type { IdentitySources } from '../identity/resolve.js';
 import { VisitorJwtVerifier } from '../identity/visitor-jwt.js';
 import { StaticTokenStore, type WorkspaceTokenStore } from '../identity/workspace-token.js';
 import { Upstream } from '../proxy/upstream.js';
+import type { EmbeddedServices } from '../upstreams/embedded.js';
 
 /** Everything the request path reads, built from one rule table. Replaced whole on reload. */
 export interface GatewayState {
@@ -16,8 +17,13 @@ export interface GatewayState {
 }
 
 export interface StateOptions {
-  /** Overrides the static tokens of the config (the embedded bulk-sync service supplies its own). */
+  /** Overrides the token source the config names. */
   readonly workspaceTokens?: WorkspaceTokenStore;
+  /**
+   * Runs the upstreams that name an embedded service, and holds the token database. Absent (as in
+   * `tollgate explain`), embedded upstreams are left out of the state.
+   */
+  readonly embedded?: EmbeddedServices;
   readonly logger?: Logger;
 }
 
@@ -38,20 +44,32 @@ export async function buildState(
       : undefined;
   };
   const jwt = identity.jwt ? await VisitorJwtVerifier.create(identity.jwt) : undefined;
+  const { embedded } = options;
+  const built = new Map<string, Upstream>();
+  for (const [name, cfg] of Object.entries(upstreams)) {
+    if (!cfg.url && !embedded) continue;
+    const url = cfg.url || (await embedded!.url(cfg.embedded!));
+    built.set(name, reuse(name, cfg) ?? new Upstream(name, { ...cfg, url }));
+  }
   return {
     table,
     identity: {
       trustedProxies: new TrustedProxies(identity.trustedProxies),
       ipv6PrefixLength: identity.ipv6PrefixLength,
       jwt,
-      workspaceTokens: options.workspaceTokens ?? new StaticTokenStore(identity.workspaceTokens.static),
+      workspaceTokens: options.workspaceTokens ?? workspaceTokenSource(table, embedded),
     },
-    upstreams: new Map(
-      Object.entries(upstreams).map(([name, cfg]) => [name, reuse(name, cfg) ?? new Upstream(name, cfg)]),
-    ),
+    upstreams: built,
     // The store is set up at start; a reload must not move every key (and so reset every counter).
     keyPrefix: previous?.keyPrefix ?? store.redis.keyPrefix,
   };
+}
+
+function workspaceTokenSource(table: RuleTable, embedded: EmbeddedServices | undefined): WorkspaceTokenStore {
+  const { workspaceTokens } = table.config.identity;
+  if (workspaceTokens.source === 'static') return new StaticTokenStore(workspaceTokens.static);
+  if (!embedded) throw new Error('identity.workspaceTokens.source "database" needs the services database');
+  return embedded.tokenStore();
 }
 
 /** The upstreams of `old` that `next` no longer uses. */

@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 
 /** Verifies workspace API tokens ("<id>|<secret>"). The embedded bulk-sync service provides a database-backed one. */
 export interface WorkspaceTokenStore {
@@ -54,5 +55,28 @@ export class StaticTokenStore implements WorkspaceTokenStore {
     const expected = this.#hashes.get(id);
     if (!expected) return false;
     return timingSafeEqual(expected, createHash('sha256').update(secret).digest());
+  }
+}
+
+/**
+ * Remembers verified tokens for `ttlMs`, so the hot path rarely asks the database; a revocation
+ * therefore takes effect within `ttlMs`. Failures are never cached: a token that fails is asked again.
+ */
+export class CachedTokenStore implements WorkspaceTokenStore {
+  readonly #verified: LRUCache<string, true>;
+
+  constructor(
+    private readonly inner: WorkspaceTokenStore,
+    ttlMs: number,
+  ) {
+    this.#verified = new LRUCache({ max: 10_000, ttl: Math.max(1, ttlMs), ttlAutopurge: false });
+  }
+
+  async verify(id: string, secret: string): Promise<boolean> {
+    const key = `${id}|${secret}`;
+    if (this.#verified.get(key)) return true;
+    const valid = await this.inner.verify(id, secret);
+    if (valid) this.#verified.set(key, true);
+    return valid;
   }
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Pool } from 'undici';
 import type { UpstreamConfig } from '../config/schema.js';
+import { limitBody } from './body-limit.js';
 import { upstreamRequestHeaders, type ForwardedFacts } from './headers.js';
 import { ResponseRelay, type ForwardOutcome } from './response-relay.js';
 
@@ -27,13 +28,15 @@ export class Upstream {
 
   /**
    * Forwards the request and streams the response into `res`, adding `extraHeaders` (which replace
-   * any X-RateLimit-* the upstream sent). Settles when the exchange ends; never throws.
+   * any X-RateLimit-* the upstream sent). A body of unknown length longer than `maxBodySize` (when
+   * non-zero) is cut off: the upstream request is aborted. Settles when the exchange ends; never throws.
    */
   forward(
     req: IncomingMessage,
     res: ServerResponse,
     facts: ForwardedFacts,
     extraHeaders: Record<string, string>,
+    maxBodySize = 0,
   ): Promise<ForwardOutcome> {
     // The client may have left while the limiter waited on the store: then never start the exchange.
     if (res.closed || res.destroyed || req.socket.destroyed) return Promise.resolve({ kind: 'aborted' });
@@ -46,7 +49,8 @@ export class Upstream {
         path: this.#basePath + (req.url ?? '/'),
         method: req.method ?? 'GET',
         headers: headers as Record<string, string>,
-        body: hasBody ? req : null,
+        // A body of unknown length is counted on its way through (a declared one was checked already).
+        body: !hasBody ? null : maxBodySize > 0 && length === undefined ? limitBody(req, maxBodySize) : req,
       },
       relay,
     );

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { TEST_JWT_SECRET } from './tokens.js';
 
 /** The shipped config/gateway.yaml, for tests that exercise the default limiters. */
@@ -17,6 +19,8 @@ export function defaultEnv(upstreamUrl: string, extra: Record<string, string> = 
     WIDGET_JWT_SECRET: TEST_JWT_SECRET,
     // Exactness tests must not fail open because a loaded CI machine made Redis slower than 50 ms.
     REDIS_COMMAND_TIMEOUT: '2s',
+    // The services database (workspace tokens) of this gateway alone.
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'tollgate-test-')),
     ...extra,
   };
 }

@@ -1,0 +1,7 @@
+import type { Migration } from './index.js';
+
+export const bulkSync: Migration = {
+  version: 6,
+  sql: `
+  `,
+};

@@ -1,0 +1,14 @@
+import { accounts } from './001-accounts.js';
+import { websites } from './002-websites.js';
+import { reports } from './003-reports.js';
+import { workspaces } from './004-workspaces.js';
+import { widget } from './005-widget.js';
+import { bulkSync } from './006-bulksync.js';
+
+export interface Migration {
+  readonly version: number;
+  readonly sql: string;
+}
+
+/** In order. A released migration never changes: a new one follows it. */
+export const MIGRATIONS: readonly Migration[] = [accounts, websites, reports, workspaces, widget, bulkSync];

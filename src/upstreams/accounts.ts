@@ -1,0 +1,78 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { Db } from '../db/database.js';
+import { bearerToken } from '../identity/workspace-token.js';
+import { HttpError } from './errors.js';
+
+/** Users of the websites and reports APIs, and their API keys. A key is shown once; only its SHA-256 is kept. */
+
+const keyHash = (key: string): Buffer => createHash('sha256').update(key).digest();
+const now = () => new Date().toISOString();
+
+export function newApiKey(): string {
+  return `tg_${randomBytes(24).toString('base64url')}`;
+}
+
+/** Creates a user with a new API key; returns the key, which is never stored in clear. */
+export function createUser(db: Db, name: string, key = newApiKey()): { userId: number; key: string } {
+  const create = db.transaction(() => {
+    const userId = Number(
+      db.prepare('INSERT INTO users (name, created_at) VALUES (?, ?)').run(name, now()).lastInsertRowid,
+    );
+    db.prepare('INSERT INTO api_keys (user_id, key_hash, created_at) VALUES (?, ?, ?)').run(
+      userId,
+      keyHash(key),
+      now(),
+    );
+    return userId;
+  });
+  return { userId: create.immediate(), key };
+}
+
+/** The owner of an API key, or undefined. The stored and presented hashes are compared in constant time. */
+export function userForKey(db: Db, key: string): number | undefined {
+  const presented = keyHash(key);
+  const row = db.prepare('SELECT user_id, key_hash FROM api_keys WHERE key_hash = ?').get(presented) as
+    { user_id: number; key_hash: Buffer } | undefined;
+  return row && timingSafeEqual(row.key_hash, presented) ? row.user_id : undefined;
+}
+
+/**
+ * Ensures one user per bootstrap key; on a first start with neither users nor bootstrap keys,
+ * creates one user and logs its key (once: the next start finds the user).
+ */
+export function bootstrapUsers(db: Db, keys: readonly string[], logger: Logger): void {
+  const ensure = db.transaction(() => {
+    for (const [i, key] of keys.entries()) {
+      if (userForKey(db, key) === undefined) createUser(db, `bootstrap-${i + 1}`, key);
+    }
+    if (keys.length > 0) return undefined;
+    const { n } = db.prepare('SELECT count(*) AS n FROM users').get() as { n: number };
+    return n === 0 ? createUser(db, 'admin') : undefined;
+  });
+  const created = ensure.immediate();
+  if (created) {
+    logger.warn(
+      { user: created.userId, apiKey: created.key },
+      'first start: created user "admin"; keep this API key, it is not shown again',
+    );
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    userId: number;
+  }
+}
+
+/** Requires `Authorization: Bearer <API key>` on every route of `app`; sets request.userId. */
+export function requireApiKey(app: FastifyInstance, db: Db): void {
+  app.decorateRequest('userId', 0);
+  app.addHook('onRequest', async (request: FastifyRequest) => {
+    const key = bearerToken(request.headers.authorization);
+    const userId = key === undefined ? undefined : userForKey(db, key);
+    if (userId === undefined) throw new HttpError(401, 'Unauthenticated.', 'unauthenticated');
+    request.userId = userId;
+  });
+}

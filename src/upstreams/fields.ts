@@ -1,0 +1,39 @@
+import { z } from 'zod';
+
+/**
+ * Field parsers shared by the websites and reports APIs. Form bodies carry every value as a
+ * string, JSON bodies as numbers: both are accepted. Messages follow Laravel's wording.
+ */
+
+/** An integer from a form string or JSON number that must be one of `allowed`. */
+export function intChoice(field: string, allowed: readonly number[]) {
+  const message = `The selected ${field} is invalid.`;
+  return z.union([z.number(), z.string()], { error: message }).transform((v, ctx) => {
+    const n = typeof v === 'number' ? v : /^\s*-?\d+\s*$/.test(v) ? Number(v) : NaN;
+    if (!allowed.includes(n)) {
+      ctx.addIssue({ code: 'custom', message });
+      return z.NEVER;
+    }
+    return n;
+  });
+}
+
+/** A required string field (trimmed; empty counts as missing). */
+export function requiredString(field: string, max = 2048) {
+  return z
+    .string({ error: `The ${field} field is required.` })
+    .trim()
+    .min(1, `The ${field} field is required.`)
+    .max(max, `The ${field} field must not be greater than ${max} characters.`);
+}
+
+/** An optional string field; null and "" mean "not given". */
+export function optionalString(field: string, max = 2048) {
+  return z
+    .string({ error: `The ${field} field must be a string.` })
+    .max(max, `The ${field} field must not be greater than ${max} characters.`)
+    .nullish()
+    .transform((v) => (v === '' || v === null ? undefined : v));
+}
+
+export const PRIVACY = { public: 0, private: 1, password: 2 } as const;

@@ -1,0 +1,75 @@
+import type { FastifyRequest } from 'fastify';
+
+/** A page of a list in the Laravel originals' envelope (LengthAwarePaginator + the `status` member). */
+export interface ListPage<T> {
+  data: T[];
+  links: { first: string; last: string; prev: string | null; next: string | null };
+  meta: {
+    current_page: number;
+    from: number | null;
+    last_page: number;
+    path: string;
+    per_page: number;
+    to: number | null;
+    total: number;
+  };
+  status: 200;
+}
+
+/** The requested page: a positive integer, else 1 (as Laravel reads it). */
+export function pageNumber(value: unknown): number {
+  const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : 1;
+  return n >= 1 ? n : 1;
+}
+
+/** The public URL of the request's path, as the client addressed it through the gateway. */
+export function publicPath(request: FastifyRequest): string {
+  const proto = String(request.headers['x-forwarded-proto'] ?? 'http')
+    .split(',')[0]!
+    .trim();
+  return `${proto}://${request.headers.host ?? 'localhost'}${request.url.split('?')[0]}`;
+}
+
+/**
+ * Wraps one page of rows. The links keep the request's query parameters (search, sort, per_page,
+ * filters) and set `page`.
+ */
+export function listPage<T>(
+  request: FastifyRequest,
+  rows: T[],
+  total: number,
+  page: number,
+  perPage: number,
+): ListPage<T> {
+  const path = publicPath(request);
+  const query = new URLSearchParams(
+    request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '',
+  );
+  query.delete('page');
+  const link = (n: number) => {
+    const params = new URLSearchParams(query);
+    params.set('page', String(n));
+    return `${path}?${params.toString()}`;
+  };
+  const lastPage = Math.max(1, Math.ceil(total / perPage));
+  const from = rows.length > 0 ? (page - 1) * perPage + 1 : null;
+  return {
+    data: rows,
+    links: {
+      first: link(1),
+      last: link(lastPage),
+      prev: page > 1 ? link(page - 1) : null,
+      next: page < lastPage ? link(page + 1) : null,
+    },
+    meta: {
+      current_page: page,
+      from,
+      last_page: lastPage,
+      path,
+      per_page: perPage,
+      to: from === null ? null : from + rows.length - 1,
+      total,
+    },
+    status: 200,
+  };
+}

@@ -1,0 +1,83 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { EmbeddedServiceName, GatewayConfig } from '../config/schema.js';
+import { openDatabase, type Db } from '../db/database.js';
+import { bootstrapUsers } from './accounts.js';
+import { createServiceApp, listen } from './app.js';
+import { bulkSyncService } from './bulksync/service.js';
+import type { ServiceContext } from './context.js';
+import type { ErrorStyle } from './errors.js';
+import { openApiDocument, type OpenApiFragment } from './openapi.js';
+import { reportsService } from './reports/service.js';
+import { websitesService } from './websites/service.js';
+import { widgetService } from './widget/service.js';
+import { ensureWorkspaceToken } from './workspaces.js';
+
+/** One embedded service: the error shape of its surface, the routes it adds to its app, and their OpenAPI description. */
+export interface ServiceDefinition {
+  readonly errors: ErrorStyle;
+  readonly openapi: OpenApiFragment;
+  /** Serves the OpenAPI document at /api/v1/openapi.json (the services that own a host). */
+  readonly servesOpenApi?: boolean;
+  register(app: FastifyInstance, ctx: ServiceContext): void | Promise<void>;
+}
+
+export const SERVICES: Record<EmbeddedServiceName, ServiceDefinition> = {
+  websites: websitesService,
+  reports: reportsService,
+  widget: widgetService,
+  bulksync: bulkSyncService,
+};
+
+export interface RunningService {
+  readonly name: EmbeddedServiceName;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Opens the database and applies the config's bootstrap accounts (API keys, workspace token). */
+export function openServiceDatabase(config: GatewayConfig, logger: Logger): Db {
+  const db = openDatabase(config.services.dataDir);
+  try {
+    bootstrapUsers(db, config.services.bootstrapApiKeys, logger);
+    const { bootstrapToken, bootstrapWorkspace } = config.services.bulksync;
+    if (bootstrapToken) ensureWorkspaceToken(db, bootstrapToken, bootstrapWorkspace);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return db;
+}
+
+/** Builds a service's app (not listening): for tests through fastify's inject, and for startService. */
+export async function buildService(name: EmbeddedServiceName, ctx: ServiceContext): Promise<FastifyInstance> {
+  const definition = SERVICES[name];
+  const app = createServiceApp({
+    logger: ctx.logger.child({ embedded: name }),
+    errors: definition.errors,
+    bodyLimit: ctx.config.services.maxBodySize,
+  });
+  if (definition.servesOpenApi) {
+    const document = servicesOpenApi();
+    app.get('/api/v1/openapi.json', async () => document);
+  }
+  await definition.register(app, ctx);
+  await app.ready();
+  return app;
+}
+
+export async function startService(
+  name: EmbeddedServiceName,
+  ctx: ServiceContext,
+  host: string,
+  port: number,
+): Promise<RunningService> {
+  const app = await buildService(name, ctx);
+  const url = await listen(app, host, port);
+  return { name, url, close: () => app.close() };
+}
+
+/** The OpenAPI 3.1 document of all four services (checked in as docs/openapi.json). */
+export function servicesOpenApi(): object {
+  return openApiDocument(Object.values(SERVICES).map((s) => s.openapi));
+}
