@@ -66,10 +66,21 @@ declare module 'fastify' {
   }
 }
 
-/** Requires `Authorization: Bearer <API key>` on every route of `app`; sets request.userId. */
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A route anyone may call (the OpenAPI document). */
+    public?: boolean;
+  }
+}
+
+/**
+ * Requires `Authorization: Bearer <API key>` on every route of `app` but the public ones; sets
+ * request.userId. An unknown path stays a 404, as in the originals.
+ */
 export function requireApiKey(app: FastifyInstance, db: Db): void {
   app.decorateRequest('userId', 0);
   app.addHook('onRequest', async (request: FastifyRequest) => {
+    if (request.is404 || request.routeOptions.config.public) return;
     const key = bearerToken(request.headers.authorization);
     const userId = key === undefined ? undefined : userForKey(db, key);
     if (userId === undefined) throw new HttpError(401, 'Unauthenticated.', 'unauthenticated');

@@ -59,7 +59,7 @@ export async function buildService(name: EmbeddedServiceName, ctx: ServiceContex
   });
   if (definition.servesOpenApi) {
     const document = servicesOpenApi();
-    app.get('/api/v1/openapi.json', async () => document);
+    app.get('/api/v1/openapi.json', { config: { public: true } }, async () => document);
   }
   await definition.register(app, ctx);
   await app.ready();

@@ -113,9 +113,16 @@ export interface CliRun {
   readonly stderr: string;
 }
 
-/** Runs one short tollgate command (check, explain) to its end, bounded by `timeoutMs`. */
-export async function runCli(args: string[], timeoutMs = 20_000): Promise<CliRun> {
-  const child = spawn(process.execPath, [...CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Runs one short tollgate command (check, explain, users, tokens) to its end, bounded by `timeoutMs`. */
+export async function runCli(
+  args: string[],
+  timeoutMs = 20_000,
+  env: Record<string, string> = {},
+): Promise<CliRun> {
+  const child = spawn(process.execPath, [...CLI, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

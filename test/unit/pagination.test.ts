@@ -1,0 +1,82 @@
+import type { FastifyRequest } from 'fastify';
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import { listPage, pageNumber } from '../../src/upstreams/pagination.js';
+
+const request = (url: string, headers: Record<string, string> = { host: 'api.example' }) =>
+  ({ url, headers }) as unknown as FastifyRequest;
+
+describe('the list envelope', () => {
+  test('links keep the query, set page, and meta counts the slice', () => {
+    const page = listPage(
+      request('/api/v1/websites?search=a%20b&sort=desc&page=2&per_page=10'),
+      [11, 12],
+      12,
+      2,
+      10,
+    );
+    const base = 'http://api.example/api/v1/websites?search=a+b&sort=desc&per_page=10&page=';
+    expect(page).toEqual({
+      data: [11, 12],
+      links: { first: `${base}1`, last: `${base}2`, prev: `${base}1`, next: null },
+      meta: {
+        current_page: 2,
+        from: 11,
+        last_page: 2,
+        path: 'http://api.example/api/v1/websites',
+        per_page: 10,
+        to: 12,
+        total: 12,
+      },
+      status: 200,
+    });
+  });
+
+  test('an empty list has one page and no from/to; the scheme comes from X-Forwarded-Proto', () => {
+    const page = listPage(
+      request('/api/v1/reports', { host: 'a.example', 'x-forwarded-proto': 'https' }),
+      [],
+      0,
+      1,
+      25,
+    );
+    expect(page.links).toEqual({
+      first: 'https://a.example/api/v1/reports?page=1',
+      last: 'https://a.example/api/v1/reports?page=1',
+      prev: null,
+      next: null,
+    });
+    expect(page.meta).toMatchObject({ from: null, to: null, last_page: 1, total: 0 });
+  });
+
+  test('for any total, page and size, meta is consistent', () => {
+    fc.assert(
+      fc.property(
+        fc.nat(1000),
+        fc.integer({ min: 1, max: 120 }),
+        fc.integer({ min: 10, max: 100 }),
+        (total, p, per) => {
+          const count = Math.max(0, Math.min(per, total - (p - 1) * per));
+          const { meta, links } = listPage(
+            request('/x'),
+            Array.from({ length: count }, (_, i) => i),
+            total,
+            p,
+            per,
+          );
+          expect(meta.last_page).toBe(Math.max(1, Math.ceil(total / per)));
+          expect(links.next === null).toBe(p >= meta.last_page);
+          expect(links.prev === null).toBe(p === 1);
+          if (count === 0) expect([meta.from, meta.to]).toEqual([null, null]);
+          else expect([meta.from, meta.to]).toEqual([(p - 1) * per + 1, (p - 1) * per + count]);
+        },
+      ),
+    );
+  });
+
+  test('page numbers: a positive integer, else 1', () => {
+    expect(['3', '1', '0', '-2', 'x', '2.5', undefined, ['2']].map(pageNumber)).toEqual([
+      3, 1, 1, 1, 1, 1, 1, 1,
+    ]);
+  });
+});

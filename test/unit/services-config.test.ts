@@ -1,0 +1,89 @@
+import { describe, expect, test } from 'vitest';
+import { ConfigError } from '../../src/config/errors.js';
+import { loadConfigText } from '../../src/config/load.js';
+import { DEFAULT_CONFIG, defaultEnv } from '../helpers/default-config.js';
+
+const withUpstream = (upstream: string, extra = '') => `listeners: [{ port: 0 }]
+upstreams:
+  app: ${upstream}
+routes:
+  - name: all
+    paths: ["/*"]
+    upstream: app
+${extra}`;
+
+function errorOf(yaml: string): string {
+  try {
+    loadConfigText(yaml, 'conf.yaml', {});
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('embedded upstreams and services settings', () => {
+  test('an upstream needs a url or an embedded service', () => {
+    expect(errorOf(withUpstream('{ connections: 4 }'))).toBe(
+      'conf.yaml:3:8: upstreams.app.url: set url, or embedded (websites, reports, widget or bulksync) to run a built-in service',
+    );
+  });
+
+  test('an unknown embedded service is refused', () => {
+    expect(errorOf(withUpstream('{ embedded: shop }'))).toMatch(
+      /^conf\.yaml:3:20: upstreams\.app\.embedded: Invalid option: expected one of "websites"\|"reports"\|"widget"\|"bulksync"/,
+    );
+  });
+
+  test('an empty url falls back to the embedded service; a url wins over it', () => {
+    const embedded = loadConfigText(withUpstream('{ url: "", embedded: websites }'), 'c.yaml', {});
+    expect(embedded.config.upstreams['app']).toMatchObject({ url: '', embedded: 'websites' });
+    const remote = loadConfigText(
+      withUpstream('{ url: "http://10.0.0.5:80", embedded: websites }'),
+      'c.yaml',
+      {},
+    );
+    expect(remote.config.upstreams['app']?.url).toBe('http://10.0.0.5:80');
+  });
+
+  test('sizes read as bytes, or with a unit', () => {
+    const table = loadConfigText(
+      withUpstream('{ embedded: websites }', '    maxBodySize: 1kb\nservices: { maxBodySize: 2048 }'),
+      'c.yaml',
+      {},
+    );
+    expect(table.routes[0]!.maxBodySize).toBe(1024);
+    expect(table.config.services.maxBodySize).toBe(2048);
+    expect(errorOf(withUpstream('{ embedded: websites }', '    maxBodySize: lots'))).toBe(
+      'conf.yaml:8:18: routes[0].maxBodySize: not a size: "lots" (use e.g. 512kb, 5mb)',
+    );
+  });
+
+  test('the shipped config runs every service embedded, with the documented defaults', () => {
+    const { HOST, PORT, ADMIN_PORT } = defaultEnv('http://unused');
+    const { config, routes } = loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', { HOST, PORT, ADMIN_PORT });
+    expect(
+      Object.fromEntries(Object.entries(config.upstreams).map(([n, u]) => [n, [u.url, u.embedded]])),
+    ).toEqual({
+      websites: ['', 'websites'],
+      reports: ['', 'reports'],
+      widget: ['', 'widget'],
+      bulksync: ['', 'bulksync'],
+    });
+    expect(config.services).toEqual({
+      dataDir: './data',
+      bootstrapApiKeys: [],
+      maxBodySize: 5 * 1024 * 1024,
+      reports: {
+        allowPrivateNetworks: false,
+        fetchTimeout: 10_000,
+        maxRedirects: 5,
+        maxPageSize: 5 * 1024 * 1024,
+      },
+      bulksync: { bootstrapToken: '', bootstrapWorkspace: 'default' },
+    });
+    expect(config.identity.workspaceTokens).toMatchObject({ source: 'database', cacheTtl: 5000 });
+    expect(config.identity.jwt?.ttl).toBe(86_400_000);
+    expect(routes.find((r) => r.name === 'wp-plugin')?.maxBodySize).toBe(5 * 1024 * 1024);
+  });
+});
