@@ -1,15 +1,18 @@
-# tollgate: the gateway as a container. Build: docker build -t tollgate .
+# tollgate: the gateway and its embedded services as a container. Build: docker build -t tollgate .
 FROM node:24-bookworm-slim AS build
+# better-sqlite3 is a native addon: build it from source when no prebuilt binary is reachable.
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
+  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npm ci --no-audit --no-fund
+RUN npm ci --no-audit --no-fund && npm prune --omit=dev && npm cache clean --force
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production DATA_DIR=/data HOST=0.0.0.0 PORT=8080
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY config ./config
 RUN mkdir -p /data && chown node:node /data
