@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
+import { prepared } from '../db/statements.js';
 import { bearerToken } from '../identity/workspace-token.js';
 import { HttpError } from './errors.js';
 
@@ -18,9 +19,9 @@ export function newApiKey(): string {
 export function createUser(db: Db, name: string, key = newApiKey()): { userId: number; key: string } {
   const create = db.transaction(() => {
     const userId = Number(
-      db.prepare('INSERT INTO users (name, created_at) VALUES (?, ?)').run(name, now()).lastInsertRowid,
+      prepared(db, 'INSERT INTO users (name, created_at) VALUES (?, ?)').run(name, now()).lastInsertRowid,
     );
-    db.prepare('INSERT INTO api_keys (user_id, key_hash, created_at) VALUES (?, ?, ?)').run(
+    prepared(db, 'INSERT INTO api_keys (user_id, key_hash, created_at) VALUES (?, ?, ?)').run(
       userId,
       keyHash(key),
       now(),
@@ -33,7 +34,7 @@ export function createUser(db: Db, name: string, key = newApiKey()): { userId: n
 /** The owner of an API key, or undefined. The stored and presented hashes are compared in constant time. */
 export function userForKey(db: Db, key: string): number | undefined {
   const presented = keyHash(key);
-  const row = db.prepare('SELECT user_id, key_hash FROM api_keys WHERE key_hash = ?').get(presented) as
+  const row = prepared(db, 'SELECT user_id, key_hash FROM api_keys WHERE key_hash = ?').get(presented) as
     { user_id: number; key_hash: Buffer } | undefined;
   return row && timingSafeEqual(row.key_hash, presented) ? row.user_id : undefined;
 }
@@ -48,7 +49,7 @@ export function bootstrapUsers(db: Db, keys: readonly string[], logger: Logger):
       if (userForKey(db, key) === undefined) createUser(db, `bootstrap-${i + 1}`, key);
     }
     if (keys.length > 0) return undefined;
-    const { n } = db.prepare('SELECT count(*) AS n FROM users').get() as { n: number };
+    const { n } = prepared(db, 'SELECT count(*) AS n FROM users').get() as { n: number };
     return n === 0 ? createUser(db, 'admin') : undefined;
   });
   const created = ensure.immediate();

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/database.js';
+import { prepared } from '../db/statements.js';
 import { parseWorkspaceToken, type WorkspaceTokenStore } from '../identity/workspace-token.js';
 
 /** Workspaces and their API tokens ("<id>|<secret>"; only the secret's SHA-256 is stored). */
@@ -13,11 +14,11 @@ export interface Workspace {
 }
 
 export function findWorkspace(db: Db, name: string): Workspace | undefined {
-  return db.prepare('SELECT id, name FROM workspaces WHERE name = ?').get(name) as Workspace | undefined;
+  return prepared(db, 'SELECT id, name FROM workspaces WHERE name = ?').get(name) as Workspace | undefined;
 }
 
 export function ensureWorkspace(db: Db, name: string): Workspace {
-  db.prepare('INSERT INTO workspaces (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING').run(
+  prepared(db, 'INSERT INTO workspaces (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING').run(
     name,
     now(),
   );
@@ -34,7 +35,8 @@ export function createWorkspaceToken(db: Db, workspaceName: string): { id: strin
 function insertToken(db: Db, workspaceName: string, id: string, secret: string): string {
   db.transaction(() => {
     const workspace = ensureWorkspace(db, workspaceName);
-    db.prepare(
+    prepared(
+      db,
       'INSERT INTO workspace_tokens (id, workspace_id, secret_hash, created_at) VALUES (?, ?, ?, ?)',
     ).run(id, workspace.id, secretHash(secret), now());
   }).immediate();
@@ -46,11 +48,12 @@ export function ensureWorkspaceToken(db: Db, token: string, workspaceName: strin
   const parsed = parseWorkspaceToken(token);
   if (!parsed) throw new Error('a workspace token has the form "<id>|<secret>"');
   db.transaction(() => {
-    const row = db.prepare('SELECT secret_hash FROM workspace_tokens WHERE id = ?').get(parsed.id) as
+    const row = prepared(db, 'SELECT secret_hash FROM workspace_tokens WHERE id = ?').get(parsed.id) as
       { secret_hash: Buffer } | undefined;
     if (!row) return void insertToken(db, workspaceName, parsed.id, parsed.secret);
     const workspace = ensureWorkspace(db, workspaceName);
-    db.prepare(
+    prepared(
+      db,
       'UPDATE workspace_tokens SET secret_hash = ?, workspace_id = ?, revoked_at = NULL WHERE id = ?',
     ).run(secretHash(parsed.secret), workspace.id, parsed.id);
   }).immediate();
@@ -59,20 +62,20 @@ export function ensureWorkspaceToken(db: Db, token: string, workspaceName: strin
 /** Revokes a token; false when no live token has that id. */
 export function revokeWorkspaceToken(db: Db, id: string): boolean {
   return (
-    db
-      .prepare('UPDATE workspace_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
-      .run(now(), id).changes === 1
+    prepared(db, 'UPDATE workspace_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(
+      now(),
+      id,
+    ).changes === 1
   );
 }
 
 /** The workspace a live token with this id and secret belongs to; the hashes are compared in constant time. */
 export function workspaceForToken(db: Db, id: string, secret: string): Workspace | undefined {
-  const row = db
-    .prepare(
-      `SELECT t.secret_hash, w.id, w.name FROM workspace_tokens t JOIN workspaces w ON w.id = t.workspace_id
+  const row = prepared(
+    db,
+    `SELECT t.secret_hash, w.id, w.name FROM workspace_tokens t JOIN workspaces w ON w.id = t.workspace_id
        WHERE t.id = ? AND t.revoked_at IS NULL`,
-    )
-    .get(id) as { secret_hash: Buffer; id: number; name: string } | undefined;
+  ).get(id) as { secret_hash: Buffer; id: number; name: string } | undefined;
   if (!row || !timingSafeEqual(row.secret_hash, secretHash(secret))) return undefined;
   return { id: row.id, name: row.name };
 }

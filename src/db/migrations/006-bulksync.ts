@@ -1,6 +1,10 @@
 import type { Migration } from './index.js';
 
-/** The catalogue a workspace's site pushes through /v1/wp/*: posts, products and coupons, by external id. */
+/**
+ * The catalogue a workspace's site pushes through /v1/wp/*: posts, products and coupons, by
+ * external id. A full sync may span several batches: the ids each batch carried are kept in
+ * sync_seen until the last batch removes the items the sync did not mention.
+ */
 export const bulkSync: Migration = {
   version: 6,
   sql: `
@@ -17,5 +21,63 @@ export const bulkSync: Migration = {
       PRIMARY KEY (workspace_id, external_id)
     );
     CREATE INDEX coupons_code ON coupons (workspace_id, code);
+
+    CREATE TABLE posts (
+      workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+      external_id TEXT NOT NULL,
+      title TEXT NOT NULL,
+      url TEXT NOT NULL,
+      content TEXT,
+      excerpt TEXT,
+      status TEXT CHECK (status IN ('publish', 'draft', 'private', 'pending', 'future')),
+      modified_at TEXT,
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL,
+      PRIMARY KEY (workspace_id, external_id)
+    );
+
+    CREATE TABLE products (
+      workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+      external_id TEXT NOT NULL,
+      name TEXT NOT NULL,
+      url TEXT NOT NULL,
+      price REAL NOT NULL CHECK (price >= 0),
+      currency TEXT NOT NULL DEFAULT 'USD',
+      sku TEXT,
+      stock_status TEXT CHECK (stock_status IN ('instock', 'outofstock', 'onbackorder')),
+      description TEXT,
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL,
+      PRIMARY KEY (workspace_id, external_id)
+    );
+
+    -- A full sync in progress (its batches so far); removed when its last batch completes it.
+    CREATE TABLE sync_runs (
+      workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+      kind TEXT NOT NULL CHECK (kind IN ('posts', 'products', 'coupons')),
+      sync_id TEXT NOT NULL,
+      started_at TEXT NOT NULL,
+      PRIMARY KEY (workspace_id, kind, sync_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX sync_runs_started ON sync_runs (workspace_id, kind, started_at);
+
+    -- The external ids a sync in progress has carried.
+    CREATE TABLE sync_seen (
+      workspace_id INTEGER NOT NULL,
+      kind TEXT NOT NULL,
+      sync_id TEXT NOT NULL,
+      external_id TEXT NOT NULL,
+      PRIMARY KEY (workspace_id, kind, sync_id, external_id),
+      FOREIGN KEY (workspace_id, kind, sync_id)
+        REFERENCES sync_runs (workspace_id, kind, sync_id) ON DELETE CASCADE
+    ) WITHOUT ROWID;
+
+    -- When each kind's last full sync completed (the handshake's last_sync).
+    CREATE TABLE sync_completions (
+      workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+      kind TEXT NOT NULL CHECK (kind IN ('posts', 'products', 'coupons')),
+      completed_at TEXT NOT NULL,
+      PRIMARY KEY (workspace_id, kind)
+    ) WITHOUT ROWID;
   `,
 };

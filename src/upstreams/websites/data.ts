@@ -1,0 +1,142 @@
+import type Database from 'better-sqlite3';
+import type { Db } from '../../db/database.js';
+import type { WebsiteRow } from './record.js';
+
+/** The values a new website is stored with (already validated and normalised). */
+export interface NewWebsite {
+  readonly url: string;
+  readonly privacy: number;
+  readonly passwordHash: string | null;
+  readonly email: number;
+  readonly excludeBots: number;
+  readonly excludeParams: string | null;
+  readonly excludeIps: string | null;
+}
+
+/** An update: undefined leaves a field as it is; for the exclusion lists, null clears them. */
+export interface WebsiteChanges {
+  readonly privacy?: number;
+  readonly passwordHash?: string;
+  readonly email?: number;
+  readonly excludeBots?: number;
+  readonly excludeParams?: string | null;
+  readonly excludeIps?: string | null;
+}
+
+export interface ListQuery {
+  /** Lower-case substring of the host; undefined: no filter. */
+  readonly search?: string;
+  readonly sort: 'asc' | 'desc';
+  readonly limit: number;
+  readonly offset: number;
+}
+
+const now = () => new Date().toISOString();
+
+type Statement<P extends unknown[] | object, R = unknown> = Database.Statement<P, R>;
+type Named = Record<string, unknown>;
+
+/** The list's filter: the owner's sites whose host contains @search (instr: no LIKE wildcards to escape). */
+const LIST_WHERE = 'user_id = @user AND (@search IS NULL OR instr(url, @search) > 0)';
+
+/**
+ * Data access for websites, every query scoped to its owner. Statements are prepared once, when
+ * the service starts.
+ */
+export class WebsiteData {
+  readonly #find: Statement<[number, number], WebsiteRow>;
+  readonly #hostTaken: Statement<[number, string], { taken: 1 }>;
+  readonly #insert: Statement<Named, WebsiteRow>;
+  readonly #update: Statement<Named, WebsiteRow>;
+  readonly #delete: Statement<[number, number]>;
+  readonly #count: Statement<Named, { n: number }>;
+  readonly #page: Record<'asc' | 'desc', Statement<Named, WebsiteRow>>;
+
+  constructor(db: Db) {
+    this.#find = db.prepare('SELECT * FROM websites WHERE id = ? AND user_id = ?');
+    this.#hostTaken = db.prepare('SELECT 1 AS taken FROM websites WHERE user_id = ? AND url = ?');
+    this.#insert = db.prepare(
+      `INSERT INTO websites (user_id, url, privacy, password_hash, email, exclude_bots,
+         exclude_params, exclude_ips, created_at, updated_at)
+       VALUES (@user, @url, @privacy, @passwordHash, @email, @excludeBots,
+         @excludeParams, @excludeIps, @now, @now)
+       RETURNING *`,
+    );
+    // One statement for every update: a field not given keeps its stored value, so concurrent
+    // updates of different fields do not undo each other.
+    this.#update = db.prepare(
+      `UPDATE websites SET
+         privacy = coalesce(@privacy, privacy),
+         password_hash = coalesce(@passwordHash, password_hash),
+         email = coalesce(@email, email),
+         exclude_bots = coalesce(@excludeBots, exclude_bots),
+         exclude_params = CASE WHEN @setParams THEN @excludeParams ELSE exclude_params END,
+         exclude_ips = CASE WHEN @setIps THEN @excludeIps ELSE exclude_ips END,
+         updated_at = @now
+       WHERE id = @id AND user_id = @user
+       RETURNING *`,
+    );
+    this.#delete = db.prepare('DELETE FROM websites WHERE id = ? AND user_id = ?');
+    this.#count = db.prepare(`SELECT count(*) AS n FROM websites WHERE ${LIST_WHERE}`);
+    // The sort direction cannot be a parameter: one statement per direction. Ties (none within
+    // one owner, whose hosts are unique) fall back to the id, so pages are stable.
+    const page = (direction: 'ASC' | 'DESC') =>
+      db.prepare<Named, WebsiteRow>(
+        `SELECT * FROM websites WHERE ${LIST_WHERE} ORDER BY url ${direction}, id ASC LIMIT @limit OFFSET @offset`,
+      );
+    this.#page = { asc: page('ASC'), desc: page('DESC') };
+  }
+
+  find(user: number, id: number): WebsiteRow | undefined {
+    return this.#find.get(id, user);
+  }
+
+  hostTaken(user: number, url: string): boolean {
+    return this.#hostTaken.get(user, url) !== undefined;
+  }
+
+  /** Inserts the website; undefined when the owner already has this host (the UNIQUE constraint). */
+  insert(user: number, site: NewWebsite): WebsiteRow | undefined {
+    try {
+      return this.#insert.get({ user, ...site, now: now() });
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') return undefined;
+      throw err;
+    }
+  }
+
+  /** Applies the changes; undefined when the owner has no such website. */
+  update(user: number, id: number, changes: WebsiteChanges): WebsiteRow | undefined {
+    return this.#update.get({
+      id,
+      user,
+      privacy: changes.privacy ?? null,
+      passwordHash: changes.passwordHash ?? null,
+      email: changes.email ?? null,
+      excludeBots: changes.excludeBots ?? null,
+      setParams: changes.excludeParams === undefined ? 0 : 1,
+      excludeParams: changes.excludeParams ?? null,
+      setIps: changes.excludeIps === undefined ? 0 : 1,
+      excludeIps: changes.excludeIps ?? null,
+      now: now(),
+    });
+  }
+
+  /** Deletes the website; false when the owner has no such website. */
+  delete(user: number, id: number): boolean {
+    return this.#delete.run(id, user).changes === 1;
+  }
+
+  count(user: number, search: string | undefined): number {
+    return this.#count.get({ user, search: search ?? null })!.n;
+  }
+
+  page(user: number, query: ListQuery): WebsiteRow[] {
+    return this.#page[query.sort].all({
+      user,
+      search: query.search ?? null,
+      limit: query.limit,
+      offset: query.offset,
+    });
+  }
+}
