@@ -1,8 +1,23 @@
 import { widgetErrors } from '../errors.js';
 import type { ServiceDefinition } from '../registry.js';
+import { VisitorAuth } from './auth.js';
+import { widgetOpenApi } from './openapi.js';
+import { widgetRoutes } from './routes.js';
+import { WidgetStore } from './store.js';
+import { MessageNotifier, MessageStreams } from './stream.js';
+import { createVisitorTokens } from './tokens.js';
 
+/** The embedded visitor widget: sessions with their own JWTs, conversations (with SSE), events, leads, ratings, coupons. */
 export const widgetService: ServiceDefinition = {
   errors: widgetErrors,
-  openapi: { paths: {} },
-  register() {},
+  openapi: widgetOpenApi,
+  async register(app, ctx) {
+    const tokens = await createVisitorTokens(ctx.config);
+    const store = new WidgetStore(ctx.db);
+    const notifier = new MessageNotifier();
+    const streams = new MessageStreams(store, notifier);
+    // Open streams never end by themselves: end them, or closing would wait for every visitor to leave.
+    app.addHook('preClose', async () => streams.endAll());
+    widgetRoutes(app, { store, tokens, auth: new VisitorAuth(tokens, store), notifier, streams });
+  },
 };

@@ -1,0 +1,152 @@
+import { z } from 'zod';
+import { optionalString, requiredString } from '../fields.js';
+
+/**
+ * Request bodies of the widget endpoints. JSON is the widget's format; form bodies work too, so
+ * numbers and booleans are also read from their string spellings. Messages follow Laravel's wording.
+ */
+
+const required = (field: string) => `The ${field} field is required.`;
+
+/** A body that is JSON but not an object (an array, a number) fails as a whole. */
+const body = <T extends z.core.$ZodLooseShape>(shape: T) =>
+  z.object(shape, { error: 'The request body must be a JSON object.' });
+
+/** An integer in [min, max], from a JSON number or a form string. */
+export function intField(field: string, min: number, max: number, message?: string) {
+  const invalid = message ?? `The ${field} field must be an integer between ${min} and ${max}.`;
+  return z
+    .union([z.number(), z.string()], {
+      error: (issue) => (issue.input === undefined ? required(field) : invalid),
+    })
+    .transform((v, ctx) => {
+      const n = typeof v === 'number' ? v : /^\s*\d+\s*$/.test(v) ? Number(v) : NaN;
+      if (!Number.isSafeInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: invalid });
+        return z.NEVER;
+      }
+      return n;
+    });
+}
+
+const TRUE = new Set<unknown>([true, 1, '1', 'true', 'on', 'yes']);
+const FALSE = new Set<unknown>([false, 0, '0', 'false', 'off', 'no']);
+
+/** A boolean from JSON or its form spellings (1/0, true/false, on/off, yes/no). */
+export function boolField(field: string) {
+  return z.unknown().transform((v, ctx) => {
+    if (TRUE.has(v)) return true;
+    if (FALSE.has(v)) return false;
+    ctx.addIssue({ code: 'custom', message: `The ${field} field must be true or false.` });
+    return z.NEVER;
+  });
+}
+
+/** Laravel's "accepted": yes, on, 1 or true. */
+function accepted(field: string) {
+  return z.unknown().transform((v, ctx) => {
+    if (TRUE.has(v)) return true as const;
+    ctx.addIssue({ code: 'custom', message: `The ${field} field must be accepted.` });
+    return z.NEVER;
+  });
+}
+
+export function isHttpUrl(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const { protocol, hostname } = new URL(value);
+  return (protocol === 'http:' || protocol === 'https:') && hostname.length > 0;
+}
+
+const email = z.email();
+
+export const initBody = body({
+  workspace: requiredString('workspace', 100),
+  website_id: intField('website_id', 1, Number.MAX_SAFE_INTEGER, 'The selected website_id is invalid.')
+    .nullish()
+    .transform((v) => v ?? undefined),
+  page_url: optionalString('page_url', 2048).refine(
+    (v) => v === undefined || isHttpUrl(v),
+    'The page_url field must be a valid http or https URL.',
+  ),
+  locale: optionalString('locale', 35).refine(
+    (v) => v === undefined || /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*$/.test(v),
+    'The locale field must be a language tag such as en or en-US.',
+  ),
+});
+
+export const MAX_MESSAGE = 4000;
+
+export const messageBody = body({ body: requiredString('body', MAX_MESSAGE) });
+
+export const streamBody = body({
+  after: intField('after', 0, Number.MAX_SAFE_INTEGER, 'The after field must be a message id.').optional(),
+});
+
+export const conversationPageBody = body({
+  page: intField('page', 1, 1_000_000, 'The page field must be a positive integer.').default(1),
+  per_page: intField('per_page', 1, 100).default(50),
+});
+
+/** The events a widget reports. */
+export const EVENT_TYPES = [
+  'open',
+  'close',
+  'minimize',
+  'page_view',
+  'message_seen',
+  'launcher_shown',
+  'lead_form_shown',
+  'coupon_shown',
+] as const;
+
+export const MAX_EVENTS = 100;
+/** Bytes of an event's `data` once serialised. */
+export const MAX_EVENT_DATA = 4096;
+
+const event = z.object(
+  {
+    type: z.enum(EVENT_TYPES, {
+      error: (issue) => (issue.input === undefined ? required('type') : 'The selected type is invalid.'),
+    }),
+    occurred_at: z.iso
+      .datetime({ offset: true, error: 'The occurred_at field must be an ISO-8601 date-time.' })
+      .optional(),
+    data: z
+      .record(z.string(), z.unknown(), { error: 'The data field must be an object.' })
+      .refine(
+        (d) => Buffer.byteLength(JSON.stringify(d)) <= MAX_EVENT_DATA,
+        `The data field must not be greater than ${MAX_EVENT_DATA} bytes.`,
+      )
+      .optional(),
+  },
+  { error: 'Each event must be an object.' },
+);
+
+export const eventsBody = body({
+  events: z
+    .array(event, {
+      error: (issue) =>
+        issue.input === undefined ? required('events') : 'The events field must be an array.',
+    })
+    .min(1, required('events'))
+    .max(MAX_EVENTS, `The events field must not have more than ${MAX_EVENTS} items.`),
+});
+
+export const leadBody = body({
+  name: requiredString('name', 200),
+  email: requiredString('email', 254).refine(
+    (v) => email.safeParse(v).success,
+    'The email field must be a valid email address.',
+  ),
+  message: optionalString('message', MAX_MESSAGE),
+  consent: accepted('consent'),
+});
+
+export const typingBody = body({ typing: boolField('typing').optional().default(true) });
+
+export const satisfactionBody = body({
+  rating: intField('rating', 1, 5),
+  comment: optionalString('comment', 2000),
+});
+
+export const couponBody = body({ code: requiredString('code', 100) });
