@@ -1,8 +1,11 @@
 import { widgetErrors } from '../errors.js';
 import type { ServiceDefinition } from '../registry.js';
+import { bulkSyncOpenApi } from './openapi.js';
+import { registerRoutes } from './routes.js';
 
+/** Bulk sync (/v1/wp/*): a workspace's site pushes its posts, products and coupons with a workspace token. */
 export const bulkSyncService: ServiceDefinition = {
   errors: widgetErrors,
-  openapi: { paths: {} },
-  register() {},
+  openapi: bulkSyncOpenApi,
+  register: registerRoutes,
 };

@@ -1,0 +1,149 @@
+import { z } from 'zod';
+
+/**
+ * The items a site pushes (posts, products, coupons): their validation and their normalised form,
+ * which is exactly what a row stores, so that "unchanged" is a plain comparison of values.
+ */
+
+export type SqlValue = string | number | null;
+
+const required = (field: string) => `The ${field} field is required.`;
+const absent = (input: unknown) => input === undefined || input === null;
+
+export const MAX_EXTERNAL_ID = 191;
+
+/** The external id: a non-empty string or an integer, kept as text (so 7 and "7" are one item). */
+export const externalId = z.unknown().transform((v, ctx): string => {
+  if (typeof v === 'string' && v.trim().length > 0 && v.length <= MAX_EXTERNAL_ID) return v;
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return String(v);
+  ctx.addIssue({
+    code: 'custom',
+    message:
+      absent(v) || v === ''
+        ? required('id')
+        : `The id field must be a non-empty string (at most ${MAX_EXTERNAL_ID} characters) or an integer.`,
+  });
+  return z.NEVER;
+});
+
+function requiredText(field: string, max: number) {
+  return z
+    .string({
+      error: (iss) => (absent(iss.input) ? required(field) : `The ${field} field must be a string.`),
+    })
+    .trim()
+    .min(1, required(field))
+    .max(max, `The ${field} field must not be greater than ${max} characters.`);
+}
+
+/** Optional text; null, absent and "" all store NULL. */
+function optionalText(field: string, max = 1_000_000) {
+  return z
+    .string({ error: `The ${field} field must be a string.` })
+    .max(max, `The ${field} field must not be greater than ${max} characters.`)
+    .nullish()
+    .transform((v) => (v ? v : null));
+}
+
+function httpUrl(field: string) {
+  return requiredText(field, 2048).refine((v) => {
+    try {
+      const { protocol } = new URL(v);
+      return protocol === 'http:' || protocol === 'https:';
+    } catch {
+      return false;
+    }
+  }, `The ${field} field must be a valid http or https URL.`);
+}
+
+function choice<const T extends readonly [string, ...string[]]>(field: string, values: T) {
+  return z
+    .enum(values, { error: `The selected ${field} is invalid.` })
+    .nullish()
+    .transform((v) => v ?? null);
+}
+
+/** An ISO-8601 date-time with Z or an offset, stored in UTC (toISOString). */
+function dateTime(field: string) {
+  return z.iso
+    .datetime({ offset: true, error: `The ${field} field must be an ISO-8601 date-time.` })
+    .transform((v) => new Date(v).toISOString())
+    .nullish()
+    .transform((v) => v ?? null);
+}
+
+function amount(field: string) {
+  return z
+    .number({
+      error: (iss) => (absent(iss.input) ? required(field) : `The ${field} field must be a number.`),
+    })
+    .min(0, `The ${field} field must be at least 0.`);
+}
+
+function count(field: string) {
+  return z
+    .int({ error: `The ${field} field must be an integer.` })
+    .min(0, `The ${field} field must be at least 0.`);
+}
+
+const object = <S extends z.ZodRawShape>(shape: S) =>
+  z.object(shape, { error: 'The item must be an object.' });
+
+export const POST_STATUSES = ['publish', 'draft', 'private', 'pending', 'future'] as const;
+export const STOCK_STATUSES = ['instock', 'outofstock', 'onbackorder'] as const;
+export const DISCOUNT_TYPES = ['percent', 'fixed'] as const;
+
+export const postItem = object({
+  id: externalId,
+  title: requiredText('title', 500),
+  url: httpUrl('url'),
+  content: optionalText('content'),
+  excerpt: optionalText('excerpt'),
+  status: choice('status', POST_STATUSES),
+  modified_at: dateTime('modified_at'),
+});
+
+export const productItem = object({
+  id: externalId,
+  name: requiredText('name', 500),
+  url: httpUrl('url'),
+  price: amount('price'),
+  currency: z
+    .string({ error: 'The currency field must be 3 letters.' })
+    .regex(/^[A-Za-z]{3}$/, 'The currency field must be 3 letters.')
+    .transform((v) => v.toUpperCase())
+    .nullish()
+    .transform((v) => v ?? 'USD'),
+  sku: optionalText('sku', 191),
+  stock_status: choice('stock_status', STOCK_STATUSES),
+  description: optionalText('description'),
+});
+
+export const couponItem = object({
+  id: externalId,
+  code: requiredText('code', 191),
+  discount_type: z.enum(DISCOUNT_TYPES, {
+    error: (iss) =>
+      absent(iss.input) ? required('discount_type') : 'The selected discount_type is invalid.',
+  }),
+  amount: amount('amount'),
+  expires_at: dateTime('expires_at'),
+  usage_limit: count('usage_limit')
+    .nullish()
+    .transform((v) => v ?? null),
+  usage_count: count('usage_count')
+    .nullish()
+    .transform((v) => v ?? 0),
+}).superRefine((coupon, ctx) => {
+  if (coupon.discount_type === 'percent' && coupon.amount > 100) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['amount'],
+      message: 'The amount field must not be greater than 100 for a percent coupon.',
+    });
+  }
+});
+
+export type PostItem = z.output<typeof postItem>;
+export type ProductItem = z.output<typeof productItem>;
+export type CouponItem = z.output<typeof couponItem>;

@@ -1,0 +1,62 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { GatewayConfig } from '../../config/schema.js';
+import type { ServiceContext } from '../context.js';
+import { HttpError } from '../errors.js';
+import { callerOf, requireWorkspaceToken } from './auth.js';
+import { BATCH_SIZE, parseChanged, parseFullSync } from './batch.js';
+import { CHANGED_KINDS, FULL_SYNC_KINDS, KIND_SPECS, KINDS } from './kinds.js';
+import { CatalogueStore } from './store.js';
+import { CatalogueSync } from './sync.js';
+
+/** The largest body a client may send: the service's bound, or a smaller one of a gateway route in front. */
+export function maxBodyBytes(config: GatewayConfig): number {
+  const bounds = [config.services.maxBodySize];
+  for (const route of config.routes) {
+    if (config.upstreams[route.upstream]?.embedded === 'bulksync') bounds.push(route.maxBodySize);
+  }
+  const set = bounds.filter((b) => b > 0);
+  return set.length > 0 ? Math.min(...set) : 0;
+}
+
+/** The sync endpoints take JSON only (the service app also parses forms and plain text). */
+function jsonBody(request: FastifyRequest): unknown {
+  const type = request.headers['content-type'];
+  if (request.body !== undefined && !/^application\/json\s*(;|$)/i.test(type ?? '')) {
+    throw new HttpError(415, 'Send the request body as application/json.', 'unsupported_media_type');
+  }
+  return request.body;
+}
+
+export function registerRoutes(app: FastifyInstance, { db, config }: ServiceContext): void {
+  const store = new CatalogueStore(db);
+  const sync = new CatalogueSync(store);
+  const limits = { batch_size: BATCH_SIZE, max_body_bytes: maxBodyBytes(config) };
+  requireWorkspaceToken(app, db);
+
+  app.post('/v1/wp/handshake', async (request) => {
+    const { workspace, tokenId } = callerOf(request);
+    const counts = Object.fromEntries(KINDS.map((k) => [k, store.count(k, workspace.id)]));
+    return {
+      workspace: { id: workspace.id, name: workspace.name },
+      token_id: tokenId,
+      counts,
+      last_sync: store.lastSyncs(workspace.id),
+      limits,
+    };
+  });
+
+  for (const kind of FULL_SYNC_KINDS) {
+    const spec = KIND_SPECS[kind];
+    app.post(`/v1/wp/${kind}/sync`, async (request) => {
+      const batch = parseFullSync(spec, jsonBody(request));
+      return sync.fullSync(spec, callerOf(request).workspace.id, batch);
+    });
+  }
+  for (const kind of CHANGED_KINDS) {
+    const spec = KIND_SPECS[kind];
+    app.post(`/v1/wp/${kind}/changed`, async (request) => {
+      const batch = parseChanged(spec, jsonBody(request));
+      return sync.changed(spec, callerOf(request).workspace.id, batch);
+    });
+  }
+}

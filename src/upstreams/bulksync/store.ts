@@ -1,0 +1,139 @@
+import type { Statement } from 'better-sqlite3';
+import type { Db } from '../../db/database.js';
+import type { SqlValue } from './items.js';
+import { KIND_SPECS, KINDS, sameValues, type Item, type Kind, type KindSpec } from './kinds.js';
+
+/** The synced catalogue in SQLite: every statement prepared once, when the service starts. */
+
+export type Outcome = 'created' | 'updated' | 'unchanged';
+
+interface KindStatements {
+  readonly select: Statement<[number, string], Record<string, SqlValue>>;
+  readonly insert: Statement<[Record<string, SqlValue>]>;
+  readonly update: Statement<[Record<string, SqlValue>]>;
+  readonly remove: Statement<[number, string]>;
+  readonly removeUnseen: Statement<[number, number, string, string]>;
+  readonly count: Statement<[number], { n: number }>;
+}
+
+function kindStatements(db: Db, spec: KindSpec): KindStatements {
+  const { table, columns, createdStamp, changedStamp } = spec;
+  const stamps = createdStamp ? [createdStamp, changedStamp] : [changedStamp];
+  const insertColumns = ['workspace_id', 'external_id', ...columns, ...stamps];
+  const insertValues = [
+    '@workspace_id',
+    '@external_id',
+    ...columns.map((c) => `@${c}`),
+    ...stamps.map(() => '@now'),
+  ];
+  const sets = [...columns.map((c) => `${c} = @${c}`), `${changedStamp} = @now`];
+  const key = 'workspace_id = ? AND external_id = ?';
+  return {
+    select: db.prepare(`SELECT ${columns.join(', ')} FROM ${table} WHERE ${key}`),
+    insert: db.prepare(
+      `INSERT INTO ${table} (${insertColumns.join(', ')}) VALUES (${insertValues.join(', ')})`,
+    ),
+    update: db.prepare(
+      `UPDATE ${table} SET ${sets.join(', ')} WHERE workspace_id = @workspace_id AND external_id = @external_id`,
+    ),
+    remove: db.prepare(`DELETE FROM ${table} WHERE ${key}`),
+    removeUnseen: db.prepare(
+      `DELETE FROM ${table} WHERE workspace_id = ? AND external_id NOT IN
+         (SELECT external_id FROM sync_seen WHERE workspace_id = ? AND kind = ? AND sync_id = ?)`,
+    ),
+    count: db.prepare(`SELECT count(*) AS n FROM ${table} WHERE workspace_id = ?`),
+  };
+}
+
+/** How long an unfinished multi-batch sync is kept before a later sync of its kind forgets it. */
+const STALE_RUN_MS = 24 * 60 * 60 * 1000;
+
+export class CatalogueStore {
+  readonly #kinds: Readonly<Record<Kind, KindStatements>>;
+  readonly #openRun: Statement<[number, string, string, string]>;
+  readonly #purgeStaleRuns: Statement<[number, string, string]>;
+  readonly #see: Statement<[number, string, string, string]>;
+  readonly #seeInOpenRuns: Statement<[string, number, string]>;
+  readonly #closeRun: Statement<[number, string, string]>;
+  readonly #complete: Statement<[number, string, string]>;
+  readonly #completions: Statement<[number], { kind: Kind; completed_at: string }>;
+
+  constructor(readonly db: Db) {
+    this.#kinds = {
+      posts: kindStatements(db, KIND_SPECS.posts),
+      products: kindStatements(db, KIND_SPECS.products),
+      coupons: kindStatements(db, KIND_SPECS.coupons),
+    };
+    this.#openRun = db.prepare(
+      `INSERT INTO sync_runs (workspace_id, kind, sync_id, started_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT DO NOTHING`,
+    );
+    this.#purgeStaleRuns = db.prepare(
+      'DELETE FROM sync_runs WHERE workspace_id = ? AND kind = ? AND started_at < ?',
+    );
+    this.#see = db.prepare(
+      'INSERT OR IGNORE INTO sync_seen (workspace_id, kind, sync_id, external_id) VALUES (?, ?, ?, ?)',
+    );
+    this.#seeInOpenRuns = db.prepare(
+      `INSERT OR IGNORE INTO sync_seen (workspace_id, kind, sync_id, external_id)
+       SELECT workspace_id, kind, sync_id, ? FROM sync_runs WHERE workspace_id = ? AND kind = ?`,
+    );
+    this.#closeRun = db.prepare('DELETE FROM sync_runs WHERE workspace_id = ? AND kind = ? AND sync_id = ?');
+    this.#complete = db.prepare(
+      `INSERT INTO sync_completions (workspace_id, kind, completed_at) VALUES (?, ?, ?)
+       ON CONFLICT (workspace_id, kind) DO UPDATE SET completed_at = excluded.completed_at`,
+    );
+    this.#completions = db.prepare('SELECT kind, completed_at FROM sync_completions WHERE workspace_id = ?');
+  }
+
+  /** Inserts the item, updates it when a value differs, or leaves the row untouched. */
+  upsert(spec: KindSpec, workspaceId: number, item: Item, now: string): Outcome {
+    const statements = this.#kinds[spec.kind];
+    const stored = statements.select.get(workspaceId, item.id);
+    if (stored && sameValues(spec, stored, item)) return 'unchanged';
+    const params: Record<string, SqlValue> = { workspace_id: workspaceId, external_id: item.id, now };
+    for (const c of spec.columns) params[c] = item[c] ?? null;
+    (stored ? statements.update : statements.insert).run(params);
+    return stored ? 'updated' : 'created';
+  }
+
+  /** Deletes one item; false when the workspace has none with that id. */
+  remove(kind: Kind, workspaceId: number, externalId: string): boolean {
+    return this.#kinds[kind].remove.run(workspaceId, externalId).changes > 0;
+  }
+
+  count(kind: Kind, workspaceId: number): number {
+    return this.#kinds[kind].count.get(workspaceId)!.n;
+  }
+
+  /** Starts (or continues) a full sync, forgetting the workspace's unfinished syncs of this kind that went stale. */
+  openRun(kind: Kind, workspaceId: number, syncId: string, now: Date): void {
+    this.#purgeStaleRuns.run(workspaceId, kind, new Date(now.getTime() - STALE_RUN_MS).toISOString());
+    this.#openRun.run(workspaceId, kind, syncId, now.toISOString());
+  }
+
+  /** Records that the sync carried this external id. */
+  see(kind: Kind, workspaceId: number, syncId: string, externalId: string): void {
+    this.#see.run(workspaceId, kind, syncId, externalId);
+  }
+
+  /** An item upserted incrementally while full syncs are in progress must survive their completion. */
+  seeInOpenRuns(kind: Kind, workspaceId: number, externalId: string): void {
+    this.#seeInOpenRuns.run(externalId, workspaceId, kind);
+  }
+
+  /** Completes a full sync: removes the items it did not carry and records its completion time. */
+  completeRun(kind: Kind, workspaceId: number, syncId: string, now: string): number {
+    const deleted = this.#kinds[kind].removeUnseen.run(workspaceId, workspaceId, kind, syncId).changes;
+    this.#closeRun.run(workspaceId, kind, syncId);
+    this.#complete.run(workspaceId, kind, now);
+    return deleted;
+  }
+
+  /** When each kind's last full sync completed (null: never). */
+  lastSyncs(workspaceId: number): Record<Kind, string | null> {
+    const out = Object.fromEntries(KINDS.map((k) => [k, null])) as Record<Kind, string | null>;
+    for (const row of this.#completions.all(workspaceId)) out[row.kind] = row.completed_at;
+    return out;
+  }
+}

@@ -1,0 +1,169 @@
+// The body bound on bulk sync (MAX_BODY_SIZE, here 1kb): the gateway refuses a larger body before
+// the upstream sees it, and the service, run alone, refuses it too.
+import { Readable } from 'node:stream';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { loadConfigText } from '../src/config/load.js';
+import type { Db } from '../src/db/database.js';
+import type { Gateway } from '../src/http/gateway.js';
+import { openServiceDatabase, startService, type RunningService } from '../src/upstreams/registry.js';
+import { createWorkspaceToken, revokeWorkspaceToken } from '../src/upstreams/workspaces.js';
+import { DEFAULT_CONFIG } from './helpers/default-config.js';
+import { embeddedEnv, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
+import { send, silentLogger, type Reply } from './helpers/gateway.js';
+import { RedisServer } from './helpers/redis-server.js';
+
+const LIMIT = 1024;
+const EXCEEDS = { error: { code: 'payload_too_large', message: `The request body exceeds ${LIMIT} bytes.` } };
+
+let redis: RedisServer;
+let gateway: Gateway;
+let token: string;
+
+beforeAll(async () => {
+  redis = await RedisServer.start();
+  const dataDir = newDataDir();
+  token = 'limits|secret-of-the-body-limit-test';
+  gateway = await startEmbeddedGateway(dataDir, {
+    REDIS_URL: redis.url,
+    MAX_BODY_SIZE: '1kb',
+    BOOTSTRAP_WORKSPACE_TOKEN: token,
+    BOOTSTRAP_WORKSPACE: 'limits',
+  });
+});
+afterAll(async () => {
+  await gateway?.close();
+  await redis?.kill();
+});
+
+/** A full sync of posts whose JSON is exactly `bytes` long. */
+function syncBody(bytes: number): string {
+  const item = (content: string) => ({ id: 1, title: 'Long', url: 'https://shop.example/1', content });
+  const base = JSON.stringify({ items: [item('')] });
+  const body = JSON.stringify({ items: [item('x'.repeat(bytes - base.length))] });
+  expect(body.length).toBe(bytes);
+  return body;
+}
+
+const auth = () => ({ authorization: `Bearer ${token}` });
+
+async function postCount(base: string): Promise<number> {
+  const reply = await send(`${base}/v1/wp/handshake`, { method: 'POST', headers: auth() });
+  expect(reply.status).toBe(200);
+  return (reply.json() as { counts: { posts: number } }).counts.posts;
+}
+
+describe('through the gateway', () => {
+  test('a body of exactly the bound is synced, and the handshake announces the bound', async () => {
+    const reply = await send(`${gateway.url()}/v1/wp/posts/sync`, {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: syncBody(LIMIT),
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.json()).toMatchObject({ created: 1, total: 1 });
+    const handshake = await send(`${gateway.url()}/v1/wp/handshake`, { method: 'POST', headers: auth() });
+    expect((handshake.json() as { limits: object }).limits).toEqual({
+      batch_size: 500,
+      max_body_bytes: LIMIT,
+    });
+  });
+
+  test('a Content-Length over the bound: 413 JSON with the rate-limit headers, connection closed, nothing stored', async () => {
+    const before = await postCount(gateway.url());
+    const reply = await send(`${gateway.url()}/v1/wp/posts/sync`, {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: syncBody(LIMIT + 1),
+    });
+    expect(reply.status).toBe(413);
+    expect(reply.headers['content-type']).toBe('application/json');
+    expect(reply.headers['connection']).toBe('close');
+    expect(reply.json()).toEqual(EXCEEDS);
+    expect(reply.headers['x-ratelimit-limit']).toBe('60');
+    expect(Number(reply.headers['x-ratelimit-remaining'])).toBeLessThan(60);
+    expect(reply.headers['x-ratelimit-reset']).toMatch(/^\d+$/);
+    expect(await postCount(gateway.url())).toBe(before);
+  });
+
+  test('a chunked body is cut off at the first byte past the bound: 413, nothing stored', async () => {
+    const before = await postCount(gateway.url());
+    // A complete, valid sync of a new post: the upstream would store it if it ever got it whole.
+    const body = JSON.stringify({
+      items: [{ id: 'chunked', title: 'Chunked', url: 'https://shop.example/c', content: 'y'.repeat(3000) }],
+      done: false,
+      sync_id: 'chunked',
+    });
+    async function* chunks() {
+      for (let i = 0; i < body.length; i += 256) yield Buffer.from(body.slice(i, i + 256));
+    }
+    const res = await request(`${gateway.url()}/v1/wp/posts/sync`, {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: Readable.from(chunks()),
+    });
+    const text = await res.body.text();
+    expect(res.statusCode).toBe(413);
+    expect(res.headers['connection']).toBe('close');
+    expect(res.headers['x-ratelimit-limit']).toBe('60');
+    expect(JSON.parse(text)).toEqual(EXCEEDS);
+    expect(await postCount(gateway.url())).toBe(before);
+  });
+});
+
+describe('the service alone (tollgate serve bulksync)', () => {
+  let service: RunningService;
+  let db: Db;
+  let own: string;
+
+  beforeAll(async () => {
+    const dataDir = newDataDir();
+    const { config } = loadConfigText(
+      DEFAULT_CONFIG,
+      'gateway.yaml',
+      embeddedEnv(dataDir, { MAX_BODY_SIZE: '1kb' }),
+    );
+    db = openServiceDatabase(config, silentLogger);
+    own = createWorkspaceToken(db, 'alone').token;
+    service = await startService('bulksync', { db, config, logger: silentLogger }, '127.0.0.1', 0);
+  });
+  afterAll(async () => {
+    await service?.close();
+    db?.close();
+  });
+
+  const direct = (path: string, headers: Record<string, string>, body?: string): Promise<Reply> =>
+    send(`${service.url}/v1/wp/${path}`, { method: 'POST', headers, body });
+
+  test('answers 413 in the bulk-sync error shape and stores nothing', async () => {
+    const reply = await direct(
+      'posts/sync',
+      { authorization: `Bearer ${own}`, 'content-type': 'application/json' },
+      syncBody(LIMIT + 1),
+    );
+    expect(reply.status).toBe(413);
+    expect(reply.json()).toEqual({
+      error: { code: 'payload_too_large', message: 'The request body is too large.' },
+    });
+    const handshake = await direct('handshake', { authorization: `Bearer ${own}` });
+    expect((handshake.json() as { counts: object }).counts).toEqual({ posts: 0, products: 0, coupons: 0 });
+  });
+
+  test('checks the token itself: missing, invalid, and revoked at once', async () => {
+    expect((await direct('handshake', {})).json()).toEqual({
+      error: { code: 'missing_token', message: 'API token missing.' },
+    });
+    const invalid = {
+      error: { code: 'invalid_token', message: 'API token is invalid or has been revoked.' },
+    };
+    const [id] = own.split('|');
+    const wrong = await direct('handshake', { authorization: `Bearer ${id}|not-the-secret` });
+    expect({ status: wrong.status, body: wrong.json() }).toEqual({ status: 401, body: invalid });
+
+    const doomed = createWorkspaceToken(db, 'alone');
+    expect((await direct('handshake', { authorization: `Bearer ${doomed.token}` })).status).toBe(200);
+    expect(revokeWorkspaceToken(db, doomed.id)).toBe(true);
+    const revoked = await direct('handshake', { authorization: `Bearer ${doomed.token}` });
+    expect({ status: revoked.status, body: revoked.json() }).toEqual({ status: 401, body: invalid });
+  });
+});
