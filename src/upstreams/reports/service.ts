@@ -1,9 +1,29 @@
+import { requireApiKey } from '../accounts.js';
 import { laravelErrors } from '../errors.js';
 import type { ServiceDefinition } from '../registry.js';
+import { isPublicAddress } from './address-policy.js';
+import { PageFetcher, systemResolver } from './fetch-page.js';
+import { reportsOpenApi } from './openapi.js';
+import { reportRoutes } from './routes.js';
+import { ReportStore } from './store.js';
 
+/** The reports API (the analyzer host): page reports of API-key users, analysed on store. */
 export const reportsService: ServiceDefinition = {
   errors: laravelErrors,
-  openapi: { paths: {} },
+  openapi: reportsOpenApi,
   servesOpenApi: true,
-  register() {},
+  register(app, ctx) {
+    const settings = ctx.config.services.reports;
+    const fetcher = new PageFetcher(
+      { timeout: settings.fetchTimeout, maxRedirects: settings.maxRedirects, maxSize: settings.maxPageSize },
+      settings.allowPrivateNetworks ? undefined : { resolve: systemResolver, allowed: isPublicAddress },
+    );
+    app.addHook('onClose', () => fetcher.close());
+    const store = new ReportStore(ctx.db);
+    // In its own scope, so the API key hook leaves the OpenAPI document public.
+    void app.register(async (api) => {
+      requireApiKey(api, ctx.db);
+      reportRoutes(api, store, fetcher);
+    });
+  },
 };

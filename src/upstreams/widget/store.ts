@@ -132,7 +132,7 @@ export class WidgetStore {
       ),
       coupon: db.prepare<[number, string], CouponRow>(
         `SELECT code, discount_type, amount, expires_at, usage_limit, usage_count FROM coupons
-         WHERE workspace_id = ? AND code = ? ORDER BY synced_at DESC LIMIT 1`,
+         WHERE workspace_id = ? AND code = ? ORDER BY synced_at DESC, external_id LIMIT 1`,
       ),
       deleteSession: db.prepare<[string]>('DELETE FROM widget_sessions WHERE id = ?'),
     };

@@ -1,0 +1,342 @@
+import { promises as dns } from 'node:dns';
+import { isIPv6, type LookupFunction } from 'node:net';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import { Agent, request, type Dispatcher } from 'undici';
+import { ipLiteral } from './address-policy.js';
+
+/** Resolves a host name to its addresses (all of them). */
+export type Resolver = (hostname: string) => Promise<string[]>;
+
+/** Refuses addresses: used before every hop and again on the address actually connected to. */
+export interface AddressGuard {
+  readonly resolve: Resolver;
+  allowed(ip: string): boolean;
+}
+
+export interface FetchSettings {
+  /** Over the whole fetch, redirects and body included (ms). */
+  readonly timeout: number;
+  readonly maxRedirects: number;
+  /** Largest body, compressed as sent and decompressed (bytes). */
+  readonly maxSize: number;
+}
+
+export interface FetchedPage {
+  /** The URL the page was finally served from, after redirects. */
+  readonly url: string;
+  /** Response headers, lower-case names. */
+  readonly headers: Record<string, string>;
+  readonly html: string;
+  /** Content-Encoding of the response (gzip, br…), or null when sent uncompressed. */
+  readonly encoding: string | null;
+  /** Decompressed size of the document (bytes). */
+  readonly size: number;
+  /** From the first request to the last byte of the body (ms). */
+  readonly loadTimeMs: number;
+}
+
+export type FetchFailureReason =
+  | 'dns'
+  | 'connect'
+  | 'tls'
+  | 'timeout'
+  | 'status'
+  | 'not_html'
+  | 'too_large'
+  | 'redirects'
+  | 'bad_redirect'
+  | 'not_public'
+  | 'decode'
+  | 'other';
+
+/** A page that could not be fetched; `message` is what the client reads on `url`. */
+export class FetchFailure extends Error {
+  constructor(
+    readonly reason: FetchFailureReason,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const systemResolver: Resolver = async (hostname) =>
+  (await dns.lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+
+const NOT_PUBLIC_CODE = 'ERR_ADDRESS_NOT_PUBLIC';
+const HTML_TYPES = ['text/html', 'application/xhtml+xml'];
+const USER_AGENT = 'Mozilla/5.0 (compatible; tollgate-analyzer/1.0)';
+
+const gunzip = promisify(zlib.gunzip);
+const inflate = promisify(zlib.inflate);
+const brotli = promisify(zlib.brotliDecompress);
+
+function plural(n: number, unit: string): string {
+  return `${n} ${unit}${n === 1 ? '' : 's'}`;
+}
+
+/** 5242880 → "5 MB"; sizes that are not whole MB or KB are given in bytes. */
+export function sizeText(bytes: number): string {
+  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MB`;
+  if (bytes % 1024 === 0) return `${bytes / 1024} KB`;
+  return plural(bytes, 'byte');
+}
+
+/** The messages of the 422 on `url`, for settings in force. */
+export function failureMessage(reason: FetchFailureReason, settings: FetchSettings, status = 0): string {
+  switch (reason) {
+    case 'dns':
+      return 'Could not resolve the host.';
+    case 'connect':
+      return 'Could not connect to the host.';
+    case 'tls':
+      return 'Could not establish a secure connection to the host.';
+    case 'timeout':
+      return `The page took longer than ${plural(settings.timeout / 1000, 'second')} to load.`;
+    case 'status':
+      return `The page answered with HTTP status ${status}.`;
+    case 'not_html':
+      return 'The page is not an HTML document.';
+    case 'too_large':
+      return `The page is larger than ${sizeText(settings.maxSize)}.`;
+    case 'redirects':
+      return 'Too many redirects.';
+    case 'bad_redirect':
+      return 'The page redirected to an address that is not http or https.';
+    case 'not_public':
+      return 'The address is not public: refusing to fetch it.';
+    case 'decode':
+      return 'The page could not be decompressed.';
+    case 'other':
+      return 'Could not fetch the page.';
+  }
+}
+
+/** Checks every address a host resolves to; one refused address refuses the host. */
+async function guardedAddresses(guard: AddressGuard, hostname: string): Promise<string[]> {
+  const literal = ipLiteral(hostname);
+  const addresses = literal ? [literal] : await guard.resolve(hostname);
+  if (addresses.length === 0) throw Object.assign(new Error(hostname), { code: 'ENOTFOUND' });
+  if (addresses.some((a) => !guard.allowed(a))) {
+    throw Object.assign(new Error(`${hostname}: address not public`), { code: NOT_PUBLIC_CODE });
+  }
+  return addresses;
+}
+
+/**
+ * The socket's own lookup: the guard judges the addresses the connection is really made to, so a
+ * host that resolves to a public address for the check and a private one for the connection
+ * (DNS rebinding) is still refused.
+ */
+function guardedLookup(guard: AddressGuard): LookupFunction {
+  return (hostname, options, callback) => {
+    guardedAddresses(guard, hostname).then(
+      (addresses) => {
+        const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
+        const entries = addresses
+          .map((address) => ({ address, family: isIPv6(address) ? 6 : 4 }))
+          .filter((e) => !family || e.family === family);
+        if (entries.length === 0) {
+          callback(Object.assign(new Error(hostname), { code: 'ENOTFOUND' }), '');
+        } else if (options.all) callback(null, entries);
+        else callback(null, entries[0]!.address, entries[0]!.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, ''),
+    );
+  };
+}
+
+function errorCode(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 4; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** What went wrong, from an error of DNS, the socket, TLS or undici. */
+function failureReason(err: unknown, signal: AbortSignal): FetchFailureReason {
+  if (signal.aborted) return 'timeout';
+  const code = errorCode(err) ?? '';
+  if (code === NOT_PUBLIC_CODE) return 'not_public';
+  if (['ENOTFOUND', 'EAI_AGAIN', 'ENODATA', 'EAI_NODATA', 'EAI_FAIL'].includes(code)) return 'dns';
+  if (
+    ['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT'].includes(code)
+  )
+    return 'timeout';
+  if (/CERT|TLS|SSL/.test(code)) return 'tls';
+  if (['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET'].includes(code))
+    return 'connect';
+  return 'other';
+}
+
+/** A slow resolver must not outlast the fetch's deadline. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+}
+
+/** Drops a body not read (undici reports the abort as an error: nobody is waiting for it). */
+function discard(res: Dispatcher.ResponseData): void {
+  res.body.on('error', () => undefined);
+  res.body.destroy();
+}
+
+function headerMap(headers: Dispatcher.ResponseData['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}
+
+/** The charset of the Content-Type header, else of a <meta> near the top, else UTF-8. */
+function decodeHtml(body: Buffer, contentType: string): string {
+  const declared =
+    /charset\s*=\s*["']?([\w.:-]+)/i.exec(contentType)?.[1] ??
+    /<meta[^>]+charset\s*=\s*["']?([\w.:-]+)/i.exec(body.subarray(0, 2048).toString('latin1'))?.[1];
+  try {
+    return new TextDecoder(declared ?? 'utf-8').decode(body);
+  } catch {
+    return new TextDecoder('utf-8').decode(body);
+  }
+}
+
+async function decompress(body: Buffer, encoding: string | null, maxSize: number): Promise<Buffer> {
+  const options = { maxOutputLength: maxSize };
+  try {
+    switch (encoding) {
+      case null:
+      case 'identity':
+        return body;
+      case 'gzip':
+      case 'x-gzip':
+        return await gunzip(body, options);
+      case 'deflate':
+        return await inflate(body, options);
+      case 'br':
+        return await brotli(body, options);
+      default:
+        throw new FetchFailure('decode', '');
+    }
+  } catch (err) {
+    if (errorCode(err) === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError)
+      throw new FetchFailure('too_large', '');
+    throw new FetchFailure('decode', '');
+  }
+}
+
+/** A final answer that is not 2xx. */
+class StatusFailure extends FetchFailure {
+  constructor(readonly status: number) {
+    super('status', '');
+  }
+}
+
+/**
+ * Fetches pages for analysis with undici: redirects followed here, hop by hop (each hop's host
+ * checked before its request), one deadline over the whole fetch, and the size bounded while
+ * reading. Failures are FetchFailure with the message the client reads.
+ */
+export class PageFetcher {
+  readonly #agent: Agent;
+
+  constructor(
+    private readonly settings: FetchSettings,
+    /** Absent: any address may be fetched (services.reports.allowPrivateNetworks). */
+    private readonly guard?: AddressGuard,
+  ) {
+    this.#agent = new Agent({
+      connect: { timeout: settings.timeout, ...(guard ? { lookup: guardedLookup(guard) } : {}) },
+      headersTimeout: settings.timeout,
+      bodyTimeout: settings.timeout,
+      keepAliveTimeout: 1_000,
+    });
+  }
+
+  async fetch(url: string): Promise<FetchedPage> {
+    const signal = AbortSignal.timeout(this.settings.timeout);
+    try {
+      return await this.#follow(new URL(url), signal, performance.now());
+    } catch (err) {
+      const reason = err instanceof FetchFailure ? err.reason : failureReason(err, signal);
+      const status = err instanceof StatusFailure ? err.status : 0;
+      throw new FetchFailure(reason, failureMessage(reason, this.settings, status));
+    }
+  }
+
+  close(): Promise<void> {
+    return this.#agent.close();
+  }
+
+  async #follow(start: URL, signal: AbortSignal, started: number): Promise<FetchedPage> {
+    let current = start;
+    for (let hop = 0; ; hop++) {
+      if (this.guard) await untilAborted(guardedAddresses(this.guard, current.hostname), signal);
+      const res = await request(current, {
+        method: 'GET',
+        dispatcher: this.#agent,
+        signal,
+        headers: {
+          'user-agent': USER_AGENT,
+          accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.8',
+          'accept-encoding': 'gzip, br',
+        },
+      });
+      const headers = headerMap(res.headers);
+      if (res.statusCode >= 300 && res.statusCode < 400 && headers.location) {
+        discard(res);
+        if (hop >= this.settings.maxRedirects) throw new FetchFailure('redirects', '');
+        current = new URL(headers.location, current);
+        if (current.protocol !== 'http:' && current.protocol !== 'https:') {
+          throw new FetchFailure('bad_redirect', '');
+        }
+        continue;
+      }
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        discard(res);
+        throw new StatusFailure(res.statusCode);
+      }
+      const contentType = headers['content-type'] ?? '';
+      if (!HTML_TYPES.includes(contentType.split(';')[0]!.trim().toLowerCase())) {
+        discard(res);
+        throw new FetchFailure('not_html', '');
+      }
+      const body = await this.#readBody(res, headers);
+      const encoding = headers['content-encoding']?.trim().toLowerCase() || null;
+      const decoded = await decompress(body, encoding, this.settings.maxSize);
+      return {
+        url: current.href,
+        headers,
+        html: decodeHtml(decoded, contentType),
+        encoding: encoding === 'identity' ? null : encoding,
+        size: decoded.length,
+        loadTimeMs: performance.now() - started,
+      };
+    }
+  }
+
+  async #readBody(res: Dispatcher.ResponseData, headers: Record<string, string>): Promise<Buffer> {
+    const declared = Number(headers['content-length']);
+    if (Number.isFinite(declared) && declared > this.settings.maxSize) {
+      discard(res);
+      throw new FetchFailure('too_large', '');
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > this.settings.maxSize) {
+        discard(res);
+        throw new FetchFailure('too_large', '');
+      }
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks);
+  }
+}

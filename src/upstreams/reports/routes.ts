@@ -1,0 +1,84 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { HttpError, NOT_FOUND } from '../errors.js';
+import { listPage, pageNumber } from '../pagination.js';
+import { hashPassword } from '../passwords.js';
+import { validate } from '../validation.js';
+import { analysePage } from './analyser.js';
+import type { PageFetcher } from './fetch-page.js';
+import { reportRecord } from './record.js';
+import type { ReportRow, ReportStore } from './store.js';
+import { listQuery, PASSWORD_REQUIRED, storeBody, updateBody } from './validation.js';
+
+const notFound = () => new HttpError(404, NOT_FOUND, 'not_found');
+
+/** The report `:id` names, if it is the caller's; another user's report is as unknown as a missing one. */
+function ownReport(store: ReportStore, request: FastifyRequest): ReportRow {
+  const { id } = request.params as { id: string };
+  const row = /^\d{1,15}$/.test(id) ? store.find(request.userId, Number(id)) : undefined;
+  if (!row) throw notFound();
+  return row;
+}
+
+/** The routes of the reports API (behind the API key hook). */
+export function reportRoutes(app: FastifyInstance, store: ReportStore, fetcher: PageFetcher): void {
+  app.get('/api/v1/reports', async (request) => {
+    const query = validate(listQuery, request.query);
+    const page = pageNumber((request.query as Record<string, unknown>).page);
+    const { rows, total } = store.list(request.userId, {
+      search: query.search,
+      project: query.project,
+      result: query.result,
+      sortBy: query.sort_by,
+      sort: query.sort,
+      limit: query.per_page,
+      offset: (page - 1) * query.per_page,
+    });
+    const records = rows.map((row) => reportRecord(row, false));
+    return listPage(request, records, total, page, query.per_page);
+  });
+
+  app.get('/api/v1/reports/:id', async (request) => ({
+    data: reportRecord(ownReport(store, request), true),
+    status: 200,
+  }));
+
+  app.post('/api/v1/reports', async (request, reply) => {
+    const body = validate(storeBody, request.body);
+    if (body.privacy === 2 && body.password === undefined)
+      throw HttpError.field('password', PASSWORD_REQUIRED);
+    const url = new URL(body.url.trim()).href;
+    const analysis = await analysePage(fetcher, url);
+    const passwordHash = body.password === undefined ? null : await hashPassword(body.password);
+    const row = store.insert(request.userId, { pageUrl: url, analysis, privacy: body.privacy, passwordHash });
+    void reply.status(201);
+    return { data: reportRecord(row, true), status: 200 };
+  });
+
+  const update = async (request: FastifyRequest) => {
+    const existing = ownReport(store, request);
+    const body = validate(updateBody, request.body);
+    const privacy = body.privacy ?? existing.privacy;
+    if (privacy === 2 && body.password === undefined && existing.password_hash === null) {
+      throw HttpError.field('password', PASSWORD_REQUIRED);
+    }
+    const analysis = body.results === 1 ? await analysePage(fetcher, existing.page_url) : undefined;
+    const passwordHash = body.password === undefined ? undefined : await hashPassword(body.password);
+    const row = store.update(request.userId, existing.id, { privacy: body.privacy, passwordHash, analysis });
+    // Deleted while the page was being analysed.
+    if (!row) throw notFound();
+    return { data: reportRecord(row, true), status: 200 };
+  };
+  app.put('/api/v1/reports/:id', update);
+  app.patch('/api/v1/reports/:id', update);
+
+  app.delete('/api/v1/reports/:id', async (request) => {
+    const row = ownReport(store, request);
+    if (!store.delete(request.userId, row.id)) throw notFound();
+    return { id: row.id, object: 'report', deleted: true, status: 200 };
+  });
+
+  app.get('/api/v1/projects', async (request) => ({
+    data: store.projects(request.userId),
+    status: 200,
+  }));
+}

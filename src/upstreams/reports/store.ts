@@ -1,0 +1,180 @@
+import type { Statement } from 'better-sqlite3';
+import type { Db } from '../../db/database.js';
+import type { Results } from './checks/types.js';
+import type { ReportResult } from './score.js';
+import { displayUrl, projectOf } from './url.js';
+
+export const SORT_KEYS = ['id', 'generated_at', 'url', 'result'] as const;
+export type SortKey = (typeof SORT_KEYS)[number];
+export type SortDirection = 'asc' | 'desc';
+
+export interface ReportRow {
+  id: number;
+  user_id: number;
+  url: string;
+  page_url: string;
+  project: string;
+  result: ReportResult;
+  score: number;
+  /** JSON text. */
+  results: string;
+  privacy: number;
+  password_hash: string | null;
+  generated_at: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A finished analysis, as stored. */
+export interface Analysis {
+  readonly result: ReportResult;
+  readonly score: number;
+  readonly results: Results;
+  /** ISO-8601; defaults to now. */
+  readonly generatedAt?: string;
+}
+
+export interface NewReport {
+  /** The full URL as given; `url` and `project` are derived from it. */
+  readonly pageUrl: string;
+  readonly analysis: Analysis;
+  readonly privacy: number;
+  readonly passwordHash: string | null;
+}
+
+export interface ReportChanges {
+  readonly privacy?: number;
+  readonly passwordHash?: string;
+  readonly analysis?: Analysis;
+}
+
+export interface ListQuery {
+  readonly search?: string;
+  readonly project?: string;
+  readonly result?: ReportResult;
+  readonly sortBy: SortKey;
+  readonly sort: SortDirection;
+  readonly limit: number;
+  readonly offset: number;
+}
+
+const FILTER = `
+  WHERE user_id = @user
+    AND (@search IS NULL OR instr(lower(url), lower(@search)) > 0)
+    AND (@project IS NULL OR project = @project)
+    AND (@result IS NULL OR result = @result)`;
+
+const now = () => new Date().toISOString();
+
+/**
+ * The reports table, every statement prepared once. Every query is scoped to its owner: a report
+ * of another user is never read, changed or deleted.
+ */
+export class ReportStore {
+  readonly #insert: Statement;
+  readonly #find: Statement;
+  readonly #update: Statement;
+  readonly #delete: Statement;
+  readonly #count: Statement;
+  /** One statement per sort key and direction (ORDER BY cannot be a parameter); ties by id. */
+  readonly #list = new Map<string, Statement>();
+  readonly #projects: Statement;
+
+  constructor(private readonly db: Db) {
+    this.#insert = db.prepare(`
+      INSERT INTO reports (user_id, url, page_url, project, result, score, results, privacy, password_hash,
+                           generated_at, created_at, updated_at)
+      VALUES (@user_id, @url, @page_url, @project, @result, @score, @results, @privacy, @password_hash,
+              @generated_at, @created_at, @updated_at)
+      RETURNING *`);
+    this.#find = db.prepare('SELECT * FROM reports WHERE id = ? AND user_id = ?');
+    this.#update = db.prepare(`
+      UPDATE reports SET privacy = @privacy, password_hash = @password_hash, result = @result, score = @score,
+                         results = @results, generated_at = @generated_at, updated_at = @updated_at
+      WHERE id = @id AND user_id = @user_id
+      RETURNING *`);
+    this.#delete = db.prepare('DELETE FROM reports WHERE id = ? AND user_id = ?');
+    this.#count = db.prepare(`SELECT count(*) AS n FROM reports ${FILTER}`);
+    for (const key of SORT_KEYS) {
+      for (const dir of ['asc', 'desc'] as const) {
+        const order = key === 'id' ? `id ${dir}` : `${key} ${dir}, id ${dir}`;
+        this.#list.set(
+          `${key} ${dir}`,
+          db.prepare(`SELECT * FROM reports ${FILTER} ORDER BY ${order} LIMIT @limit OFFSET @offset`),
+        );
+      }
+    }
+    this.#projects = db.prepare(
+      'SELECT project, count(*) AS reports FROM reports WHERE user_id = ? GROUP BY project ORDER BY project',
+    );
+  }
+
+  insert(userId: number, report: NewReport): ReportRow {
+    const at = now();
+    return this.#insert.get({
+      user_id: userId,
+      url: displayUrl(report.pageUrl),
+      page_url: report.pageUrl,
+      project: projectOf(report.pageUrl),
+      result: report.analysis.result,
+      score: report.analysis.score,
+      results: JSON.stringify(report.analysis.results),
+      privacy: report.privacy,
+      password_hash: report.passwordHash,
+      generated_at: report.analysis.generatedAt ?? at,
+      created_at: at,
+      updated_at: at,
+    }) as ReportRow;
+  }
+
+  find(userId: number, id: number): ReportRow | undefined {
+    return this.#find.get(id, userId) as ReportRow | undefined;
+  }
+
+  /** The updated row, or undefined when the user has no such report. */
+  update(userId: number, id: number, changes: ReportChanges): ReportRow | undefined {
+    const apply = this.db.transaction(() => {
+      const row = this.find(userId, id);
+      if (!row) return undefined;
+      const at = now();
+      const analysis = changes.analysis;
+      return this.#update.get({
+        id,
+        user_id: userId,
+        privacy: changes.privacy ?? row.privacy,
+        password_hash: changes.passwordHash ?? row.password_hash,
+        result: analysis?.result ?? row.result,
+        score: analysis?.score ?? row.score,
+        results: analysis ? JSON.stringify(analysis.results) : row.results,
+        generated_at: analysis ? (analysis.generatedAt ?? at) : row.generated_at,
+        updated_at: at,
+      }) as ReportRow;
+    });
+    return apply.immediate();
+  }
+
+  delete(userId: number, id: number): boolean {
+    return this.#delete.run(id, userId).changes > 0;
+  }
+
+  list(userId: number, query: ListQuery): { rows: ReportRow[]; total: number } {
+    const filter = {
+      user: userId,
+      search: query.search ?? null,
+      project: query.project ?? null,
+      result: query.result ?? null,
+    };
+    const read = this.db.transaction(() => {
+      const { n } = this.#count.get(filter) as { n: number };
+      const statement = this.#list.get(`${query.sortBy} ${query.sort}`)!;
+      const rows = statement.all({ ...filter, limit: query.limit, offset: query.offset }) as ReportRow[];
+      return { rows, total: n };
+    });
+    return read();
+  }
+
+  /** The user's projects with their report counts, by name. */
+  projects(userId: number): { project: string; reports: number }[] {
+    return this.#projects.all(userId) as { project: string; reports: number }[];
+  }
+}

@@ -1,0 +1,141 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { openDatabase, type Db } from '../src/db/database.js';
+import type { Gateway } from '../src/http/gateway.js';
+import { userForKey } from '../src/upstreams/accounts.js';
+import type { Results } from '../src/upstreams/reports/checks/types.js';
+import type { ReportResult } from '../src/upstreams/reports/score.js';
+import { ReportStore, type ReportRow } from '../src/upstreams/reports/store.js';
+import { ALICE_KEY, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
+import { analyzerApi } from './helpers/test-pages.js';
+
+/**
+ * The list's filters, sorting and paging agree with a reference model over random data sets.
+ * Rows go straight into the gateway's database through the service's own data access (analysing
+ * pages over HTTP would be too slow for random data); queries go through the gateway.
+ */
+
+let gateway: Gateway;
+let db: Db;
+let store: ReportStore;
+let alice: number;
+let api: ReturnType<typeof analyzerApi>;
+
+beforeAll(async () => {
+  const dataDir = newDataDir();
+  gateway = await startEmbeddedGateway(dataDir);
+  api = analyzerApi(gateway.url());
+  // The first request starts the service, which creates the database and the users.
+  expect((await api('GET', '/api/v1/reports', { key: ALICE_KEY })).status).toBe(200);
+  db = openDatabase(dataDir);
+  alice = userForKey(db, ALICE_KEY)!;
+  store = new ReportStore(db);
+});
+afterAll(async () => {
+  db?.close();
+  await gateway?.close();
+});
+
+const RESULTS: ReportResult[] = ['good', 'decent', 'bad'];
+const SORT_KEYS = ['id', 'generated_at', 'url', 'result'] as const;
+type SortKey = (typeof SORT_KEYS)[number];
+
+const rowArb = fc.record({
+  scheme: fc.constantFrom('http', 'https'),
+  host: fc.constantFrom('example.com', 'www.example.com', 'Shop.test', 'blog.example.org', 'a_b.test'),
+  path: fc.constantFrom('/', '/a', '/A/b', '/about/', '/x?q=1', '/100%25', '/e_x'),
+  result: fc.constantFrom(...RESULTS),
+  score: fc.integer({ min: 0, max: 100 }),
+  // Few distinct instants, so sorting by generated_at has ties.
+  minute: fc.integer({ min: 0, max: 5 }),
+  privacy: fc.constantFrom(0, 1, 2),
+});
+
+const queryArb = fc.record(
+  {
+    search: fc.string({ unit: fc.constantFrom('a', 'E', 'x', '.', '/', '%', '_', '?', 'o'), maxLength: 3 }),
+    search_by: fc.constant('url'),
+    project: fc.constantFrom('example.com', 'shop.test', 'blog.example.org', 'a_b.test', 'nowhere'),
+    result: fc.constantFrom(...RESULTS),
+    sort_by: fc.constantFrom(...SORT_KEYS),
+    sort: fc.constantFrom('asc', 'desc'),
+    per_page: fc.constantFrom(10, 25, 50, 100),
+    page: fc.integer({ min: 1, max: 4 }),
+  },
+  { requiredKeys: [] },
+);
+type Query = typeof queryArb extends fc.Arbitrary<infer Q> ? Q : never;
+
+/** The reference: filter, order (ties by id, in the same direction), then cut the page. */
+function model(rows: ReportRow[], q: Query) {
+  const filtered = rows.filter(
+    (r) =>
+      (!q.search || r.url.toLowerCase().includes(q.search.toLowerCase())) &&
+      (q.project === undefined || r.project === q.project) &&
+      (q.result === undefined || r.result === q.result),
+  );
+  const key: SortKey = q.sort_by ?? 'id';
+  const sign = (q.sort ?? 'desc') === 'asc' ? 1 : -1;
+  const sorted = [...filtered].sort((a, b) => {
+    const x = a[key];
+    const y = b[key];
+    return sign * ((x < y ? -1 : x > y ? 1 : 0) || a.id - b.id);
+  });
+  const perPage = q.per_page ?? 10;
+  const page = q.page ?? 1;
+  return {
+    ids: sorted.slice((page - 1) * perPage, page * perPage).map((r) => r.id),
+    total: filtered.length,
+    lastPage: Math.max(1, Math.ceil(filtered.length / perPage)),
+    perPage,
+    page,
+  };
+}
+
+test('list filters, sorting and paging agree with the model', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(rowArb, { maxLength: 40 }),
+      fc.array(queryArb, { minLength: 1, maxLength: 6 }),
+      async (specs, queries) => {
+        db.prepare('DELETE FROM reports WHERE user_id = ?').run(alice);
+        const rows = specs.map((s) =>
+          store.insert(alice, {
+            pageUrl: new URL(`${s.scheme}://${s.host}${s.path}`).href,
+            analysis: {
+              result: s.result,
+              score: s.score,
+              results: {} as Results,
+              generatedAt: new Date(Date.UTC(2025, 0, 1, 12, s.minute)).toISOString(),
+            },
+            privacy: s.privacy,
+            passwordHash: null,
+          }),
+        );
+        for (const q of queries) {
+          const params = new URLSearchParams(
+            Object.entries(q).map(([k, v]): [string, string] => [k, String(v)]),
+          );
+          const reply = await api('GET', `/api/v1/reports?${params.toString()}`, { key: ALICE_KEY });
+          expect(reply.status, reply.text).toBe(200);
+          const body = reply.json() as {
+            data: { id: number }[];
+            meta: { total: number; last_page: number; per_page: number; current_page: number };
+          };
+          const expected = model(rows, q);
+          expect(
+            body.data.map((r) => r.id),
+            params.toString(),
+          ).toEqual(expected.ids);
+          expect(body.meta).toMatchObject({
+            total: expected.total,
+            last_page: expected.lastPage,
+            per_page: expected.perPage,
+            current_page: expected.page,
+          });
+        }
+      },
+    ),
+    { numRuns: 15 },
+  );
+});

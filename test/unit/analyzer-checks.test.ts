@@ -1,0 +1,188 @@
+import { describe, expect, test } from 'vitest';
+import { analyse } from '../../src/upstreams/reports/analyse.js';
+import type { PageFacts } from '../../src/upstreams/reports/checks/types.js';
+import { resultFor, score } from '../../src/upstreams/reports/score.js';
+import {
+  BAD_PAGE,
+  badResults,
+  DECENT_PAGE,
+  decentResults,
+  GOOD_PAGE,
+  goodResults,
+} from '../helpers/test-pages.js';
+
+const BASE = 'http://pages.test';
+const facts = (path: string, over: Partial<PageFacts> = {}): PageFacts => ({
+  url: `${BASE}${path}`,
+  headers: {},
+  encoding: 'gzip',
+  size: 1000,
+  loadTimeMs: 120,
+  ...over,
+});
+
+/** A page with `head` and `body` filled in around the parts a test varies. */
+const page = (head: string, body = '<h1>x</h1>', lang = ' lang="en"') =>
+  `<!doctype html><html${lang}><head>${head}</head><body>${body}</body></html>`;
+
+describe('analyser: the test pages', () => {
+  test('the good page passes every check but https: 91, good', () => {
+    const size = Buffer.byteLength(GOOD_PAGE);
+    const results = analyse(GOOD_PAGE, facts('/good', { size }));
+    expect(results).toEqual(goodResults(BASE, '/good', 'gzip', 0.12));
+    expect(score(results)).toBe(91);
+    expect(resultFor(score(results))).toBe('good');
+  });
+
+  test('the decent page: 63, decent', () => {
+    const size = Buffer.byteLength(DECENT_PAGE, 'latin1');
+    const results = analyse(DECENT_PAGE, facts('/decent', { size, loadTimeMs: 5 }));
+    expect(results).toEqual(decentResults(BASE, 0.01));
+    expect(score(results)).toBe(63);
+    expect(resultFor(score(results))).toBe('decent');
+  });
+
+  test('the bad page: 20, bad', () => {
+    const size = Buffer.byteLength(BAD_PAGE);
+    const results = analyse(BAD_PAGE, facts('/bad', { size, encoding: null, loadTimeMs: 1999 }));
+    expect(results).toEqual(badResults(BASE, 2));
+    expect(score(results)).toBe(20);
+    expect(resultFor(score(results))).toBe('bad');
+  });
+});
+
+describe('analyser: single checks', () => {
+  test('title: missing, empty, 60 and 61 characters', () => {
+    expect(analyse(page(''), facts('/')).title).toEqual({
+      passed: false,
+      importance: 'high',
+      value: null,
+      errors: { missing: null },
+    });
+    expect(analyse(page('<title>  </title>'), facts('/')).title.errors).toEqual({ missing: null });
+    const sixty = 'x'.repeat(60);
+    expect(analyse(page(`<title>${sixty}</title>`), facts('/')).title).toEqual({
+      passed: true,
+      importance: 'high',
+      value: sixty,
+    });
+    expect(analyse(page(`<title>${sixty}y</title>`), facts('/')).title).toEqual({
+      passed: false,
+      importance: 'high',
+      value: `${sixty}y`,
+      errors: { too_long: 61 },
+    });
+  });
+
+  test('meta description: empty counts as missing; over 160 characters is too long', () => {
+    expect(
+      analyse(page('<meta name="description" content=" ">'), facts('/')).meta_description.errors,
+    ).toEqual({
+      missing: null,
+    });
+    const long = 'd'.repeat(161);
+    expect(analyse(page(`<META NAME="Description" CONTENT="${long}">`), facts('/')).meta_description).toEqual(
+      {
+        passed: false,
+        importance: 'high',
+        value: long,
+        errors: { too_long: 161 },
+      },
+    );
+  });
+
+  test('https_encryption follows the final URL', () => {
+    expect(analyse(page(''), facts('/', { url: 'https://example.com/' })).https_encryption).toEqual({
+      passed: true,
+      importance: 'high',
+      value: 'https://example.com/',
+    });
+  });
+
+  test('noindex from the X-Robots-Tag header, and robots "none"', () => {
+    const header = analyse(page(''), facts('/', { headers: { 'x-robots-tag': 'noindex' } })).noindex;
+    expect(header).toEqual({
+      passed: false,
+      importance: 'high',
+      value: 'noindex',
+      errors: { noindex: 'noindex' },
+    });
+    expect(analyse(page('<meta name="robots" content="none">'), facts('/')).noindex.passed).toBe(false);
+    expect(analyse(page('<meta name="robots" content="index, follow">'), facts('/')).noindex.passed).toBe(
+      true,
+    );
+  });
+
+  test('favicon from rel="shortcut icon", made absolute', () => {
+    const results = analyse(page('<link rel="Shortcut Icon" href="img/f.png">'), facts('/dir/page'));
+    expect(results.favicon).toEqual({ passed: true, importance: 'low', value: `${BASE}/dir/img/f.png` });
+  });
+
+  test('in-page links: more than 150 fail; fragments, mailto and javascript do not count', () => {
+    const links = (n: number) => Array.from({ length: n }, (_, i) => `<a href="/p${i}">p</a>`).join('');
+    const extra =
+      '<a href="#x">x</a><a href="mailto:a@b.c">m</a><a href="javascript:void(0)">j</a><a>none</a>';
+    expect(analyse(page('', links(150) + extra), facts('/')).in_page_links).toEqual({
+      passed: true,
+      importance: 'medium',
+      value: { internal: 150, external: 0 },
+    });
+    const www = '<a href="http://www.pages.test/">w</a><a href="https://other.test/">o</a>';
+    expect(analyse(page('', links(149) + www), facts('/')).in_page_links).toEqual({
+      passed: false,
+      importance: 'medium',
+      value: { internal: 150, external: 1 },
+      errors: { too_many: 151 },
+    });
+  });
+
+  test('dom size: more than 1500 elements fail', () => {
+    const divs = (n: number) => '<div></div>'.repeat(n);
+    // html, head, body and h1 are 4 elements.
+    expect(analyse(page('', `<h1>x</h1>${divs(1496)}`), facts('/')).dom_size.passed).toBe(true);
+    expect(analyse(page('', `<h1>x</h1>${divs(1497)}`), facts('/')).dom_size).toEqual({
+      passed: false,
+      importance: 'low',
+      value: 1501,
+      errors: { too_many: 1501 },
+    });
+  });
+
+  test('structured data: microdata counts', () => {
+    const results = analyse(
+      page('', '<div itemscope itemtype="https://schema.org/Person"></div>'),
+      facts('/'),
+    );
+    expect(results.structured_data).toEqual({
+      passed: true,
+      importance: 'low',
+      value: { json_ld: 0, microdata: 1, open_graph: 0 },
+    });
+  });
+
+  test('transport facts: compression, load time and page size bounds', () => {
+    const slow = analyse(page(''), facts('/', { encoding: 'br', loadTimeMs: 2_004, size: 330_001 }));
+    expect(slow.text_compression).toEqual({ passed: true, importance: 'medium', value: 'br' });
+    // Judged on the value shown: 2.004 s shows as 2 and passes, 2.006 s as 2.01 and fails.
+    expect(slow.load_time).toEqual({ passed: true, importance: 'medium', value: 2 });
+    expect(analyse(page(''), facts('/', { loadTimeMs: 2_006 })).load_time).toEqual({
+      passed: false,
+      importance: 'medium',
+      value: 2.01,
+      errors: { too_slow: 2.01 },
+    });
+    expect(slow.page_size).toEqual({
+      passed: false,
+      importance: 'medium',
+      value: 330_001,
+      errors: { too_large: 330_001 },
+    });
+  });
+
+  test('no html element: language missing; broken markup still parses', () => {
+    const results = analyse('<title>t</title><h1>a<h1>b', facts('/'));
+    expect(results.language.errors).toEqual({ missing: null });
+    expect(results.headings.errors).toEqual({ too_many: 2 });
+    expect(results.title.value).toBe('t');
+  });
+});
