@@ -1,11 +1,10 @@
 // `tollgate users` and `tollgate tokens` as an operator runs them: real processes, exit codes, and
 // the SQLite file they write (which must hold only hashes).
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DATABASE_FILE } from '../src/db/database.js';
+import { runCli, type CliRun } from './helpers/ops-process.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { ALICE_KEY, BOB_KEY, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send } from './helpers/gateway.js';
@@ -26,23 +25,8 @@ afterAll(async () => {
   await gateway?.close();
 });
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-async function cli(...args: string[]): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
-    env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const [code] = (await once(child, 'close')) as [number | null];
-  return { code, stdout, stderr };
-}
+const cli = (...args: string[]): Promise<CliRun> =>
+  runCli(args, 20_000, { DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
 
 describe('tollgate users create', () => {
   test(

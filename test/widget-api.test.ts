@@ -9,9 +9,9 @@ import { loadConfigText } from '../src/config/load.js';
 import { createServiceApp } from '../src/upstreams/app.js';
 import { widgetErrors } from '../src/upstreams/errors.js';
 import { widgetService } from '../src/upstreams/widget/service.js';
-import { ensureWorkspace } from '../src/upstreams/workspaces.js';
+import { createWorkspaceToken } from '../src/upstreams/workspaces.js';
 import { DEFAULT_CONFIG } from './helpers/default-config.js';
-import { embeddedEnv, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
+import { ALICE_KEY, embeddedEnv, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { limitHeaders, send, silentLogger, type Reply } from './helpers/gateway.js';
 import { RedisServer } from './helpers/redis-server.js';
 import { visitorJwt } from './helpers/tokens.js';
@@ -38,27 +38,37 @@ beforeAll(async () => {
   redis = await RedisServer.start();
   dataDir = newDataDir();
   db = openDatabase(dataDir);
-  const acme = ensureWorkspace(db, 'acme');
-  const globex = ensureWorkspace(db, 'globex');
+  const acme = createWorkspaceToken(db, 'acme').token;
+  const globex = createWorkspaceToken(db, 'globex').token;
   gateway = await startEmbeddedGateway(dataDir, { REDIS_URL: redis.url, TRUSTED_PROXIES: '127.0.0.1' });
-  // A website of the websites API (owned by a bootstrap user), and coupons as bulk sync stores them.
-  const now = new Date().toISOString();
-  websiteId = Number(
-    db
-      .prepare(
-        `INSERT INTO websites (user_id, url, created_at, updated_at) VALUES ((SELECT min(id) FROM users), 'shop.test', ?, ?)`,
-      )
-      .run(now, now).lastInsertRowid,
-  );
-  const coupon = db.prepare(
-    `INSERT INTO coupons (workspace_id, external_id, code, discount_type, amount, expires_at, usage_limit, usage_count, synced_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
-  coupon.run(acme.id, 'c1', 'SAVE10', 'percent', 10, null, null, 0, now);
-  coupon.run(acme.id, 'c2', 'FIVEOFF', 'fixed', 5, '2999-01-01T00:00:00Z', 100, 99, now);
-  coupon.run(acme.id, 'c3', 'OLD', 'percent', 20, '2020-01-01T00:00:00Z', null, 0, now);
-  coupon.run(acme.id, 'c4', 'USEDUP', 'fixed', 3, null, 2, 2, now);
-  coupon.run(globex.id, 'g1', 'GLOBEX', 'percent', 50, null, null, 0, now);
+  // A website of the websites API, and coupons synced by each workspace's shop, through the gateway.
+  const website = await send(`${gateway.url()}/api/v1/websites`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ALICE_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: 'shop.test' }),
+  });
+  expect(website.status).toBe(201);
+  websiteId = (website.json() as { data: { id: number } }).data.id;
+  const sync = async (token: string, items: object[]) => {
+    const reply = await post('/v1/wp/coupons/sync', { items, done: true }, bearer(token));
+    expect(reply.status).toBe(200);
+  };
+  const coupon = (
+    id: string,
+    code: string,
+    discount_type: string,
+    amount: number,
+    expires_at: string | null,
+    usage_limit: number | null,
+    usage_count: number,
+  ) => ({ id, code, discount_type, amount, expires_at, usage_limit, usage_count });
+  await sync(acme, [
+    coupon('c1', 'SAVE10', 'percent', 10, null, null, 0),
+    coupon('c2', 'FIVEOFF', 'fixed', 5, '2999-01-01T00:00:00Z', 100, 99),
+    coupon('c3', 'OLD', 'percent', 20, '2020-01-01T00:00:00Z', null, 0),
+    coupon('c4', 'USEDUP', 'fixed', 3, null, 2, 2),
+  ]);
+  await sync(globex, [coupon('g1', 'GLOBEX', 'percent', 50, null, null, 0)]);
 });
 afterAll(async () => {
   await gateway?.close();
@@ -472,7 +482,7 @@ describe('POST /api/v1/widget/coupon/apply', () => {
     });
     const fixed = await post('/api/v1/widget/coupon/apply', { code: 'FIVEOFF' }, bearer(token));
     expect(fixed.json()).toEqual({
-      coupon: { code: 'FIVEOFF', discount_type: 'fixed', amount: 5, expires_at: '2999-01-01T00:00:00Z' },
+      coupon: { code: 'FIVEOFF', discount_type: 'fixed', amount: 5, expires_at: '2999-01-01T00:00:00.000Z' },
     });
   });
 

@@ -1,8 +1,7 @@
 // Workspace API tokens end to end: issued and revoked by the CLI, verified by the gateway (its
 // cached database store keys the wp-plugin limiter), counted in a real Redis.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { runCli, type CliRun } from './helpers/ops-process.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { burst } from './helpers/burst.js';
 import { expectLimited } from './helpers/clients.js';
@@ -30,22 +29,8 @@ afterAll(async () => {
 });
 
 /** `tollgate ARGS --config config/gateway.yaml` as a real process on this file's data directory. */
-async function cli(
-  args: string[],
-  dir = dataDir,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli.ts', ...args, '--config', 'config/gateway.yaml'],
-    { env: { ...process.env, DATA_DIR: dir, LOG_LEVEL: 'silent' } },
-  );
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const [code] = (await once(child, 'close')) as [number | null];
-  return { code, stdout, stderr };
-}
+const cli = (args: string[], dir = dataDir): Promise<CliRun> =>
+  runCli([...args, '--config', 'config/gateway.yaml'], 20_000, { DATA_DIR: dir, LOG_LEVEL: 'silent' });
 
 /** A token issued by `tollgate tokens create --workspace NAME`. */
 async function issue(workspace: string): Promise<{ id: string; token: string }> {
