@@ -235,7 +235,7 @@ describe('path spelling', () => {
     expect(wp.json()).toEqual({ error: { code: 'missing_token', message: 'API token missing.' } });
     const leads = await post('/api/v1/widget/leads/', {});
     expect(leads.status).toBe(401);
-    expect(leads.json()).toEqual({ error: { code: 'invalid_token', message: 'Visitor token missing.' } });
+    expect(leads.json()).toEqual({ error: { code: 'missing_token', message: 'Visitor token missing.' } });
   });
 });
 

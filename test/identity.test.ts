@@ -110,24 +110,25 @@ describe('visitor JWT', () => {
     }),
     'no exp': async () => ({ authorization: `Bearer ${await visitorJwt('s-2', { expiresIn: 'none' })}` }),
   } as const;
-  const messages: Record<keyof typeof invalid, string> = {
-    none: 'Visitor token missing.',
-    expired: 'Visitor token has expired.',
-    'wrong key': 'Visitor token is invalid.',
-    'alg none': 'Visitor token is invalid.',
-    garbage: 'Visitor token is invalid.',
-    'wrong audience': 'Visitor token is invalid.',
-    'no exp': 'Visitor token is invalid.',
+  const errors: Record<keyof typeof invalid, [string, string]> = {
+    none: ['missing_token', 'Visitor token missing.'],
+    expired: ['token_expired', 'Visitor token has expired.'],
+    'wrong key': ['invalid_token', 'Visitor token is invalid.'],
+    'alg none': ['invalid_token', 'Visitor token is invalid.'],
+    garbage: ['invalid_token', 'Visitor token is invalid.'],
+    'wrong audience': ['invalid_token', 'Visitor token is invalid.'],
+    'no exp': ['invalid_token', 'Visitor token is invalid.'],
   };
 
   test.each(Object.keys(invalid) as (keyof typeof invalid)[])(
-    '%s: 401 invalid_token with rate-limit headers',
+    '%s: 401 with its error code and rate-limit headers',
     async (kind) => {
       const xff = `192.0.2.${Object.keys(invalid).indexOf(kind) + 10}`;
       const reply = await hitSession({ ...(await invalid[kind]()), 'x-forwarded-for': xff });
       expect(reply.status).toBe(401);
       expect(reply.headers['content-type']).toBe('application/json');
-      expect(reply.text).toBe(JSON.stringify({ error: { code: 'invalid_token', message: messages[kind] } }));
+      const [code, message] = errors[kind];
+      expect(reply.text).toBe(JSON.stringify({ error: { code, message } }));
       expect(limitHeaders(reply)).toMatchObject({ 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': '2' });
       expect(reply.headers['retry-after']).toBeUndefined();
     },

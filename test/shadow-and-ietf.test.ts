@@ -287,7 +287,7 @@ routes:
       expect(refused.headers['ratelimit-policy']).toBe('"normal.0";q=2;w=60');
       const missing = await get('/j/x', { 'x-forwarded-for': newClient() });
       expect(missing.status).toBe(401);
-      expect(missing.text).toBe('{"error":{"code":"invalid_token","message":"Visitor token missing."}}');
+      expect(missing.text).toBe('{"error":{"code":"missing_token","message":"Visitor token missing."}}');
     } finally {
       await gateway.reload(loadConfigText(config(true), 'shadow.yaml', env));
     }

@@ -232,7 +232,7 @@ describe('visitor token', () => {
   test('on the JWT-keyed routes the gateway refuses a missing token itself', async () => {
     const reply = await post('/api/v1/widget/messages', { body: 'hi' });
     expect(reply.status).toBe(401);
-    expect(reply.json()).toEqual({ error: { code: 'invalid_token', message: 'Visitor token missing.' } });
+    expect(reply.json()).toEqual({ error: { code: 'missing_token', message: 'Visitor token missing.' } });
     expect(limitHeaders(reply)).toMatchObject({ 'x-ratelimit-limit': '300', 'x-ratelimit-remaining': '299' });
   });
 });

@@ -166,7 +166,7 @@ describe('an expired visitor token', () => {
       },
     );
     expect(reply.status).toBe(401);
-    expect(reply.json()).toEqual({ error: { code: 'invalid_token', message: 'Visitor token has expired.' } });
+    expect(reply.json()).toEqual({ error: { code: 'token_expired', message: 'Visitor token has expired.' } });
     expect(limitHeaders(reply)).toEqual({
       'x-ratelimit-limit': '300',
       'x-ratelimit-remaining': '299',

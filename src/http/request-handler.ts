@@ -28,10 +28,11 @@ export interface HandlerContext {
   readonly ietfHeaders: boolean;
 }
 
-const JWT_MESSAGES = {
-  missing: 'Visitor token missing.',
-  expired: 'Visitor token has expired.',
-  invalid: 'Visitor token is invalid.',
+/** The same codes and messages as the embedded widget service's, so clients see one vocabulary. */
+const JWT_ERRORS = {
+  missing: ['missing_token', 'Visitor token missing.'],
+  expired: ['token_expired', 'Visitor token has expired.'],
+  invalid: ['invalid_token', 'Visitor token is invalid.'],
 } as const;
 
 interface Warnings {
@@ -188,7 +189,8 @@ function rejectCredentials(
   headers: Record<string, string>,
 ): boolean {
   if (route.requiresJwt && identity.jwt && !identity.jwt.ok) {
-    sendError(res, 401, 'invalid_token', JWT_MESSAGES[identity.jwt.reason], headers);
+    const [code, message] = JWT_ERRORS[identity.jwt.reason];
+    sendError(res, 401, code, message, headers);
     return true;
   }
   const token = identity.workspaceToken;

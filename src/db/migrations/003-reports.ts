@@ -4,7 +4,7 @@ export const reports: Migration = {
   version: 3,
   sql: `
     CREATE TABLE reports (
-      id INTEGER PRIMARY KEY,
+      id INTEGER PRIMARY KEY AUTOINCREMENT, -- a deleted report's id is never given to another
       user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
       -- As shown (no scheme, no www.), searched and sorted on.
       url TEXT NOT NULL,
