@@ -181,7 +181,7 @@ const services = z.strictObject({
   /** API keys that each get a user of the websites and reports APIs at start (for containers and tests). */
   bootstrapApiKeys: stringList.default([]),
   /** Largest request body the embedded services accept (413 beyond). */
-  maxBodySize: byteSize.default(5 * 1024 * 1024),
+  maxBodySize: byteSize.refine((n) => n >= 1, 'must be at least 1 byte').default(5 * 1024 * 1024),
   reports: z
     .strictObject({
       /** Let the analyser fetch loopback, private and link-local addresses (tests, local use). */

@@ -10,6 +10,7 @@ import type { WindowStore } from '../store/window-store.js';
 import { adminUrl, startAdminServer } from './admin.js';
 import { createRequestHandler } from './request-handler.js';
 import type { Upstream } from '../proxy/upstream.js';
+import { LiveStreams } from '../proxy/live-streams.js';
 import { EmbeddedServices } from '../upstreams/embedded.js';
 import { buildState, closeState, closeUpstreams, retiredUpstreams, type GatewayState } from './state.js';
 
@@ -30,8 +31,24 @@ export interface BoundListener {
   readonly url: string;
 }
 
-/** Settings a reload cannot change: they belong to sockets and connections opened at start. */
-const RESTART_ONLY = ['listeners', 'admin', 'workers', 'store', 'reload', 'services'] as const;
+/**
+ * Settings a reload cannot change: they belong to sockets, connections and embedded services
+ * opened at start. identity.jwt is among them because the embedded widget signs with the entry the
+ * gateway verifies with: the two must not drift apart.
+ */
+const RESTART_ONLY: readonly string[][] = [
+  ['listeners'],
+  ['admin'],
+  ['workers'],
+  ['store'],
+  ['reload'],
+  ['services'],
+  ['identity', 'jwt'],
+  ['identity', 'workspaceTokens', 'cacheTtl'],
+];
+
+const at = (config: object, path: readonly string[]): unknown =>
+  path.reduce<unknown>((v, key) => (v as Record<string, unknown> | undefined)?.[key], config);
 
 /** The gateway process: its listeners, its store and the current rule table (swappable at run time). */
 export class Gateway {
@@ -43,6 +60,7 @@ export class Gateway {
   /** Upstreams a reload replaced: closed after the drain timeout, once requests that hold the old table are done. */
   readonly #retired = new Set<Upstream>();
   readonly #retireTimers = new Set<NodeJS.Timeout>();
+  readonly #liveStreams = new LiveStreams();
   #closing: Promise<void> | undefined;
 
   private constructor(
@@ -110,8 +128,9 @@ export class Gateway {
     this.metrics.configReload(true);
     if (table.config.log.level !== old.table.config.log.level)
       this.options.logger.level = table.config.log.level;
-    for (const field of RESTART_ONLY) {
-      if (JSON.stringify(old.table.config[field]) !== JSON.stringify(table.config[field])) {
+    for (const path of RESTART_ONLY) {
+      if (JSON.stringify(at(old.table.config, path)) !== JSON.stringify(at(table.config, path))) {
+        const field = path.join('.');
         this.options.logger.warn({ field }, 'config reloaded, but this field changes only on restart');
       }
     }
@@ -150,6 +169,7 @@ export class Gateway {
           metrics: this.metrics,
           protocol: cfg.protocol,
           ietfHeaders: cfg.ietfHeaders,
+          liveStreams: this.#liveStreams,
         }),
       );
       this.#servers.push(server);
@@ -185,6 +205,8 @@ export class Gateway {
     const closed = Promise.all(
       this.#servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))),
     );
+    // Event streams never end by themselves: end them now (their clients reconnect elsewhere).
+    this.#liveStreams.endAll();
     // Keep-alive connections become idle as their last response ends: close them as they do.
     const reaper = setInterval(() => this.#servers.forEach((s) => s.closeIdleConnections()), 50);
     this.#servers.forEach((s) => s.closeIdleConnections());

@@ -8,6 +8,7 @@ import { decide, type Decision } from '../limits/decision.js';
 import { planWindows } from '../limits/plan.js';
 import { declaresTooLarge } from '../proxy/body-limit.js';
 import { acceptableRequestId } from '../proxy/headers.js';
+import type { LiveStreams } from '../proxy/live-streams.js';
 import { pathOf } from '../routing/patterns.js';
 import { throttledWarn } from '../logger.js';
 import { statusClass, type GatewayMetrics, type LimiterDecision } from '../metrics/gateway-metrics.js';
@@ -26,6 +27,8 @@ export interface HandlerContext {
   readonly protocol: 'http' | 'https';
   /** Send the IETF RateLimit-Policy / RateLimit headers too. */
   readonly ietfHeaders: boolean;
+  /** Event-stream responses in flight, ended at shutdown. */
+  readonly liveStreams?: LiveStreams;
 }
 
 /** The same codes and messages as the embedded widget service's, so clients see one vocabulary. */
@@ -141,8 +144,7 @@ async function handle(
     req,
     res,
     { peer: peer.text, peerTrusted: peer.trusted, protocol: ctx.protocol, requestId },
-    rateHeaders,
-    route.maxBodySize,
+    { extraHeaders: rateHeaders, maxBodySize: route.maxBodySize, liveStreams: ctx.liveStreams },
   );
   if (forwarded.kind === 'too_large') return sendTooLarge(res, route, rateHeaders);
   const result = forwarded.kind === 'ok' ? statusClass(forwarded.status) : forwarded.kind;

@@ -43,7 +43,12 @@ export async function buildState(
       ? old
       : undefined;
   };
-  const jwt = identity.jwt ? await VisitorJwtVerifier.create(identity.jwt) : undefined;
+  // identity.jwt changes only on restart (the embedded widget signs with the start-up entry).
+  const jwt = previous
+    ? previous.identity.jwt
+    : identity.jwt
+      ? await VisitorJwtVerifier.create(identity.jwt)
+      : undefined;
   const { embedded } = options;
   const built = new Map<string, Upstream>();
   for (const [name, cfg] of Object.entries(upstreams)) {

@@ -2,6 +2,7 @@ import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
 import { BodyTooLargeError } from './body-limit.js';
 import { endToEnd } from './headers.js';
+import type { LiveStreams } from './live-streams.js';
 
 export type ForwardOutcome =
   | { readonly kind: 'ok'; readonly status: number }
@@ -28,11 +29,15 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   #controller: Dispatcher.DispatchController | undefined;
   #clientGone = false;
   #status = 0;
+  /** Set while the response is a tracked event stream: untracks it. */
+  #untrack: (() => void) | undefined;
+  #endedForShutdown = false;
 
   constructor(
     private readonly res: ServerResponse,
     private readonly extraHeaders: Record<string, string>,
     private readonly requestId: string,
+    private readonly liveStreams?: LiveStreams,
   ) {
     this.done = new Promise((resolve) => (this.#settle = resolve));
     res.once('close', this.#onClientClose);
@@ -44,7 +49,15 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     this.#controller?.abort(new undiciErrors.RequestAbortedError());
   };
 
+  /** Shutdown: end the stream cleanly for the client (it reconnects elsewhere) and drop the upstream side. */
+  #endForShutdown = (): void => {
+    this.#endedForShutdown = true;
+    this.res.end();
+    this.#controller?.abort(new undiciErrors.RequestAbortedError());
+  };
+
   #finish(outcome: ForwardOutcome): void {
+    this.#untrack?.();
     this.res.off('close', this.#onClientClose);
     this.#settle(outcome);
   }
@@ -69,6 +82,10 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     for (const name in this.extraHeaders) out[name] = this.extraHeaders[name];
     out['x-request-id'] = this.requestId; // the id the upstream was given, not one it chose
     this.res.writeHead(statusCode, out);
+    const type = headers['content-type'];
+    if (this.liveStreams && typeof type === 'string' && type.startsWith('text/event-stream')) {
+      this.#untrack = this.liveStreams.add(this.#endForShutdown);
+    }
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -85,6 +102,7 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
 
   onResponseError(_c: Dispatcher.DispatchController, error: Error & { code?: string }): void {
     if (this.#clientGone) return this.#finish({ kind: 'aborted' });
+    if (this.#endedForShutdown) return this.#finish({ kind: 'ok', status: this.#status });
     if (error instanceof BodyTooLargeError || error.cause instanceof BodyTooLargeError) {
       if (this.res.headersSent) this.res.destroy(error);
       return this.#finish({ kind: 'too_large' });

@@ -2,10 +2,20 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Pool } from 'undici';
 import type { UpstreamConfig } from '../config/schema.js';
 import { limitBody } from './body-limit.js';
+import type { LiveStreams } from './live-streams.js';
 import { upstreamRequestHeaders, type ForwardedFacts } from './headers.js';
 import { ResponseRelay, type ForwardOutcome } from './response-relay.js';
 
 export type { ForwardOutcome } from './response-relay.js';
+
+export interface ForwardOptions {
+  /** Added to the response, replacing any X-RateLimit-* the upstream sent. */
+  readonly extraHeaders: Record<string, string>;
+  /** Largest body of unknown length forwarded (0: no bound); past it the upstream request is aborted. */
+  readonly maxBodySize: number;
+  /** Where an event-stream response is registered, so a shutdown can end it. */
+  readonly liveStreams?: LiveStreams;
+}
 
 /** One upstream service behind an undici Pool: streams bodies both ways, cancels when the client leaves. */
 export class Upstream {
@@ -26,24 +36,19 @@ export class Upstream {
     });
   }
 
-  /**
-   * Forwards the request and streams the response into `res`, adding `extraHeaders` (which replace
-   * any X-RateLimit-* the upstream sent). A body of unknown length longer than `maxBodySize` (when
-   * non-zero) is cut off: the upstream request is aborted. Settles when the exchange ends; never throws.
-   */
+  /** Forwards the request and streams the response into `res`. Settles when the exchange ends; never throws. */
   forward(
     req: IncomingMessage,
     res: ServerResponse,
     facts: ForwardedFacts,
-    extraHeaders: Record<string, string>,
-    maxBodySize = 0,
+    { extraHeaders, maxBodySize, liveStreams }: ForwardOptions,
   ): Promise<ForwardOutcome> {
     // The client may have left while the limiter waited on the store: then never start the exchange.
     if (res.closed || res.destroyed || req.socket.destroyed) return Promise.resolve({ kind: 'aborted' });
     const length = req.headers['content-length'];
     const hasBody = length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
     const headers = upstreamRequestHeaders(req.headers, facts, this.cfg.preserveHost);
-    const relay = new ResponseRelay(res, extraHeaders, facts.requestId);
+    const relay = new ResponseRelay(res, extraHeaders, facts.requestId, liveStreams);
     this.pool.dispatch(
       {
         path: this.#basePath + (req.url ?? '/'),

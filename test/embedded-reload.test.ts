@@ -1,0 +1,70 @@
+// A reload cannot make the gateway and its embedded widget disagree about visitor tokens.
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { loadConfigText } from '../src/config/load.js';
+import type { Gateway } from '../src/http/gateway.js';
+import { openDatabase } from '../src/db/database.js';
+import { ensureWorkspace } from '../src/upstreams/workspaces.js';
+import { DEFAULT_CONFIG } from './helpers/default-config.js';
+import { embeddedEnv, newDataDir } from './helpers/embedded.js';
+import { send, startGateway } from './helpers/gateway.js';
+
+const warnings: Record<string, unknown>[] = [];
+const logger = pino(
+  { level: 'warn' },
+  new Writable({
+    write(chunk: Buffer, _e, done) {
+      warnings.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+      done();
+    },
+  }),
+);
+
+let gateway: Gateway;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  const dataDir = newDataDir();
+  const db = openDatabase(dataDir);
+  ensureWorkspace(db, 'acme');
+  db.close();
+  env = embeddedEnv(dataDir, { WIDGET_JWT_SECRET: 'first-secret-first-secret-first!!', LOG_LEVEL: 'warn' });
+  gateway = await startGateway(DEFAULT_CONFIG, env, { logger });
+});
+afterAll(() => gateway?.close());
+
+async function init(): Promise<string> {
+  const reply = await send(`${gateway.url()}/api/v1/widget/init`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"workspace":"acme"}',
+  });
+  expect(reply.status).toBe(200);
+  return (reply.json() as { token: string }).token;
+}
+
+const message = (token: string) =>
+  send(`${gateway.url()}/api/v1/widget/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: '{"body":"hello"}',
+  });
+
+test('identity.jwt changes only on restart: tokens issued before and after a reload both verify', async () => {
+  const before = await init();
+  await gateway.reload(
+    loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', {
+      ...env,
+      WIDGET_JWT_SECRET: 'second-secret-second-secret-2!!',
+    }),
+  );
+  expect(
+    warnings
+      .filter((w) => w['msg'] === 'config reloaded, but this field changes only on restart')
+      .map((w) => w['field']),
+  ).toEqual(['identity.jwt']);
+  const after = await init();
+  expect((await message(before)).status).toBe(201);
+  expect((await message(after)).status).toBe(201);
+});
