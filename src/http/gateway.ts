@@ -161,17 +161,19 @@ export class Gateway {
   async #listen(): Promise<void> {
     const { listeners, admin } = this.#state.table.config;
     for (const cfg of listeners) {
-      const server = createServer(
-        createRequestHandler({
-          state: () => this.#state,
-          store: this.store,
-          logger: this.options.logger,
-          metrics: this.metrics,
-          protocol: cfg.protocol,
-          ietfHeaders: cfg.ietfHeaders,
-          liveStreams: this.#liveStreams,
-        }),
-      );
+      const handle = createRequestHandler({
+        state: () => this.#state,
+        store: this.store,
+        logger: this.options.logger,
+        metrics: this.metrics,
+        protocol: cfg.protocol,
+        ietfHeaders: cfg.ietfHeaders,
+        liveStreams: this.#liveStreams,
+      });
+      const server = createServer(handle);
+      // "Expect: 100-continue" is answered only once the request may pass (see request-handler),
+      // so a refused client never uploads its body.
+      server.on('checkContinue', handle);
       this.#servers.push(server);
       server.listen(cfg.port, cfg.host);
       await once(server, 'listening');

@@ -138,6 +138,8 @@ async function handle(
   }
   if (declaresTooLarge(req, route.maxBodySize)) return sendTooLarge(res, route, rateHeaders);
 
+  // The request passed: now the client may send the body it held back.
+  if (req.headers.expect !== undefined) res.writeContinue();
   const upstream = state.upstreams.get(route.upstream)!;
   const forwardStarted = performance.now();
   const forwarded = await upstream.forward(

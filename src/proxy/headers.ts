@@ -70,7 +70,7 @@ export function upstreamRequestHeaders(
   facts: ForwardedFacts,
   preserveHost: boolean,
 ): OutgoingHttpHeaders {
-  // "expect": Node's server already answered 100-continue.
+  // "expect": the gateway itself answered 100-continue.
   const out: OutgoingHttpHeaders = endToEnd(
     incoming,
     (n) => n === 'expect' || (!preserveHost && n === 'host') || (!facts.peerTrusted && PROXY_SET.has(n)),
