@@ -242,6 +242,10 @@ describe('store', () => {
     ['no host', { url: 'http://' }, 'The url field must be a valid URL.'],
     ['empty label', { url: 'https://a..example' }, 'The url field must be a valid URL.'],
     ['credentials', { url: 'https://user:pw@creds.example' }, 'The url field must be a valid URL.'],
+    ['three-part IPv4', { url: '1.2.3' }, 'The url field must be a valid URL.'],
+    ['hex IPv4', { url: 'http://0x7f.1/' }, 'The url field must be a valid URL.'],
+    ['www. alone', { url: 'www.' }, 'The url field must be a valid URL.'],
+    ['underscore labels', { url: '_._' }, 'The url field must be a valid URL.'],
     [
       'too long',
       { url: `${'a'.repeat(2050)}.example` },
@@ -276,6 +280,8 @@ describe('store', () => {
     ['privacy', 'public', 'The selected privacy is invalid.'],
     ['privacy', '', 'The selected privacy is invalid.'],
     ['privacy', '1.5', 'The selected privacy is invalid.'],
+    ['privacy', ' 1', 'The selected privacy is invalid.'],
+    ['email', '1\t', 'The selected email is invalid.'],
     ['email', '2', 'The selected email is invalid.'],
     ['email', 'yes', 'The selected email is invalid.'],
     ['exclude_bots', '5', 'The selected exclude_bots is invalid.'],
@@ -301,6 +307,11 @@ describe('store', () => {
       'The exclude_ips field has an invalid IP address or CIDR range: "10.0.0.0/33".',
     ],
     ['exclude_ips', '127.1', 'The exclude_ips field has an invalid IP address or CIDR range: "127.1".'],
+    [
+      'exclude_ips',
+      '1.2.3.4/08',
+      'The exclude_ips field has an invalid IP address or CIDR range: "1.2.3.4/08".',
+    ],
     [
       'exclude_ips',
       'example.com',
@@ -660,7 +671,7 @@ describe('list', () => {
   const hosts = Array.from({ length: 25 }, (_, i) => `site-${String(i + 1).padStart(2, '0')}.example`);
   // i*7 mod 25 visits every index once (7 and 25 are coprime).
   const shuffled = hosts.map((_, i) => hosts[(i * 7) % hosts.length]!);
-  const extra = ['alpha_beta.example', 'percent.example', 'zulu.example'];
+  const extra = ['alpha-beta.example', 'percent.example', 'zulu.example'];
   const byHost = new Map<string, Website>();
 
   const list = async (query: string, key = ALICE_KEY) =>
@@ -749,7 +760,8 @@ describe('list', () => {
   });
 
   test.each([
-    ['_', ['alpha_beta.example']],
+    ['_', []],
+    ['a-b', ['alpha-beta.example']],
     ['%', []],
     ['p_a', []],
     ['a%', []],
@@ -782,6 +794,17 @@ describe('list', () => {
         next: null,
       },
       meta: { current_page: 5, from: null, last_page: 2, path: base, per_page: 25, to: null, total: 28 },
+      status: 200,
+    });
+  });
+
+  test('a huge page reads as page 1e9: an empty page, exact numbers', async () => {
+    const reply = await list('?page=100000000000000000000');
+    expect(reply.status).toBe(200);
+    expect(reply.json()).toEqual({
+      data: [],
+      links: { first: page('', 1), last: page('', 3), prev: page('', 999_999_999), next: null },
+      meta: { current_page: 1e9, from: null, last_page: 3, path: base, per_page: 10, to: null, total: 28 },
       status: 200,
     });
   });
@@ -849,5 +872,22 @@ describe('list', () => {
     });
     const search = await list('?search=bobs', ALICE_KEY);
     expect((search.json() as { meta: { total: number } }).meta.total).toBe(0);
+  });
+});
+
+describe('search of IDN hosts (stored in punycode)', () => {
+  test('a whole Unicode label or domain finds its punycode host; a part of a label does not', async () => {
+    const site = await create({ url: 'http://www.Bücher.de/' });
+    expect(site.url).toBe('xn--bcher-kva.de');
+    const found = async (search: string) => {
+      const reply = await call('GET', `/api/v1/websites?per_page=100&search=${encodeURIComponent(search)}`);
+      expect(reply.status).toBe(200);
+      return (reply.json() as { data: Website[] }).data.map((w) => w.url);
+    };
+    expect(await found('bücher')).toEqual(['xn--bcher-kva.de']);
+    expect(await found('BÜCHER.de')).toEqual(['xn--bcher-kva.de']);
+    expect(await found('xn--bcher-kva')).toEqual(['xn--bcher-kva.de']);
+    // The documented limit: "büch" is not a whole label, and its punycode is not part of the host.
+    expect(await found('büch')).toEqual([]);
   });
 });

@@ -5,11 +5,14 @@ import { z } from 'zod';
  * string, JSON bodies as numbers: both are accepted. Messages follow Laravel's wording.
  */
 
-/** An integer from a form string or JSON number that must be one of `allowed`. */
+/**
+ * An integer from a form string or JSON number that must be one of `allowed`. A string is digits
+ * with an optional "-" and nothing else: no surrounding whitespace ("%2010"), no "+", no "1e1".
+ */
 export function intChoice(field: string, allowed: readonly number[]) {
   const message = `The selected ${field} is invalid.`;
   return z.union([z.number(), z.string()], { error: message }).transform((v, ctx) => {
-    const n = typeof v === 'number' ? v : /^\s*-?\d+\s*$/.test(v) ? Number(v) : NaN;
+    const n = typeof v === 'number' ? v : /^-?\d+$/.test(v) ? Number(v) : NaN;
     if (!allowed.includes(n)) {
       ctx.addIssue({ code: 'custom', message });
       return z.NEVER;

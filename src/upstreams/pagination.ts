@@ -16,10 +16,17 @@ export interface ListPage<T> {
   status: 200;
 }
 
-/** The requested page: a positive integer, else 1 (as Laravel reads it). */
+/** The highest page number read: past any real list, and far below Number.MAX_SAFE_INTEGER. */
+export const MAX_PAGE = 1_000_000_000;
+
+/**
+ * The requested page: a positive integer, else 1 (as Laravel reads it). A number above MAX_PAGE
+ * reads as MAX_PAGE (an empty page past the last one, as any page beyond it): the page number and
+ * the links built from it stay exact integers, however many digits the client sent.
+ */
 export function pageNumber(value: unknown): number {
   const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : 1;
-  return n >= 1 ? n : 1;
+  return n >= 1 ? Math.min(n, MAX_PAGE) : 1;
 }
 
 /** The public URL of the request's path, as the client addressed it through the gateway. */

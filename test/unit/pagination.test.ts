@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { listPage, pageNumber } from '../../src/upstreams/pagination.js';
+import { listPage, MAX_PAGE, pageNumber } from '../../src/upstreams/pagination.js';
 
 const request = (url: string, headers: Record<string, string> = { host: 'api.example' }) =>
   ({ url, headers }) as unknown as FastifyRequest;
@@ -78,5 +78,32 @@ describe('the list envelope', () => {
     expect(['3', '1', '0', '-2', 'x', '2.5', undefined, ['2']].map(pageNumber)).toEqual([
       3, 1, 1, 1, 1, 1, 1, 1,
     ]);
+  });
+
+  test('a page number above MAX_PAGE reads as MAX_PAGE (1e9): exact, whatever the digits', () => {
+    expect(MAX_PAGE).toBe(1e9);
+    expect(
+      [
+        '999999999',
+        '1000000000',
+        '1000000001',
+        '100000000000000000000',
+        '9'.repeat(400),
+        `0${'9'.repeat(20)}`,
+      ].map(pageNumber),
+    ).toEqual([999_999_999, 1e9, 1e9, 1e9, 1e9, 1e9]);
+  });
+
+  test('the envelope of a clamped page: safe integers in meta and links', () => {
+    const page = listPage(
+      request('/x?page=100000000000000000000'),
+      [],
+      5,
+      pageNumber('100000000000000000000'),
+      10,
+    );
+    expect(page.meta).toMatchObject({ current_page: 1e9, from: null, to: null, last_page: 1, total: 5 });
+    expect(page.links.prev).toBe('http://api.example/x?page=999999999');
+    expect(page.links.next).toBeNull();
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import {
+  asciiSearch,
   isIpOrCidr,
   isParamName,
   normaliseHost,
@@ -25,16 +26,16 @@ describe('normaliseHost', () => {
     ['www2.example.com', 'www2.example.com'],
     ['localhost', 'localhost'],
     ['localhost:3000', 'localhost'],
-    ['a_b.example', 'a_b.example'],
+    ['www', 'www'],
     ['  padded.example  ', 'padded.example'],
     ['http://bücher.example', 'xn--bcher-kva.example'],
     ['192.0.2.1', '192.0.2.1'],
     ['http://192.0.2.1:8080/', '192.0.2.1'],
     ['http://[2001:db8::1]/', '[2001:db8::1]'],
     ['http://[2001:DB8::1]:8080', '[2001:db8::1]'],
-    // The WHATWG parser reads numeric hosts as IPv4, as browsers do.
-    ['http://0x7f.1/', '127.0.0.1'],
-    ['www.', 'www'],
+    ['192.0.2.1.', '192.0.2.1'],
+    ['http://WWW.xn--bcher-kva.de', 'xn--bcher-kva.de'],
+    ['xn--a-1ga.example', 'xn--a-1ga.example'],
     // The WHATWG parser reads "\\" as "/" in http(s) URLs.
     ['http://example.com\\path', 'example.com'],
   ])('%j → %j', (input, host) => {
@@ -67,6 +68,27 @@ describe('normaliseHost', () => {
     'http://[::g]/',
     'http://exa%20mple.com',
     'https:\\\\example.com',
+    // Numeric hosts the WHATWG parser would read as other IPv4 addresses than written.
+    '1.2.3',
+    'http://1.2.3/',
+    '127.1',
+    '0x7f.1',
+    'http://0x7f.1/',
+    '0x7f.0.0.1',
+    '010.0.0.1',
+    '192.0.2.01',
+    '4294967295',
+    'http://%31%39%32.0.2.1/',
+    'http://user@1.2.3/',
+    // Nothing left after "www.".
+    'www.',
+    'http://WWW./',
+    'www..',
+    // Labels of letters, digits and hyphens only.
+    '_._',
+    'a_b.example',
+    'http://_dmarc.example/',
+    'http://bü_cher.example/',
   ])('%j is not a website', (input) => {
     expect(normaliseHost(input)).toBeUndefined();
   });
@@ -107,6 +129,8 @@ describe('isIpOrCidr', () => {
     '::/0',
     '::ffff:192.0.2.1',
     '2001:db8::/128',
+    '10.0.0.0/0',
+    '2001:db8::/100',
   ])('%j is accepted', (line) => {
     expect(isIpOrCidr(line)).toBe(true);
   });
@@ -122,6 +146,10 @@ describe('isIpOrCidr', () => {
     '10.0.0.0/',
     '10.0.0.0/-1',
     '10.0.0.0/8/8',
+    '1.2.3.4/08',
+    '10.0.0.0/00',
+    '10.0.0.0/008',
+    '2001:db8::/032',
     '/8',
     '2001:db8::/129',
     'fe80::1%eth0',
@@ -149,4 +177,26 @@ describe('normaliseLines', () => {
       line: 'bad one',
     });
   });
+});
+
+describe('asciiSearch', () => {
+  test.each([
+    ['bücher', 'xn--bcher-kva'],
+    ['bücher.de', 'xn--bcher-kva.de'],
+    ['www.bücher.de', 'www.xn--bcher-kva.de'],
+    ['r.bücher', 'r.xn--bcher-kva'],
+    ['bücher。de', 'xn--bcher-kva.de'],
+    ['BÜCHER', 'xn--bcher-kva'],
+    // A part of a label converts too, but its punycode is not a part of the whole label's.
+    ['büch', 'xn--bch-hoa'],
+  ])('%j → %j', (term, ascii) => {
+    expect(asciiSearch(term)).toBe(ascii);
+  });
+
+  test.each(['', 'example', 'xn--bcher-kva', 'a_b', '%', '１２３', 'a b ü'])(
+    '%j has no other form',
+    (term) => {
+      expect(asciiSearch(term)).toBeUndefined();
+    },
+  );
 });

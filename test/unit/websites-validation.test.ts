@@ -85,6 +85,34 @@ describe('parseStore', () => {
     });
   });
 
+  test.each([' 1', '1 ', '\t1', ' 1 ', '+1', '1.0', '1e0', ''])(
+    'a choice written %j is not an integer: refused',
+    (written) => {
+      expect(thrown(() => parseStore({ url: 'a.example', email: written }, nothingTaken)).fields).toEqual({
+        email: ['The selected email is invalid.'],
+      });
+    },
+  );
+
+  test.each([
+    ['1.2.3', 'a numeric host that is not four decimal parts'],
+    ['0x7f.1', 'a hex host'],
+    ['www.', 'nothing after www.'],
+    ['_._', 'labels of underscores'],
+  ])('url %j (%s): refused', (url) => {
+    expect(thrown(() => parseStore({ url }, nothingTaken)).fields).toEqual({
+      url: ['The url field must be a valid URL.'],
+    });
+  });
+
+  test('a CIDR prefix with a leading zero: refused', () => {
+    expect(
+      thrown(() => parseStore({ url: 'a.example', exclude_ips: '1.2.3.4/08' }, nothingTaken)).fields,
+    ).toEqual({
+      exclude_ips: ['The exclude_ips field has an invalid IP address or CIDR range: "1.2.3.4/08".'],
+    });
+  });
+
   test.each([[['x']], ['text'], [42]])('a body that is not a field map (%j): 400', (body) => {
     expect(thrown(() => parseStore(body, nothingTaken))).toEqual({
       status: 400,
@@ -140,7 +168,19 @@ describe('parseList', () => {
     });
   });
 
+  test('a Unicode search also gives its punycode form; an ASCII one none', () => {
+    expect(parseList({ search: 'BÜCHER.de' })).toEqual({
+      search: 'bücher.de',
+      searchAscii: 'xn--bcher-kva.de',
+      sort: 'asc',
+      perPage: 10,
+    });
+    expect(parseList({ search: 'xn--bcher' }).searchAscii).toBeUndefined();
+  });
+
   test.each([
+    [' 10', 'The per_page field must be an integer.'],
+    ['10 ', 'The per_page field must be an integer.'],
     ['9', 'The per_page field must be between 10 and 100.'],
     ['101', 'The per_page field must be between 10 and 100.'],
     ['0', 'The per_page field must be between 10 and 100.'],

@@ -26,9 +26,17 @@ export interface WebsiteChanges {
 export interface ListQuery {
   /** Lower-case substring of the host; undefined: no filter. */
   readonly search?: string;
+  /** The search's punycode form (normalize.ts asciiSearch), matched besides it; undefined: none. */
+  readonly searchAscii?: string;
   readonly sort: 'asc' | 'desc';
   readonly limit: number;
   readonly offset: number;
+}
+
+/** One page of the owner's list and the number of matching websites, read together. */
+export interface ListResult {
+  readonly total: number;
+  readonly rows: WebsiteRow[];
 }
 
 const now = () => new Date().toISOString();
@@ -36,8 +44,12 @@ const now = () => new Date().toISOString();
 type Statement<P extends unknown[] | object, R = unknown> = Database.Statement<P, R>;
 type Named = Record<string, unknown>;
 
-/** The list's filter: the owner's sites whose host contains @search (instr: no LIKE wildcards to escape). */
-const LIST_WHERE = 'user_id = @user AND (@search IS NULL OR instr(url, @search) > 0)';
+/**
+ * The list's filter: the owner's sites whose host contains @search or its punycode form @ascii
+ * (instr: no LIKE wildcards to escape).
+ */
+const LIST_WHERE =
+  'user_id = @user AND (@search IS NULL OR instr(url, @search) > 0 OR (@ascii IS NOT NULL AND instr(url, @ascii) > 0))';
 
 /**
  * Data access for websites, every query scoped to its owner. Statements are prepared once, when
@@ -51,6 +63,7 @@ export class WebsiteData {
   readonly #delete: Statement<[number, number]>;
   readonly #count: Statement<Named, { n: number }>;
   readonly #page: Record<'asc' | 'desc', Statement<Named, WebsiteRow>>;
+  readonly #list: (user: number, query: ListQuery) => ListResult;
 
   constructor(db: Db) {
     this.#find = db.prepare('SELECT * FROM websites WHERE id = ? AND user_id = ?');
@@ -85,6 +98,18 @@ export class WebsiteData {
         `SELECT * FROM websites WHERE ${LIST_WHERE} ORDER BY url ${direction}, id ASC LIMIT @limit OFFSET @offset`,
       );
     this.#page = { asc: page('ASC'), desc: page('DESC') };
+    // The count and the page in one read transaction: one snapshot of the table (WAL), so the total
+    // agrees with the rows while other processes write.
+    this.#list = db.transaction((user: number, query: ListQuery): ListResult => {
+      const filter = { user, search: query.search ?? null, ascii: query.searchAscii ?? null };
+      const total = this.#count.get(filter)!.n;
+      // Past the last page there is nothing to read (and a huge page would overflow OFFSET).
+      const rows =
+        query.offset < total
+          ? this.#page[query.sort].all({ ...filter, limit: query.limit, offset: query.offset })
+          : [];
+      return { total, rows };
+    });
   }
 
   find(user: number, id: number): WebsiteRow | undefined {
@@ -127,16 +152,8 @@ export class WebsiteData {
     return this.#delete.run(id, user).changes === 1;
   }
 
-  count(user: number, search: string | undefined): number {
-    return this.#count.get({ user, search: search ?? null })!.n;
-  }
-
-  page(user: number, query: ListQuery): WebsiteRow[] {
-    return this.#page[query.sort].all({
-      user,
-      search: query.search ?? null,
-      limit: query.limit,
-      offset: query.offset,
-    });
+  /** The total of the owner's matching websites and one page of them, from one snapshot. */
+  list(user: number, query: ListQuery): ListResult {
+    return this.#list(user, query);
   }
 }

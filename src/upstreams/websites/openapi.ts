@@ -154,7 +154,10 @@ export const websitesOpenApi: OpenApiFragment = {
           {
             name: 'search',
             in: 'query',
-            description: 'Case-insensitive substring of the host.',
+            description:
+              'Case-insensitive substring of the host. Hosts are stored in punycode: a search with ' +
+              'non-ASCII letters also matches the punycode of its whole labels ("bücher" finds ' +
+              'xn--bcher-kva.de; a part of a label, such as "büch", does not).',
             schema: { type: 'string', maxLength: 255 },
           },
           {
@@ -177,7 +180,8 @@ export const websitesOpenApi: OpenApiFragment = {
           {
             name: 'page',
             in: 'query',
-            description: 'Page number; anything but a positive integer reads as 1.',
+            description:
+              'Page number; anything but a positive integer reads as 1, a number above 1000000000 as 1000000000.',
             schema: { type: 'integer', minimum: 1, default: 1 },
           },
         ],

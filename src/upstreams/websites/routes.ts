@@ -41,12 +41,15 @@ export function registerWebsiteRoutes(app: FastifyInstance, db: Db): void {
   const data = new WebsiteData(db);
 
   app.get(PATHS.collection, async (request) => {
-    const { search, sort, perPage } = parseList(request.query);
+    const { search, searchAscii, sort, perPage } = parseList(request.query);
     const page = pageNumber((request.query as Record<string, unknown>).page);
-    const total = data.count(request.userId, search);
-    const offset = (page - 1) * perPage;
-    // Past the last page there is nothing to read (and a huge page would overflow OFFSET).
-    const rows = offset < total ? data.page(request.userId, { search, sort, limit: perPage, offset }) : [];
+    const { total, rows } = data.list(request.userId, {
+      search,
+      searchAscii,
+      sort,
+      limit: perPage,
+      offset: (page - 1) * perPage,
+    });
     return listPage(request, rows.map(toWebsite), total, page, perPage);
   });
 

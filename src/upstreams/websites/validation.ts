@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { HttpError, type FieldErrors } from '../errors.js';
 import { intChoice, optionalString, PRIVACY, requiredString } from '../fields.js';
 import { fieldErrors } from '../validation.js';
-import { isIpOrCidr, isParamName, normaliseHost, normaliseLines } from './normalize.js';
+import { asciiSearch, isIpOrCidr, isParamName, normaliseHost, normaliseLines } from './normalize.js';
 
 /**
  * The websites API's request rules, in Laravel's words. Each field is parsed on its own so that
@@ -124,6 +124,8 @@ export const PER_PAGE = { min: 10, max: 100, default: 10 } as const;
 export interface ListParams {
   /** Lower case; undefined when not given or empty. */
   readonly search?: string;
+  /** The search's punycode form, when it has one (see asciiSearch); the list matches either. */
+  readonly searchAscii?: string;
   readonly sort: 'asc' | 'desc';
   readonly perPage: number;
 }
@@ -164,8 +166,10 @@ const LIST = {
 export function parseList(query: unknown): ListParams {
   const { values, errors } = parseFields(LIST, bodyFields(query));
   fail(errors);
+  const search = values.search?.toLowerCase();
   return {
-    search: values.search?.toLowerCase(),
+    search,
+    searchAscii: search === undefined ? undefined : asciiSearch(search),
     sort: values.sort ?? 'asc',
     perPage: values.per_page ?? PER_PAGE.default,
   };
