@@ -1,46 +1,57 @@
-// The body bound on bulk sync (MAX_BODY_SIZE, here 1kb): the gateway refuses a larger body before
-// the upstream sees it, and the service, run alone, refuses it too.
+// The body bound on bulk sync: the gateway's wp-plugin route (here 1kb, below the service's own 5mb)
+// refuses a larger body before the upstream sees any of it, and the service, run alone with
+// MAX_BODY_SIZE=1kb, refuses it too.
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadConfigText } from '../src/config/load.js';
-import type { Db } from '../src/db/database.js';
+import { openDatabase, type Db } from '../src/db/database.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { openServiceDatabase, startService, type RunningService } from '../src/upstreams/registry.js';
 import { createWorkspaceToken, revokeWorkspaceToken } from '../src/upstreams/workspaces.js';
 import { DEFAULT_CONFIG } from './helpers/default-config.js';
-import { embeddedEnv, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
-import { send, silentLogger, type Reply } from './helpers/gateway.js';
+import { embeddedEnv, newDataDir } from './helpers/embedded.js';
+import { send, silentLogger, startGateway, type Reply } from './helpers/gateway.js';
 import { RedisServer } from './helpers/redis-server.js';
 
 const LIMIT = 1024;
 const EXCEEDS = { error: { code: 'payload_too_large', message: `The request body exceeds ${LIMIT} bytes.` } };
 
+/** The shipped config with the wp-plugin route's bound alone lowered: the service keeps its 5mb. */
+const ROUTE_BOUND_CONFIG = (() => {
+  const shipped = 'maxBodySize: ${MAX_BODY_SIZE:-5mb}\n\n  - name: websites';
+  expect(DEFAULT_CONFIG.split(shipped)).toHaveLength(2);
+  return DEFAULT_CONFIG.replace(shipped, 'maxBodySize: 1kb\n\n  - name: websites');
+})();
+
 let redis: RedisServer;
 let gateway: Gateway;
 let token: string;
+let gatewayDataDir: string;
 
 beforeAll(async () => {
   redis = await RedisServer.start();
-  const dataDir = newDataDir();
+  gatewayDataDir = newDataDir();
   token = 'limits|secret-of-the-body-limit-test';
-  gateway = await startEmbeddedGateway(dataDir, {
-    REDIS_URL: redis.url,
-    MAX_BODY_SIZE: '1kb',
-    BOOTSTRAP_WORKSPACE_TOKEN: token,
-    BOOTSTRAP_WORKSPACE: 'limits',
-  });
+  gateway = await startGateway(
+    ROUTE_BOUND_CONFIG,
+    embeddedEnv(gatewayDataDir, {
+      REDIS_URL: redis.url,
+      BOOTSTRAP_WORKSPACE_TOKEN: token,
+      BOOTSTRAP_WORKSPACE: 'limits',
+    }),
+  );
 });
 afterAll(async () => {
   await gateway?.close();
   await redis?.kill();
 });
 
-/** A full sync of posts whose JSON is exactly `bytes` long. */
-function syncBody(bytes: number): string {
+/** A full sync of posts whose JSON is exactly `bytes` long (with `envelope`: sync_id, done). */
+function syncBody(bytes: number, envelope: object = {}): string {
   const item = (content: string) => ({ id: 1, title: 'Long', url: 'https://shop.example/1', content });
-  const base = JSON.stringify({ items: [item('')] });
-  const body = JSON.stringify({ items: [item('x'.repeat(bytes - base.length))] });
+  const base = JSON.stringify({ ...envelope, items: [item('')] });
+  const body = JSON.stringify({ ...envelope, items: [item('x'.repeat(bytes - base.length))] });
   expect(body.length).toBe(bytes);
   return body;
 }
@@ -53,15 +64,28 @@ async function postCount(base: string): Promise<number> {
   return (reply.json() as { counts: { posts: number } }).counts.posts;
 }
 
+/** The state of the full sync `syncId` the gateway's service recorded (undefined: it never saw one). */
+function syncRun(syncId: string): string | undefined {
+  const db = openDatabase(gatewayDataDir);
+  try {
+    return db.prepare('SELECT state FROM sync_runs WHERE sync_id = ?').pluck().get(syncId) as
+      string | undefined;
+  } finally {
+    db.close();
+  }
+}
+
 describe('through the gateway', () => {
   test('a body of exactly the bound is synced, and the handshake announces the bound', async () => {
     const reply = await send(`${gateway.url()}/v1/wp/posts/sync`, {
       method: 'POST',
       headers: { ...auth(), 'content-type': 'application/json' },
-      body: syncBody(LIMIT),
+      body: syncBody(LIMIT, { sync_id: 'exact' }),
     });
     expect(reply.status).toBe(200);
     expect(reply.json()).toMatchObject({ created: 1, total: 1 });
+    // What the service records of a sync it received (the tests below find none).
+    expect(syncRun('exact')).toBe('completed');
     const handshake = await send(`${gateway.url()}/v1/wp/handshake`, { method: 'POST', headers: auth() });
     expect((handshake.json() as { limits: object }).limits).toEqual({
       batch_size: 500,
@@ -69,21 +93,26 @@ describe('through the gateway', () => {
     });
   });
 
-  test('a Content-Length over the bound: 413 JSON with the rate-limit headers, connection closed, nothing stored', async () => {
-    const before = await postCount(gateway.url());
+  test('a Content-Length over the route bound: the gateway answers 413 with the rate-limit headers, the service sees nothing', async () => {
+    const handshake = await send(`${gateway.url()}/v1/wp/handshake`, { method: 'POST', headers: auth() });
+    const before = (handshake.json() as { counts: { posts: number } }).counts.posts;
+    const remaining = Number(handshake.headers['x-ratelimit-remaining']);
+    // Well under the service's own 5mb: only the gateway can refuse it.
     const reply = await send(`${gateway.url()}/v1/wp/posts/sync`, {
       method: 'POST',
       headers: { ...auth(), 'content-type': 'application/json' },
-      body: syncBody(LIMIT + 1),
+      body: syncBody(LIMIT + 1, { sync_id: 'over', done: false }),
     });
     expect(reply.status).toBe(413);
     expect(reply.headers['content-type']).toBe('application/json');
     expect(reply.headers['connection']).toBe('close');
     expect(reply.json()).toEqual(EXCEEDS);
     expect(reply.headers['x-ratelimit-limit']).toBe('60');
-    expect(Number(reply.headers['x-ratelimit-remaining'])).toBeLessThan(60);
+    // The refused request is counted: one less than after the handshake just before it.
+    expect(reply.headers['x-ratelimit-remaining']).toBe(String(remaining - 1));
     expect(reply.headers['x-ratelimit-reset']).toMatch(/^\d+$/);
     expect(await postCount(gateway.url())).toBe(before);
+    expect(syncRun('over')).toBeUndefined();
   });
 
   test('a chunked body is cut off at the first byte past the bound: 413, nothing stored', async () => {
@@ -108,6 +137,7 @@ describe('through the gateway', () => {
     expect(res.headers['x-ratelimit-limit']).toBe('60');
     expect(JSON.parse(text)).toEqual(EXCEEDS);
     expect(await postCount(gateway.url())).toBe(before);
+    expect(syncRun('chunked')).toBeUndefined();
   });
 });
 

@@ -403,6 +403,111 @@ describe('POST /v1/wp/posts/sync', () => {
     expect(done.last_sync.posts > syncedAt).toBe(true);
   });
 
+  test('a retried final batch (after a timeout, say) deletes nothing more: the catalogue stays whole', async () => {
+    const ws = newWorkspace();
+    await wp('posts/sync', ws.token, { items: [post('old')] });
+    await wp('posts/sync', ws.token, { sync_id: 'S', done: false, items: [post(1), post(2)] });
+    const last = { sync_id: 'S', done: true, items: [post(3)] };
+    const result = {
+      sync_id: 'S',
+      kind: 'posts',
+      received: 1,
+      created: 1,
+      updated: 0,
+      unchanged: 0,
+      deleted: 1,
+      done: true,
+      total: 3,
+    };
+    expectJson(await wp('posts/sync', ws.token, last), 200, result);
+    const completed = (await wp('handshake', ws.token)).json();
+
+    expectJson(await wp('posts/sync', ws.token, last), 200, {
+      ...result,
+      created: 0,
+      unchanged: 1,
+      deleted: 0,
+    });
+    // A late retry of an earlier batch of the completed sync neither reopens it nor removes anything.
+    expectJson(
+      await wp('posts/sync', ws.token, { sync_id: 'S', done: false, items: [post(1), post(2)] }),
+      200,
+      {
+        ...result,
+        received: 2,
+        created: 0,
+        unchanged: 2,
+        deleted: 0,
+        done: false,
+      },
+    );
+    expectJson(await wp('posts/sync', ws.token, last), 200, {
+      ...result,
+      created: 0,
+      unchanged: 1,
+      deleted: 0,
+    });
+    expect((rows('posts', ws.id) as { external_id: string }[]).map((r) => r.external_id)).toEqual([
+      '1',
+      '2',
+      '3',
+    ]);
+    // The sync completed once: its completion time does not move.
+    expect((await wp('handshake', ws.token)).json()).toEqual(completed);
+  });
+
+  test('interleaved full syncs: the newer sync_id supersedes the open one, whose later batches get 409', async () => {
+    const ws = newWorkspace();
+    const batch = (syncId: string, ids: number[], done: boolean) =>
+      wp('posts/sync', ws.token, { sync_id: syncId, done, items: ids.map((id) => post(id)) });
+    const refused = {
+      error: {
+        code: 'sync_superseded',
+        message:
+          'The full sync "A" of posts was superseded by a newer full sync of posts (another sync_id); ' +
+          'its remaining batches are refused.',
+      },
+    };
+    expect((await batch('A', [1, 2], false)).status).toBe(200);
+    expect((await batch('B', [3, 4], false)).status).toBe(200);
+    const a2 = await batch('A', [5], true);
+    expectJson(a2, 409, refused);
+    expect(a2.headers['x-ratelimit-limit']).toBe('60');
+    // Nothing of the refused batch was written: no post 5.
+    expect((rows('posts', ws.id) as { external_id: string }[]).map((r) => r.external_id)).toEqual([
+      '1',
+      '2',
+      '3',
+      '4',
+    ]);
+    expectJson(await batch('B', [6], true), 200, {
+      sync_id: 'B',
+      kind: 'posts',
+      received: 1,
+      created: 1,
+      updated: 0,
+      unchanged: 0,
+      deleted: 2,
+      done: true,
+      total: 3,
+    });
+    // The newest full sync decides: exactly what B carried, A's items gone, and A stays refused.
+    expect((rows('posts', ws.id) as { external_id: string }[]).map((r) => r.external_id)).toEqual([
+      '3',
+      '4',
+      '6',
+    ]);
+    expectJson(await batch('A', [1, 2], false), 409, refused);
+    expect((rows('posts', ws.id) as { external_id: string }[]).map((r) => r.external_id)).toEqual([
+      '3',
+      '4',
+      '6',
+    ]);
+    // Another kind, and a fresh sync of the same kind, are not affected.
+    expect((await wp('products/sync', ws.token, { sync_id: 'A', items: [] })).status).toBe(200);
+    expect(((await batch('C', [7], true)).json() as { total: number }).total).toBe(1);
+  });
+
   test('a failed sync changes nothing and reports every bad item by index', async () => {
     const ws = newWorkspace();
     await wp('posts/sync', ws.token, { items: [post(1), post(2)] });

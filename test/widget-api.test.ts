@@ -211,21 +211,32 @@ describe('visitor token', () => {
     const { session_id } = await init();
     const secret = readFileSync(join(dataDir, 'widget-jwt.secret'), 'utf8').trim();
     const expired = await visitorJwt(session_id, { secret, expiresIn: Math.floor(Date.now() / 1000) - 60 });
-    const cases: [string, Record<string, string>, string, string][] = [
-      ['/api/v1/widget/typing', {}, 'missing_token', 'Visitor token missing.'],
-      ['/api/v1/widget/coupon/apply', bearer('abc.def.ghi'), 'invalid_token', 'Visitor token is invalid.'],
+    // Each from a new client address: the first request of its per-IP budget.
+    const cases: [string, Record<string, string>, string, string, number][] = [
+      ['/api/v1/widget/typing', {}, 'missing_token', 'Visitor token missing.', 600],
+      [
+        '/api/v1/widget/coupon/apply',
+        bearer('abc.def.ghi'),
+        'invalid_token',
+        'Visitor token is invalid.',
+        120,
+      ],
       [
         '/api/v1/widget/satisfaction',
         { 'x-widget-token': expired },
         'token_expired',
         'Visitor token has expired.',
+        60,
       ],
     ];
-    for (const [path, headers, code, message] of cases) {
+    for (const [path, headers, code, message, limit] of cases) {
       const reply = await post(path, {}, headers);
       expect(reply.status, path).toBe(401);
       expect(reply.json()).toEqual({ error: { code, message } });
-      expect(reply.headers['x-ratelimit-remaining'], path).toBeDefined();
+      expect(limitHeaders(reply), path).toMatchObject({
+        'x-ratelimit-limit': String(limit),
+        'x-ratelimit-remaining': String(limit - 1),
+      });
     }
   });
 
@@ -381,6 +392,41 @@ describe('POST /api/v1/widget/events', () => {
     expect(rows('widget_events', session_id)).toBe(0);
     const none = await post('/api/v1/widget/events', { events: [] }, bearer(token));
     expect(none.json()).toEqual(invalid({ events: ['The events field is required.'] }));
+  });
+  test('deeply nested data is a 422 on events.N.data, not a 500; 32 levels are stored', async () => {
+    const { token, session_id } = await init();
+    /** An events body as text: JSON.stringify itself would overflow on the deep one. */
+    const nested = (depth: number) =>
+      `{"events":[{"type":"open"},{"type":"page_view","data":{"a":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}}]}`;
+    const events = (text: string) =>
+      send(`${gateway.url()}/api/v1/widget/events`, {
+        method: 'POST',
+        headers: {
+          ...bearer(token),
+          'content-type': 'application/json',
+          'x-forwarded-for': `203.0.113.${nextIp++}`,
+        },
+        body: text,
+      });
+    const tooDeep = invalid({
+      'events.1.data': ['The data field must not nest objects and arrays more than 32 levels deep.'],
+    });
+    for (const depth of [20_000, 33]) {
+      const reply = await events(nested(depth));
+      expect({ status: reply.status, body: reply.json() }, `depth ${depth}`).toEqual({
+        status: 422,
+        body: tooDeep,
+      });
+    }
+    expect(rows('widget_events', session_id)).toBe(0);
+    const deepest = await events(nested(32));
+    expect({ status: deepest.status, body: deepest.json() }).toEqual({ status: 202, body: { accepted: 2 } });
+    expect(
+      db
+        .prepare('SELECT data FROM widget_events WHERE session_id = ? AND type = ?')
+        .pluck()
+        .get(session_id, 'page_view'),
+    ).toBe(`{"a":${'['.repeat(31)}${']'.repeat(31)}}`);
   });
 });
 

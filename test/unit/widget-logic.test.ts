@@ -8,6 +8,7 @@ import {
   eventsBody,
   initBody,
   leadBody,
+  nestingDepth,
   satisfactionBody,
   streamBody,
   typingBody,
@@ -96,6 +97,25 @@ describe('request bodies', () => {
         events: [{ type: 'page_view', occurred_at: '2030-01-02T03:04:05+02:00', data: {} }],
       }),
     ).toEqual({ events: [{ type: 'page_view', occurred_at: '2030-01-02T03:04:05+02:00', data: {} }] });
+  });
+
+  test('event data nested past 32 levels is a field error, counted without recursion', () => {
+    /** `{"a":[[…]]}`: the object and depth - 1 arrays. */
+    const nested = (depth: number) =>
+      JSON.parse(`{"a":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`) as object;
+    expect(nestingDepth(nested(32), 32)).toBe(32);
+    expect(nestingDepth({ a: 1, b: [1, { c: null }] }, 32)).toBe(3);
+    expect(nestingDepth('text', 32)).toBe(0);
+    // Given up just past the limit, however deep the rest goes.
+    expect(nestingDepth(nested(100_000), 32)).toBe(33);
+    expect(fieldsOf(eventsBody, { events: [{ type: 'open', data: nested(32) }] })).toBeUndefined();
+    for (const depth of [33, 100_000]) {
+      expect(
+        fieldsOf(eventsBody, { events: [{ type: 'open' }, { type: 'open', data: nested(depth) }] }),
+      ).toEqual({
+        'events.1.data': ['The data field must not nest objects and arrays more than 32 levels deep.'],
+      });
+    }
   });
 
   test('a lead needs a name, a valid email and accepted consent', () => {

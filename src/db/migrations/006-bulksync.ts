@@ -3,7 +3,9 @@ import type { Migration } from './index.js';
 /**
  * The catalogue a workspace's site pushes through /v1/wp/*: posts, products and coupons, by
  * external id. A full sync may span several batches: the ids each batch carried are kept in
- * sync_seen until the last batch removes the items the sync did not mention.
+ * sync_seen until the last batch removes the items the sync did not mention. One full sync per
+ * workspace and kind is open at a time; finished syncs are remembered for a while so that a
+ * retried batch is recognised.
  */
 export const bulkSync: Migration = {
   version: 6,
@@ -51,17 +53,24 @@ export const bulkSync: Migration = {
       PRIMARY KEY (workspace_id, external_id)
     );
 
-    -- A full sync in progress (its batches so far); removed when its last batch completes it.
+    -- A full sync: open while its batches arrive, then completed (its done=true batch) or
+    -- superseded (a batch of another sync_id of the same kind came while it was open). Kept until
+    -- 24 h after its last batch or end, so that a retried batch of a finished sync is recognised.
     CREATE TABLE sync_runs (
       workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
       kind TEXT NOT NULL CHECK (kind IN ('posts', 'products', 'coupons')),
       sync_id TEXT NOT NULL,
+      state TEXT NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'completed', 'superseded')),
       started_at TEXT NOT NULL,
+      -- Its last batch, or when it completed or was superseded.
+      updated_at TEXT NOT NULL,
       PRIMARY KEY (workspace_id, kind, sync_id)
     ) WITHOUT ROWID;
-    CREATE INDEX sync_runs_started ON sync_runs (workspace_id, kind, started_at);
+    -- At most one open full sync per workspace and kind.
+    CREATE UNIQUE INDEX sync_runs_open ON sync_runs (workspace_id, kind) WHERE state = 'open';
+    CREATE INDEX sync_runs_updated ON sync_runs (workspace_id, kind, updated_at);
 
-    -- The external ids a sync in progress has carried.
+    -- The external ids an open sync has carried (dropped when it completes or is superseded).
     CREATE TABLE sync_seen (
       workspace_id INTEGER NOT NULL,
       kind TEXT NOT NULL,

@@ -74,7 +74,11 @@ const schemas: Record<string, unknown> = {
       created: count,
       updated: count,
       unchanged: count,
-      deleted: { ...count, description: 'Items the completed sync did not carry, removed (0 unless done).' },
+      deleted: {
+        ...count,
+        description:
+          'Items the completed sync did not carry, removed (0 unless done, and 0 for a batch of a sync that had already completed).',
+      },
       done: { type: 'boolean' },
       total: { ...count, description: "The workspace's items of this kind after the batch." },
     },
@@ -143,7 +147,14 @@ function fullSync(kind: Kind): Record<string, unknown> {
       description:
         `Upserts up to ${BATCH_SIZE} ${kind} by external id in one transaction. Batches of one sync share ` +
         'sync_id; the batch with done=true (the default) also removes the ' +
-        `workspace's ${kind} the sync did not carry. Re-sending identical items changes nothing.`,
+        `workspace's ${kind} the sync did not carry. Re-sending identical items changes nothing.\n\n` +
+        `One full sync of ${kind} per workspace is open at a time: the first batch of a new sync_id ` +
+        'supersedes the open sync (a plugin that stopped mid-sync just starts over with a new sync_id), ' +
+        'and every later batch of the superseded sync is refused with 409 sync_superseded, so two syncs ' +
+        "never remove each other's items.\n\n" +
+        'A batch of a sync that already completed (a retry after a timeout, say) upserts its items again ' +
+        'but removes nothing (deleted: 0). So use a new sync_id for each sync: a completed sync_id is ' +
+        'remembered for 24 hours, as is an unfinished sync after its last batch (then it is forgotten).',
       tags: ['bulk sync'],
       security,
       requestBody: {
@@ -156,7 +167,9 @@ function fullSync(kind: Kind): Record<string, unknown> {
               type: 'string',
               minLength: 1,
               maxLength: 100,
-              description: 'Chosen by the client; required when done is false.',
+              description:
+                'Chosen by the client, new for each sync (a UUID, say); required when done is false. ' +
+                'Without it the batch is a whole sync of its own.',
             },
             items: { type: 'array', maxItems: BATCH_SIZE, items: ref(ITEM_SCHEMA[kind]) },
             done: { type: 'boolean', default: true },
@@ -166,6 +179,10 @@ function fullSync(kind: Kind): Record<string, unknown> {
       responses: {
         '200': { description: 'The batch was applied.', ...json(ref('WpSyncResult')) },
         ...withBody,
+        '409': error(
+          'sync_superseded: a batch of another sync_id of this kind came while this sync was open, so this ' +
+            'sync was abandoned; nothing of this batch was written.',
+        ),
       },
     },
   };

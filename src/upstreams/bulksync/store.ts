@@ -45,16 +45,27 @@ function kindStatements(db: Db, spec: KindSpec): KindStatements {
   };
 }
 
-/** How long an unfinished multi-batch sync is kept before a later sync of its kind forgets it. */
-const STALE_RUN_MS = 24 * 60 * 60 * 1000;
+/**
+ * How long a full sync is remembered after its last batch: an unfinished one until a later sync of
+ * its kind forgets it, a completed or superseded one to recognise a retried batch.
+ */
+export const RUN_KEPT_MS = 24 * 60 * 60 * 1000;
+
+/** Where a full sync stands. */
+export type RunState = 'open' | 'completed' | 'superseded';
 
 export class CatalogueStore {
   readonly #kinds: Readonly<Record<Kind, KindStatements>>;
-  readonly #openRun: Statement<[number, string, string, string]>;
+  readonly #run: Statement<[number, string, string], { state: RunState }>;
+  readonly #openRun: Statement<[number, string, string, string, string]>;
+  readonly #touchRun: Statement<[string, number, string, string]>;
   readonly #purgeStaleRuns: Statement<[number, string, string]>;
+  readonly #forgetOpenSeen: Statement<[number, string]>;
+  readonly #supersedeOpen: Statement<[string, number, string]>;
   readonly #see: Statement<[number, string, string, string]>;
   readonly #seeInOpenRuns: Statement<[string, number, string]>;
-  readonly #closeRun: Statement<[number, string, string]>;
+  readonly #forgetSeen: Statement<[number, string, string]>;
+  readonly #finishRun: Statement<[string, number, string, string]>;
   readonly #complete: Statement<[number, string, string]>;
   readonly #completions: Statement<[number], { kind: Kind; completed_at: string }>;
 
@@ -64,21 +75,33 @@ export class CatalogueStore {
       products: kindStatements(db, KIND_SPECS.products),
       coupons: kindStatements(db, KIND_SPECS.coupons),
     };
+    const key = 'workspace_id = ? AND kind = ? AND sync_id = ?';
+    this.#run = db.prepare(`SELECT state FROM sync_runs WHERE ${key}`);
     this.#openRun = db.prepare(
-      `INSERT INTO sync_runs (workspace_id, kind, sync_id, started_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT DO NOTHING`,
+      `INSERT INTO sync_runs (workspace_id, kind, sync_id, state, started_at, updated_at)
+       VALUES (?, ?, ?, 'open', ?, ?)`,
     );
+    this.#touchRun = db.prepare(`UPDATE sync_runs SET updated_at = ? WHERE ${key}`);
     this.#purgeStaleRuns = db.prepare(
-      'DELETE FROM sync_runs WHERE workspace_id = ? AND kind = ? AND started_at < ?',
+      'DELETE FROM sync_runs WHERE workspace_id = ? AND kind = ? AND updated_at < ?',
+    );
+    this.#forgetOpenSeen = db.prepare(
+      `DELETE FROM sync_seen WHERE (workspace_id, kind, sync_id) IN
+         (SELECT workspace_id, kind, sync_id FROM sync_runs WHERE workspace_id = ? AND kind = ? AND state = 'open')`,
+    );
+    this.#supersedeOpen = db.prepare(
+      `UPDATE sync_runs SET state = 'superseded', updated_at = ?
+       WHERE workspace_id = ? AND kind = ? AND state = 'open'`,
     );
     this.#see = db.prepare(
       'INSERT OR IGNORE INTO sync_seen (workspace_id, kind, sync_id, external_id) VALUES (?, ?, ?, ?)',
     );
     this.#seeInOpenRuns = db.prepare(
       `INSERT OR IGNORE INTO sync_seen (workspace_id, kind, sync_id, external_id)
-       SELECT workspace_id, kind, sync_id, ? FROM sync_runs WHERE workspace_id = ? AND kind = ?`,
+       SELECT workspace_id, kind, sync_id, ? FROM sync_runs WHERE workspace_id = ? AND kind = ? AND state = 'open'`,
     );
-    this.#closeRun = db.prepare('DELETE FROM sync_runs WHERE workspace_id = ? AND kind = ? AND sync_id = ?');
+    this.#forgetSeen = db.prepare(`DELETE FROM sync_seen WHERE ${key}`);
+    this.#finishRun = db.prepare(`UPDATE sync_runs SET state = 'completed', updated_at = ? WHERE ${key}`);
     this.#complete = db.prepare(
       `INSERT INTO sync_completions (workspace_id, kind, completed_at) VALUES (?, ?, ?)
        ON CONFLICT (workspace_id, kind) DO UPDATE SET completed_at = excluded.completed_at`,
@@ -106,10 +129,25 @@ export class CatalogueStore {
     return this.#kinds[kind].count.get(workspaceId)!.n;
   }
 
-  /** Starts (or continues) a full sync, forgetting the workspace's unfinished syncs of this kind that went stale. */
-  openRun(kind: Kind, workspaceId: number, syncId: string, now: Date): void {
-    this.#purgeStaleRuns.run(workspaceId, kind, new Date(now.getTime() - STALE_RUN_MS).toISOString());
-    this.#openRun.run(workspaceId, kind, syncId, now.toISOString());
+  /**
+   * The state of the sync `syncId` of this kind, once the workspace's syncs of this kind with no
+   * batch for RUN_KEPT_MS are forgotten (undefined: a sync not seen, or forgotten).
+   */
+  runState(kind: Kind, workspaceId: number, syncId: string, now: Date): RunState | undefined {
+    this.#purgeStaleRuns.run(workspaceId, kind, new Date(now.getTime() - RUN_KEPT_MS).toISOString());
+    return this.#run.get(workspaceId, kind, syncId)?.state;
+  }
+
+  /** Starts a full sync: the open one of this kind, if any, is superseded (its ids forgotten). */
+  openRun(kind: Kind, workspaceId: number, syncId: string, now: string): void {
+    this.#forgetOpenSeen.run(workspaceId, kind);
+    this.#supersedeOpen.run(now, workspaceId, kind);
+    this.#openRun.run(workspaceId, kind, syncId, now, now);
+  }
+
+  /** Records a batch of an open sync (it stays remembered for RUN_KEPT_MS after its last batch). */
+  touchRun(kind: Kind, workspaceId: number, syncId: string, now: string): void {
+    this.#touchRun.run(now, workspaceId, kind, syncId);
   }
 
   /** Records that the sync carried this external id. */
@@ -117,15 +155,19 @@ export class CatalogueStore {
     this.#see.run(workspaceId, kind, syncId, externalId);
   }
 
-  /** An item upserted incrementally while full syncs are in progress must survive their completion. */
+  /** An item upserted incrementally while a full sync is in progress must survive its completion. */
   seeInOpenRuns(kind: Kind, workspaceId: number, externalId: string): void {
     this.#seeInOpenRuns.run(externalId, workspaceId, kind);
   }
 
-  /** Completes a full sync: removes the items it did not carry and records its completion time. */
+  /**
+   * Completes an open full sync: removes the items it did not carry, records its completion time,
+   * and keeps it (as completed, without its ids) so that a retried batch deletes nothing more.
+   */
   completeRun(kind: Kind, workspaceId: number, syncId: string, now: string): number {
     const deleted = this.#kinds[kind].removeUnseen.run(workspaceId, workspaceId, kind, syncId).changes;
-    this.#closeRun.run(workspaceId, kind, syncId);
+    this.#forgetSeen.run(workspaceId, kind, syncId);
+    this.#finishRun.run(now, workspaceId, kind, syncId);
     this.#complete.run(workspaceId, kind, now);
     return deleted;
   }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'better-sqlite3';
+import { HttpError } from '../errors.js';
 import type { ChangedBatch, FullSyncBatch } from './batch.js';
 import type { Kind, KindSpec } from './kinds.js';
 import type { CatalogueStore, Outcome } from './store.js';
@@ -46,6 +47,12 @@ export class CatalogueSync {
   /**
    * Upserts a batch of a full sync and records its ids under the sync; the batch with done=true
    * also removes the workspace's items of this kind that the sync never carried.
+   *
+   * One full sync per workspace and kind is open at a time: the first batch of a new sync_id
+   * supersedes the open one (a plugin that crashed mid-sync simply starts over), whose later
+   * batches are then refused with 409 sync_superseded, so two syncs never delete each other's
+   * items. A batch of a completed sync (a retry after a timeout) upserts its items again but
+   * removes nothing more.
    */
   fullSync(spec: KindSpec, workspaceId: number, batch: FullSyncBatch): FullSyncResult {
     return this.#fullSync.immediate(spec, workspaceId, batch);
@@ -60,13 +67,18 @@ export class CatalogueSync {
     const now = new Date();
     const stamp = now.toISOString();
     const syncId = batch.syncId ?? randomUUID();
+    const state = this.store.runState(spec.kind, workspaceId, syncId, now);
+    if (state === 'superseded') throw superseded(spec.kind, syncId);
+    // A finished sync's batch again: its items are written, but it no longer decides what is deleted.
+    const open = state !== 'completed';
+    if (state === undefined) this.store.openRun(spec.kind, workspaceId, syncId, stamp);
+    else if (open) this.store.touchRun(spec.kind, workspaceId, syncId, stamp);
     const tally = emptyTally();
-    this.store.openRun(spec.kind, workspaceId, syncId, now);
     for (const item of batch.items) {
       count(tally, this.store.upsert(spec, workspaceId, item, stamp));
-      this.store.see(spec.kind, workspaceId, syncId, item.id);
+      if (open) this.store.see(spec.kind, workspaceId, syncId, item.id);
     }
-    if (batch.done) tally.deleted = this.store.completeRun(spec.kind, workspaceId, syncId, stamp);
+    if (open && batch.done) tally.deleted = this.store.completeRun(spec.kind, workspaceId, syncId, stamp);
     return {
       sync_id: syncId,
       kind: spec.kind,
@@ -89,6 +101,14 @@ export class CatalogueSync {
     }
     return { kind: spec.kind, ...tally, total: this.store.count(spec.kind, workspaceId) };
   }
+}
+
+function superseded(kind: Kind, syncId: string): HttpError {
+  return new HttpError(
+    409,
+    `The full sync "${syncId}" of ${kind} was superseded by a newer full sync of ${kind} (another sync_id); its remaining batches are refused.`,
+    'sync_superseded',
+  );
 }
 
 function count(tally: Tally, outcome: Outcome): void {

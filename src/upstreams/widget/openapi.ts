@@ -1,6 +1,6 @@
 import type { OpenApiFragment } from '../openapi.js';
 import { HUMAN_NOTICE } from './routes.js';
-import { EVENT_TYPES, MAX_EVENT_DATA, MAX_EVENTS, MAX_MESSAGE } from './schemas.js';
+import { EVENT_TYPES, MAX_EVENT_DATA, MAX_EVENT_DATA_DEPTH, MAX_EVENTS, MAX_MESSAGE } from './schemas.js';
 
 /** The widget's part of the OpenAPI 3.1 document. Keep its paths and methods identical to routes.ts. */
 
@@ -284,7 +284,10 @@ export const widgetOpenApi: OpenApiFragment = {
                       format: 'date-time',
                       description: 'Default: when received.',
                     },
-                    data: { type: 'object', description: `At most ${MAX_EVENT_DATA} bytes as JSON.` },
+                    data: {
+                      type: 'object',
+                      description: `At most ${MAX_EVENT_DATA} bytes as JSON, and objects and arrays at most ${MAX_EVENT_DATA_DEPTH} levels deep (itself the first).`,
+                    },
                   },
                 },
               },

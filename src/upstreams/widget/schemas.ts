@@ -102,6 +102,34 @@ export const EVENT_TYPES = [
 export const MAX_EVENTS = 100;
 /** Bytes of an event's `data` once serialised. */
 export const MAX_EVENT_DATA = 4096;
+/** Levels of objects and arrays in an event's `data`, itself the first. */
+export const MAX_EVENT_DATA_DEPTH = 32;
+
+/**
+ * How deeply `value` nests objects and arrays, counted without recursion and given up once past
+ * `limit`: a body of nested brackets parses fine but would overflow the stack of JSON.stringify.
+ */
+export function nestingDepth(value: unknown, limit: number): number {
+  let deepest = 0;
+  const pending: [unknown, number][] = [[value, 1]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [node, depth] = next;
+    if (typeof node !== 'object' || node === null) continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > limit) return deepest;
+    for (const child of Object.values(node)) pending.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+/** The serialised size of `data`, or Infinity when it cannot be serialised. */
+function serialisedBytes(data: unknown): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(data));
+  } catch {
+    return Infinity;
+  }
+}
 
 const event = z.object(
   {
@@ -113,10 +141,20 @@ const event = z.object(
       .optional(),
     data: z
       .record(z.string(), z.unknown(), { error: 'The data field must be an object.' })
-      .refine(
-        (d) => Buffer.byteLength(JSON.stringify(d)) <= MAX_EVENT_DATA,
-        `The data field must not be greater than ${MAX_EVENT_DATA} bytes.`,
-      )
+      .superRefine((d, ctx) => {
+        // The depth first: JSON.stringify of deeper data may throw (a RangeError: the stack).
+        if (nestingDepth(d, MAX_EVENT_DATA_DEPTH) > MAX_EVENT_DATA_DEPTH) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `The data field must not nest objects and arrays more than ${MAX_EVENT_DATA_DEPTH} levels deep.`,
+          });
+        } else if (serialisedBytes(d) > MAX_EVENT_DATA) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `The data field must not be greater than ${MAX_EVENT_DATA} bytes.`,
+          });
+        }
+      })
       .optional(),
   },
   { error: 'Each event must be an object.' },

@@ -14,8 +14,8 @@ export const widgetService: ServiceDefinition = {
   async register(app, ctx) {
     const tokens = await createVisitorTokens(ctx.config);
     const store = new WidgetStore(ctx.db);
-    const notifier = new MessageNotifier();
-    const streams = new MessageStreams(store, notifier);
+    const notifier = new MessageNotifier(app.log);
+    const streams = new MessageStreams(store, notifier, { log: app.log });
     // Open streams never end by themselves: end them, or closing would wait for every visitor to leave.
     app.addHook('preClose', async () => streams.endAll());
     widgetRoutes(app, { store, tokens, auth: new VisitorAuth(tokens, store), notifier, streams });

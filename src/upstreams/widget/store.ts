@@ -18,6 +18,11 @@ export interface MessageRow {
   readonly created_at: string;
 }
 
+/** A message with the session it belongs to (the shared poll of the open streams reads every session's). */
+export interface SessionMessageRow extends MessageRow {
+  readonly session_id: string;
+}
+
 export interface LeadRow {
   readonly id: number;
   readonly name: string;
@@ -72,9 +77,6 @@ export class WidgetStore {
         `SELECT s.id, s.workspace_id, w.name AS workspace_name, s.website_id, s.page_url, s.human_requested_at
          FROM widget_sessions s JOIN workspaces w ON w.id = s.workspace_id WHERE s.id = ?`,
       ),
-      sessionExists: db.prepare<[string], { one: number }>(
-        'SELECT 1 AS one FROM widget_sessions WHERE id = ?',
-      ),
       insertSession: db.prepare(
         `INSERT INTO widget_sessions (id, workspace_id, website_id, page_url, locale, created_at, last_seen_at)
          VALUES (@id, @workspaceId, @websiteId, @pageUrl, @locale, @now, @now)`,
@@ -92,6 +94,26 @@ export class WidgetStore {
       messagesAfter: db.prepare<[string, number, number], MessageRow>(
         `SELECT id, sender, body, created_at FROM widget_messages WHERE session_id = ? AND id > ?
          ORDER BY id LIMIT ?`,
+      ),
+      maxMessageId: db.prepare<[], { id: number | null }>('SELECT max(id) AS id FROM widget_messages'),
+      // The messages of every session stored after a cursor, then (id NULL) those of the given
+      // sessions (a JSON array) that no longer exist: one statement for all open streams.
+      pollStreams: db.prepare<
+        [{ after: number; limit: number; sessions: string }],
+        {
+          id: number | null;
+          session_id: string;
+          sender: MessageRow['sender'];
+          body: string;
+          created_at: string;
+        }
+      >(
+        `SELECT id, session_id, sender, body, created_at FROM (
+           SELECT id, session_id, sender, body, created_at FROM widget_messages WHERE id > @after
+           ORDER BY id LIMIT @limit)
+         UNION ALL
+         SELECT NULL, j.value, NULL, NULL, NULL FROM json_each(@sessions) AS j
+         WHERE NOT EXISTS (SELECT 1 FROM widget_sessions s WHERE s.id = j.value)`,
       ),
       lastMessageId: db.prepare<[string], { id: number | null }>(
         'SELECT max(id) AS id FROM widget_messages WHERE session_id = ?',
@@ -168,10 +190,6 @@ export class WidgetStore {
     return this.#s.session.get(id);
   }
 
-  sessionExists(id: string): boolean {
-    return this.#s.sessionExists.get(id) !== undefined;
-  }
-
   createSession(id: string, workspaceId: number, place: SessionPlace): void {
     this.#s.insertSession.run({ id, workspaceId, ...this.#place(place), now: now() });
   }
@@ -194,6 +212,31 @@ export class WidgetStore {
 
   messagesAfter(sessionId: string, afterId: number, limit: number): MessageRow[] {
     return this.#s.messagesAfter.all(sessionId, afterId, limit);
+  }
+
+  /** The highest message id stored (0: none). */
+  maxMessageId(): number {
+    return this.#s.maxMessageId.get()?.id ?? 0;
+  }
+
+  /**
+   * In one read: up to `limit` messages of any session stored after `afterId`, in id order, and
+   * which of `sessionIds` no longer exist (erased, by this process or another).
+   */
+  pollStreams(
+    afterId: number,
+    sessionIds: readonly string[],
+    limit: number,
+  ): { messages: SessionMessageRow[]; gone: string[] } {
+    const messages: SessionMessageRow[] = [];
+    const gone: string[] = [];
+    const rows = this.#s.pollStreams.all({ after: afterId, limit, sessions: JSON.stringify(sessionIds) });
+    for (const { id, session_id, sender, body, created_at } of rows) {
+      if (id === null) gone.push(session_id);
+      else messages.push({ id, sender, body, created_at, session_id });
+    }
+    messages.sort((a, b) => a.id - b.id);
+    return { messages, gone };
   }
 
   lastMessageId(sessionId: string): number {
