@@ -3,8 +3,16 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Gateway } from '../src/http/gateway.js';
 import { DEFAULT_CONFIG } from './helpers/default-config.js';
 import { ALICE_KEY, embeddedEnv, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
-import { startGateway } from './helpers/gateway.js';
-import { analyzerApi, badResults, decentResults, goodResults, TestPages } from './helpers/test-pages.js';
+import { send, startGateway } from './helpers/gateway.js';
+import {
+  analyzerApi,
+  badResults,
+  decentResults,
+  goodResults,
+  LARGE_SECTIONS,
+  largePageHtml,
+  TestPages,
+} from './helpers/test-pages.js';
 
 let gateway: Gateway;
 let pages: TestPages;
@@ -74,12 +82,62 @@ describe('analysis: good, decent and bad pages', () => {
     expect(reply.json()).toEqual(report('/bad', 'bad', 20, badResults(base, expect.any(Number))));
   });
 
+  test('credentials of a redirect target are dropped: the results do not show them', async () => {
+    const target = `http://user:secret@127.0.0.1:${pages.port}/good`;
+    const reply = await store(pages.url(`/redirect?to=${encodeURIComponent(target)}`));
+    expect(reply.status).toBe(201);
+    const { results } = (reply.json() as { data: { results: unknown } }).data;
+    expect(JSON.stringify(results)).not.toContain('secret');
+    expect(reply.json()).toEqual(
+      report(
+        `/redirect?to=${encodeURIComponent(target)}`,
+        'good',
+        91,
+        goodResults(base, '/good', 'gzip', expect.any(Number)),
+      ),
+    );
+  });
+
   test('five redirects are followed; the report keeps the URL as given', async () => {
     const reply = await store(pages.url('/chain/5'));
     expect(reply.status).toBe(201);
     expect(reply.json()).toEqual(
       report('/chain/5', 'good', 91, goodResults(base, '/chain/0', 'gzip', expect.any(Number))),
     );
+  });
+});
+
+describe('analysis: off the event loop', () => {
+  test('while a large page is analysed, an unrelated request of another host is answered first', async () => {
+    const websites = () =>
+      send(`${gateway.url()}/api/v1/websites`, {
+        headers: { accept: 'application/json', authorization: `Bearer ${ALICE_KEY}` },
+      });
+    // Started beforehand, so that only the analysis stands between the two replies.
+    expect((await websites()).status).toBe(200);
+
+    const order: string[] = [];
+    const served = pages.whenServed('/large');
+    const analysed = store(pages.url('/large')).then((reply) => {
+      order.push('analysis');
+      return reply;
+    });
+    await served;
+    // Time for the gateway to read and decompress the page and start on it (an analysis on the
+    // event loop would hold this timer back until it ended).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const other = await websites();
+    order.push('websites');
+    const reply = await analysed;
+
+    expect(other.status).toBe(200);
+    expect(reply.status, reply.text).toBe(201);
+    expect(order).toEqual(['websites', 'analysis']);
+    // The results stay small: lists and texts are cut, the counts are whole.
+    const { results } = (reply.json() as { data: { results: Record<string, { value: unknown }> } }).data;
+    expect(reply.text.length).toBeLessThan(20_000);
+    expect(results.image_keywords!.value).toBe(LARGE_SECTIONS);
+    expect(results.page_size!.value).toBe(Buffer.byteLength(largePageHtml()));
   });
 });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Gateway } from '../src/http/gateway.js';
 import { ALICE_KEY, BOB_KEY, startEmbeddedGateway } from './helpers/embedded.js';
+import { send } from './helpers/gateway.js';
 import { analyzerApi, badResults, goodResults, TestPages } from './helpers/test-pages.js';
 
 let gateway: Gateway;
@@ -219,6 +220,16 @@ describe('reports API: validation', () => {
     ['no scheme', { url: 'example.com' }, { url: ['The url field must be a valid URL.'] }],
     ['ftp scheme', { url: 'ftp://example.com/' }, { url: ['The url field must be a valid URL.'] }],
     [
+      'credentials in the url',
+      { url: 'http://user:pass@example.com/' },
+      { url: ['The url field must be a valid URL.'] },
+    ],
+    [
+      'a user name in the url',
+      { url: 'https://user@example.com/' },
+      { url: ['The url field must be a valid URL.'] },
+    ],
+    [
       'url too long',
       { url: `https://example.com/${'a'.repeat(2040)}` },
       { url: ['The url field must not be greater than 2048 characters.'] },
@@ -256,6 +267,64 @@ describe('reports API: validation', () => {
     const reply = await alice('POST', '/api/v1/reports', form as Record<string, string>);
     expect(reply.status).toBe(422);
     expect(reply.json()).toEqual(invalid(fields));
+  });
+
+  test('credentials in the url are refused before any fetch, and never stored', async () => {
+    const url = pages.url('/good').replace('http://', 'http://user:secret@');
+    const reply = await alice('POST', '/api/v1/reports', { url });
+    expect(reply.status).toBe(422);
+    expect(reply.json()).toEqual(invalid({ url: ['The url field must be a valid URL.'] }));
+    const listed = await alice('GET', '/api/v1/reports?per_page=100');
+    expect(listed.text).not.toContain('secret');
+  });
+
+  describe.each([
+    ['a JSON array', 'application/json', '[]'],
+    ['a JSON array of fields', 'application/json', '[{"url":"https://example.com/"}]'],
+    ['a JSON string', 'application/json', '"x"'],
+    ['a JSON number', 'application/json', '42'],
+    ['empty plain text', 'text/plain', ''],
+    ['plain text', 'text/plain', 'url=https://example.com/'],
+  ])('a body that is %s', (_label, type, body) => {
+    const raw = (method: string, path: string) =>
+      send(`${gateway.url()}${path}`, {
+        method,
+        headers: {
+          host: 'analyzer.localhost',
+          accept: 'application/json',
+          authorization: `Bearer ${ALICE_KEY}`,
+          'content-type': type,
+        },
+        body,
+      });
+    const BAD_BODY = { message: 'The request body must be an object of fields.', status: 400 };
+
+    test('store: 400', async () => {
+      const reply = await raw('POST', '/api/v1/reports');
+      expect(reply.status).toBe(400);
+      expect(reply.json()).toEqual(BAD_BODY);
+    });
+
+    test('update (PUT and PATCH): 400; an unknown report is still 404', async () => {
+      const created = await createReport({ url: pages.url('/good') });
+      for (const method of ['PUT', 'PATCH']) {
+        const reply = await raw(method, `/api/v1/reports/${created.id}`);
+        expect(reply.status, method).toBe(400);
+        expect(reply.json()).toEqual(BAD_BODY);
+        const unknown = await raw(method, '/api/v1/reports/999999');
+        expect(unknown.status, method).toBe(404);
+      }
+      expect((await alice('GET', `/api/v1/reports/${created.id}`)).json()).toEqual({
+        data: created,
+        status: 200,
+      });
+    });
+  });
+
+  test('a JSON null body counts as no fields', async () => {
+    const reply = await api('POST', '/api/v1/reports', { key: ALICE_KEY, json: null });
+    expect(reply.status).toBe(422);
+    expect(reply.json()).toEqual(invalid({ url: ['The url field is required.'] }));
   });
 
   test('store with a JSON url of the wrong type', async () => {

@@ -66,6 +66,8 @@ const queryArb = fc.record(
 );
 type Query = typeof queryArb extends fc.Arbitrary<infer Q> ? Q : never;
 
+const PATH = 'http://analyzer.localhost/api/v1/reports';
+
 /** The reference: filter, order (ties by id, in the same direction), then cut the page. */
 function model(rows: ReportRow[], q: Query) {
   const filtered = rows.filter(
@@ -83,12 +85,36 @@ function model(rows: ReportRow[], q: Query) {
   });
   const perPage = q.per_page ?? 10;
   const page = q.page ?? 1;
+  const ids = sorted.slice((page - 1) * perPage, page * perPage).map((r) => r.id);
+  const lastPage = Math.max(1, Math.ceil(filtered.length / perPage));
+  // The links keep every other parameter, in the order sent, and put page last.
+  const link = (n: number) => {
+    const params = new URLSearchParams(
+      Object.entries(q)
+        .filter(([k]) => k !== 'page')
+        .map(([k, v]): [string, string] => [k, String(v)]),
+    );
+    params.set('page', String(n));
+    return `${PATH}?${params.toString()}`;
+  };
+  const from = ids.length > 0 ? (page - 1) * perPage + 1 : null;
   return {
-    ids: sorted.slice((page - 1) * perPage, page * perPage).map((r) => r.id),
-    total: filtered.length,
-    lastPage: Math.max(1, Math.ceil(filtered.length / perPage)),
-    perPage,
-    page,
+    ids,
+    links: {
+      first: link(1),
+      last: link(lastPage),
+      prev: page > 1 ? link(page - 1) : null,
+      next: page < lastPage ? link(page + 1) : null,
+    },
+    meta: {
+      current_page: page,
+      from,
+      last_page: lastPage,
+      path: PATH,
+      per_page: perPage,
+      to: from === null ? null : from + ids.length - 1,
+      total: filtered.length,
+    },
   };
 }
 
@@ -118,24 +144,55 @@ test('list filters, sorting and paging agree with the model', async () => {
           );
           const reply = await api('GET', `/api/v1/reports?${params.toString()}`, { key: ALICE_KEY });
           expect(reply.status, reply.text).toBe(200);
-          const body = reply.json() as {
-            data: { id: number }[];
-            meta: { total: number; last_page: number; per_page: number; current_page: number };
-          };
+          const body = reply.json() as { data: { id: number }[]; links: unknown; meta: unknown };
           const expected = model(rows, q);
           expect(
             body.data.map((r) => r.id),
             params.toString(),
           ).toEqual(expected.ids);
-          expect(body.meta).toMatchObject({
-            total: expected.total,
-            last_page: expected.lastPage,
-            per_page: expected.perPage,
-            current_page: expected.page,
-          });
+          expect(body.meta, params.toString()).toEqual(expected.meta);
+          expect(body.links, params.toString()).toEqual(expected.links);
         }
       },
     ),
     { numRuns: 15 },
   );
+});
+
+test('a page far past the end is an empty page, not a 500', async () => {
+  db.prepare('DELETE FROM reports WHERE user_id = ?').run(alice);
+  store.insert(alice, {
+    pageUrl: 'https://example.com/',
+    analysis: { result: 'good', score: 90, results: {} as Results },
+    privacy: 1,
+    passwordHash: null,
+  });
+  // The store itself never reads at an offset past the rows, however large (SQLite takes 64 bits).
+  for (const offset of [1, 2 ** 63, 1e19 * 100, Number.MAX_VALUE]) {
+    const listed = store.list(alice, { sortBy: 'id', sort: 'desc', limit: 100, offset });
+    expect(listed, String(offset)).toEqual({ rows: [], total: 1 });
+  }
+  for (const page of ['2', '1000000000000000000', '9'.repeat(400)]) {
+    const reply = await api('GET', `/api/v1/reports?page=${page}&per_page=100`, { key: ALICE_KEY });
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.json()).toEqual({
+      data: [],
+      links: {
+        first: `${PATH}?per_page=100&page=1`,
+        last: `${PATH}?per_page=100&page=1`,
+        prev: expect.stringMatching(/^http:\/\/analyzer\.localhost\/api\/v1\/reports\?per_page=100&page=\d/),
+        next: null,
+      },
+      meta: {
+        current_page: expect.any(Number),
+        from: null,
+        last_page: 1,
+        path: PATH,
+        per_page: 100,
+        to: null,
+        total: 1,
+      },
+      status: 200,
+    });
+  }
 });

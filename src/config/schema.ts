@@ -189,6 +189,10 @@ const services = z.strictObject({
       fetchTimeout: duration.default(10_000),
       maxRedirects: z.coerce.number().int().min(0).max(20).default(5),
       maxPageSize: byteSize.default(5 * 1024 * 1024),
+      /** The longest the HTML analysis of one page may take (in a worker thread). */
+      analysisTimeout: duration.refine((d) => d >= 100, 'must be at least 100ms').default(20_000),
+      /** Analyses waiting for a worker thread; one more is refused with 503. */
+      analysisQueue: z.coerce.number().int().min(0).max(10_000).default(64),
     })
     .prefault({}),
   bulksync: z

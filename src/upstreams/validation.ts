@@ -17,3 +17,15 @@ export function validate<S extends z.ZodType>(schema: S, input: unknown): z.outp
   if (!parsed.success) throw HttpError.validation(fieldErrors(parsed.error.issues));
   return parsed.data;
 }
+
+/**
+ * The request body as a field map: a form or a JSON object. No body (or JSON null) counts as
+ * empty; anything else (an array, a string, plain text) is a 400.
+ */
+export function bodyFields(body: unknown): Record<string, unknown> {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    throw new HttpError(400, 'The request body must be an object of fields.', 'bad_request');
+  }
+  return body as Record<string, unknown>;
+}

@@ -1,4 +1,4 @@
-import { once } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
@@ -60,12 +60,36 @@ export const BAD_PAGE = `<html>
 </body>
 </html>`;
 
+/**
+ * About 4.8 MB of HTML, under the 5 MB limit, that takes seconds to analyse: 36,000 sections, each a
+ * heading, a link and an image without alt text (served gzipped, so its transfer is quick).
+ */
+export const LARGE_SECTIONS = 36_000;
+let largePage: { html: string; gzipped: Buffer } | undefined;
+export function largePageHtml(): string {
+  return largePageBodies().html;
+}
+function largePageBodies(): { html: string; gzipped: Buffer } {
+  if (!largePage) {
+    const sections: string[] = [];
+    for (let i = 0; i < LARGE_SECTIONS; i++) {
+      sections.push(
+        `<div class="section"><h2>Section ${i} of the large page</h2><p><a href="/p/${i}">Read ${i}</a> <img src="/img/${i}.png"></p></div>\n`,
+      );
+    }
+    const html = `<!doctype html><html lang="en"><head><title>Large page</title></head><body><h1>Large</h1>\n${sections.join('')}</body></html>`;
+    largePage = { html, gzipped: gzipSync(html) };
+  }
+  return largePage;
+}
+
 const HUGE = 6 * 1024 * 1024;
 const CHUNK = Buffer.alloc(64 * 1024, 'a');
 
 export class TestPages {
   #server: Server;
   #flips = 0;
+  readonly #served = new EventEmitter();
   readonly #timers = new Set<NodeJS.Timeout>();
 
   private constructor(server: Server) {
@@ -83,6 +107,11 @@ export class TestPages {
     return (this.#server.address() as AddressInfo).port;
   }
 
+  /** Resolves once a response to `path` has been written out in full. */
+  whenServed(path: string): Promise<unknown> {
+    return once(this.#served, path);
+  }
+
   /** http://127.0.0.1:<port><path> */
   url(path: string): string {
     return `http://127.0.0.1:${this.port}${path}`;
@@ -97,6 +126,7 @@ export class TestPages {
   #handle(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://pages');
     const path = url.pathname;
+    res.on('finish', () => this.#served.emit(path));
     const gzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
     const html = (body: string, encoding: 'gzip' | 'br' | null, type = 'text/html; charset=utf-8') => {
       const raw = Buffer.from(body, type.includes('iso-8859-1') ? 'latin1' : 'utf8');
@@ -117,6 +147,15 @@ export class TestPages {
     if (path === '/good.br') return html(GOOD_PAGE, 'br');
     if (path === '/decent') return html(DECENT_PAGE, gzip ? 'gzip' : null, 'text/html; charset=iso-8859-1');
     if (path === '/bad') return html(BAD_PAGE, null);
+    if (path === '/large') {
+      const { gzipped } = largePageBodies();
+      res.writeHead(200, {
+        'content-type': 'text/html; charset=utf-8',
+        'content-length': gzipped.length,
+        'content-encoding': 'gzip',
+      });
+      return void res.end(gzipped);
+    }
     // The bad page, then the good one, in turn: a report analysed again changes.
     if (path === '/flip') return this.#flips++ % 2 === 0 ? html(BAD_PAGE, null) : html(GOOD_PAGE, null);
     if (path === '/text') {

@@ -186,3 +186,98 @@ describe('analyser: single checks', () => {
     expect(results.title.value).toBe('t');
   });
 });
+
+describe('analyser: bounded values', () => {
+  test('title and description: the value is cut at 256 characters, the error keeps the full length', () => {
+    const long = 'é'.repeat(1000);
+    const results = analyse(
+      page(`<title>  ${long}  </title><meta name="description" content="${long}">`),
+      facts('/'),
+    );
+    expect(results.title).toEqual({
+      passed: false,
+      importance: 'high',
+      value: 'é'.repeat(256),
+      errors: { too_long: 1000 },
+    });
+    expect(results.meta_description).toEqual({
+      passed: false,
+      importance: 'high',
+      value: 'é'.repeat(256),
+      errors: { too_long: 1000 },
+    });
+  });
+
+  test('a string is not cut inside a surrogate pair', () => {
+    const title = `${'x'.repeat(255)}😀😀`;
+    expect(analyse(page(`<title>${title}</title>`), facts('/')).title.value).toBe('x'.repeat(255));
+  });
+
+  test('headings: the first 20 of each level, each text cut at 256; the h1 count is the full count', () => {
+    const h1s = Array.from({ length: 25 }, (_, i) => `<h1>one ${i}</h1>`).join('');
+    const h2s = Array.from({ length: 30 }, (_, i) => `<h2>two\n\n  ${i}</h2>`).join('');
+    const results = analyse(page('', `${h1s}${h2s}<h3>${'w '.repeat(500)}</h3>`), facts('/'));
+    expect(results.headings).toEqual({
+      passed: false,
+      importance: 'high',
+      value: {
+        h1: Array.from({ length: 20 }, (_, i) => `one ${i}`),
+        h2: Array.from({ length: 20 }, (_, i) => `two ${i}`),
+        h3: ['w '.repeat(128).slice(0, 256)],
+      },
+      errors: { too_many: 25 },
+    });
+  });
+
+  test('images without alt: the first 20 sources, each cut at 2048; the value counts every image', () => {
+    const imgs = Array.from({ length: 30 }, (_, i) => `<img src="/i${i}.png">`).join('');
+    const results = analyse(page('', `<h1>x</h1><img src="/ok.png" alt="ok">${imgs}`), facts('/'));
+    expect(results.image_keywords).toEqual({
+      passed: false,
+      importance: 'medium',
+      value: 31,
+      errors: { missing: Array.from({ length: 20 }, (_, i) => `${BASE}/i${i}.png`) },
+    });
+    const longSrc = `/${'s'.repeat(5000)}`;
+    const one = analyse(page('', `<h1>x</h1><img src="${longSrc}">`), facts('/'));
+    expect(one.image_keywords.errors).toEqual({ missing: [`${BASE}${longSrc}`.slice(0, 2048)] });
+  });
+
+  test('URLs, the viewport, the language and noindex are cut too', () => {
+    const long = 'v'.repeat(3000);
+    const results = analyse(
+      `<html lang="${long}"><head><meta name="viewport" content="${long}"><meta name="robots" content="noindex ${long}">` +
+        `<link rel="icon" href="/${long}"></head><body><h1>x</h1></body></html>`,
+      facts(`/${long}`),
+    );
+    expect(results.language.value).toBe('v'.repeat(256));
+    expect(results.meta_viewport.value).toBe('v'.repeat(256));
+    expect(results.noindex.value).toBe(`noindex ${'v'.repeat(248)}`);
+    expect(results.noindex.errors).toEqual({ noindex: `noindex ${'v'.repeat(248)}` });
+    expect(results.favicon.value).toBe(`${BASE}/${long}`.slice(0, 2048));
+    expect(results.https_encryption.value).toBe(`${BASE}/${long}`.slice(0, 2048));
+  });
+
+  test('a large page gives small results', () => {
+    const block = (i: number) =>
+      `<div><h2>Section ${i} ${'t'.repeat(300)}</h2><p><a href="/p/${i}">l</a><img src="/img/${i}.png"></p></div>`;
+    const html = page(
+      `<title>${'t'.repeat(10_000)}</title>`,
+      Array.from({ length: 5000 }, (_, i) => block(i)).join(''),
+    );
+    const results = analyse(html, facts('/'));
+    expect(JSON.stringify(results).length).toBeLessThan(20_000);
+    expect(results.image_keywords.value).toBe(5000);
+    expect(results.in_page_links.value).toEqual({ internal: 5000, external: 0 });
+    expect(results.dom_size.value).toBe(4 + 5 * 5000);
+  });
+
+  // Deep enough to overflow the stack of a recursive walk (parsing deeper markup is slow in itself).
+  test('deeply nested markup is walked without recursion', () => {
+    const html = `<title>t</title><h1>a${'<span>'.repeat(10_000)}b`;
+    const results = analyse(html, facts('/'));
+    expect(results.headings.value).toEqual({ h1: ['ab'] });
+    // title, h1 and the spans (htmlparser2 adds no html, head or body).
+    expect(results.dom_size.value).toBe(2 + 10_000);
+  });
+});

@@ -32,6 +32,15 @@ describe('reports address policy', () => {
     '::ffff:127.0.0.1',
     '::ffff:10.0.0.1',
     '::ffff:169.254.169.254',
+    // IPv4-compatible IPv6 (::/96, deprecated): refused whatever IPv4 address it carries.
+    '::7f00:1',
+    '::127.0.0.1',
+    '[::127.0.0.1]',
+    '::a00:1',
+    '::808:808',
+    '::8.8.8.8',
+    '0:0:0:0:0:0:7f00:1',
+    '::ffff:0:0',
     '[::1]',
     '2001:db8::1',
     '2002:7f00:1::1',
@@ -54,6 +63,8 @@ describe('reports address policy', () => {
     '2001:4860::8888',
     '2606:4700:4700::1111',
     '::ffff:8.8.8.8',
+    '::ffff:808:808',
+    '0:0:0:0:0:ffff:808:808',
     '[2001:4860::8888]',
   ])('%s is allowed', (ip) => {
     expect(isPublicAddress(ip)).toBe(true);
@@ -64,6 +75,8 @@ describe('reports address policy', () => {
     expect(ipLiteral('[::1]')).toBe('::1');
     expect(ipLiteral(new URL('http://[::ffff:127.0.0.1]/').hostname)).toBe('::ffff:7f00:1');
     expect(isPublicAddress(ipLiteral(new URL('http://[::ffff:127.0.0.1]/').hostname)!)).toBe(false);
+    expect(ipLiteral(new URL('http://[::127.0.0.1]/').hostname)).toBe('::7f00:1');
+    expect(isPublicAddress(ipLiteral(new URL('http://[::127.0.0.1]/').hostname)!)).toBe(false);
     expect(ipLiteral('example.com')).toBeUndefined();
     expect(ipLiteral('localhost')).toBeUndefined();
   });

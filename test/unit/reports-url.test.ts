@@ -25,6 +25,10 @@ describe('report URLs', () => {
       'http://',
       '/path',
       'mailto:a@b.c',
+      'http://user:pass@example.com/',
+      'http://user@example.com/',
+      'https://:secret@example.com/',
+      'http://user:@example.com/',
     ]) {
       expect(parsePageUrl(bad), bad).toBeUndefined();
     }

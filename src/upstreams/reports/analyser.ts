@@ -1,11 +1,14 @@
 import { HttpError } from '../errors.js';
-import { analyse } from './analyse.js';
+import { AnalysisRefused, type AnalysisPool } from './analysis-pool.js';
 import { FetchFailure, type PageFetcher } from './fetch-page.js';
 import { resultFor, score } from './score.js';
 import type { Analysis } from './store.js';
 
-/** Fetches and analyses a page; a page that cannot be fetched is the 422 on `url` that says why. */
-export async function analysePage(fetcher: PageFetcher, url: string): Promise<Analysis> {
+/**
+ * Fetches a page and analyses it in the pool (off the event loop); a page that cannot be fetched
+ * is the 422 on `url` that says why.
+ */
+export async function analysePage(fetcher: PageFetcher, pool: AnalysisPool, url: string): Promise<Analysis> {
   let page;
   try {
     page = await fetcher.fetch(url);
@@ -13,7 +16,14 @@ export async function analysePage(fetcher: PageFetcher, url: string): Promise<An
     if (err instanceof FetchFailure) throw HttpError.field('url', err.message);
     throw err;
   }
-  const results = analyse(page.html, page);
+  let results;
+  try {
+    results = await pool.run(page.html, page);
+  } catch (err) {
+    if (!(err instanceof AnalysisRefused)) throw err;
+    if (err.reason === 'timeout') throw HttpError.field('url', 'The page took too long to analyse.');
+    throw new HttpError(503, 'The analyser is busy. Please retry shortly.', 'analyser_busy');
+  }
   const points = score(results);
   return { result: resultFor(points), score: points, results, generatedAt: new Date().toISOString() };
 }

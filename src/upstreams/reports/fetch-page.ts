@@ -296,6 +296,9 @@ export class PageFetcher {
         if (current.protocol !== 'http:' && current.protocol !== 'https:') {
           throw new FetchFailure('bad_redirect', '');
         }
+        // Credentials in a redirect target are neither sent nor shown in the report.
+        current.username = '';
+        current.password = '';
         continue;
       }
       if (res.statusCode < 200 || res.statusCode >= 300) {

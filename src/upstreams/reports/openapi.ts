@@ -18,6 +18,18 @@ const notFound = {
     content: json(ref('LaravelError')),
   },
 };
+const badBody = {
+  '400': {
+    description: 'The body is not an object of fields (a JSON array, string or number, or plain text).',
+    content: json(ref('LaravelError')),
+  },
+};
+const busy = {
+  '503': {
+    description: 'Too many analyses are waiting (services.reports.analysisQueue): retry shortly.',
+    content: json(ref('LaravelError')),
+  },
+};
 const invalid = (what: string) => ({
   '422': { description: what, content: json(ref('LaravelValidationError')) },
 });
@@ -49,7 +61,12 @@ const storeSchema = {
   type: 'object',
   required: ['url'],
   properties: {
-    url: { type: 'string', format: 'uri', maxLength: 2048, description: 'The http(s) page to analyse.' },
+    url: {
+      type: 'string',
+      format: 'uri',
+      maxLength: 2048,
+      description: 'The http(s) page to analyse, without a user name or password.',
+    },
     privacy: { ...privacy, default: 1 },
     password,
   },
@@ -92,9 +109,11 @@ const update = (method: string) => ({
   requestBody: body(updateSchema),
   responses: {
     '200': one(200, 'The updated report.'),
+    ...badBody,
     ...errors,
     ...notFound,
-    ...invalid('A field is invalid, or the page could not be fetched again (on url).'),
+    ...invalid('A field is invalid, or the page could not be fetched or analysed again (on url).'),
+    ...busy,
   },
 });
 
@@ -104,7 +123,10 @@ const check = {
   properties: {
     passed: { type: 'boolean' },
     importance: { enum: ['high', 'medium', 'low'] },
-    value: { description: 'What was found (text, count, list or object, per check).' },
+    value: {
+      description:
+        'What was found (text, count, list or object, per check). Lists show their first 20 entries, texts their first 256 characters and URLs their first 2048; counts and lengths are of the whole page.',
+    },
     errors: {
       type: 'object',
       description: 'Only when the check fails, e.g. {"missing": null} or {"too_long": 72}.',
@@ -196,8 +218,12 @@ export const reportsOpenApi: OpenApiFragment = {
         requestBody: body(storeSchema),
         responses: {
           '201': one(200, 'The new report (the body says status 200).'),
+          ...badBody,
           ...errors,
-          ...invalid('A field is invalid, or the page could not be fetched (on url, saying why).'),
+          ...invalid(
+            'A field is invalid, or the page could not be fetched or analysed (on url, saying why).',
+          ),
+          ...busy,
         },
       },
     },

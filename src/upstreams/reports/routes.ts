@@ -2,8 +2,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError, NOT_FOUND } from '../errors.js';
 import { listPage, pageNumber } from '../pagination.js';
 import { hashPassword } from '../passwords.js';
-import { validate } from '../validation.js';
+import { bodyFields, validate } from '../validation.js';
 import { analysePage } from './analyser.js';
+import type { AnalysisPool } from './analysis-pool.js';
 import type { PageFetcher } from './fetch-page.js';
 import { reportRecord } from './record.js';
 import type { ReportRow, ReportStore } from './store.js';
@@ -20,7 +21,12 @@ function ownReport(store: ReportStore, request: FastifyRequest): ReportRow {
 }
 
 /** The routes of the reports API (behind the API key hook). */
-export function reportRoutes(app: FastifyInstance, store: ReportStore, fetcher: PageFetcher): void {
+export function reportRoutes(
+  app: FastifyInstance,
+  store: ReportStore,
+  fetcher: PageFetcher,
+  pool: AnalysisPool,
+): void {
   app.get('/api/v1/reports', async (request) => {
     const query = validate(listQuery, request.query);
     const page = pageNumber((request.query as Record<string, unknown>).page);
@@ -43,11 +49,11 @@ export function reportRoutes(app: FastifyInstance, store: ReportStore, fetcher: 
   }));
 
   app.post('/api/v1/reports', async (request, reply) => {
-    const body = validate(storeBody, request.body);
+    const body = validate(storeBody, bodyFields(request.body));
     if (body.privacy === 2 && body.password === undefined)
       throw HttpError.field('password', PASSWORD_REQUIRED);
     const url = new URL(body.url.trim()).href;
-    const analysis = await analysePage(fetcher, url);
+    const analysis = await analysePage(fetcher, pool, url);
     const passwordHash = body.password === undefined ? null : await hashPassword(body.password);
     const row = store.insert(request.userId, { pageUrl: url, analysis, privacy: body.privacy, passwordHash });
     void reply.status(201);
@@ -56,12 +62,12 @@ export function reportRoutes(app: FastifyInstance, store: ReportStore, fetcher: 
 
   const update = async (request: FastifyRequest) => {
     const existing = ownReport(store, request);
-    const body = validate(updateBody, request.body);
+    const body = validate(updateBody, bodyFields(request.body));
     const privacy = body.privacy ?? existing.privacy;
     if (privacy === 2 && body.password === undefined && existing.password_hash === null) {
       throw HttpError.field('password', PASSWORD_REQUIRED);
     }
-    const analysis = body.results === 1 ? await analysePage(fetcher, existing.page_url) : undefined;
+    const analysis = body.results === 1 ? await analysePage(fetcher, pool, existing.page_url) : undefined;
     const passwordHash = body.password === undefined ? undefined : await hashPassword(body.password);
     const row = store.update(request.userId, existing.id, { privacy: body.privacy, passwordHash, analysis });
     // Deleted while the page was being analysed.

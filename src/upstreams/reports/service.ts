@@ -2,6 +2,7 @@ import { requireApiKey } from '../accounts.js';
 import { laravelErrors } from '../errors.js';
 import type { ServiceDefinition } from '../registry.js';
 import { isPublicAddress } from './address-policy.js';
+import { AnalysisPool, defaultAnalysisThreads } from './analysis-pool.js';
 import { PageFetcher, systemResolver } from './fetch-page.js';
 import { reportsOpenApi } from './openapi.js';
 import { reportRoutes } from './routes.js';
@@ -18,12 +19,17 @@ export const reportsService: ServiceDefinition = {
       { timeout: settings.fetchTimeout, maxRedirects: settings.maxRedirects, maxSize: settings.maxPageSize },
       settings.allowPrivateNetworks ? undefined : { resolve: systemResolver, allowed: isPublicAddress },
     );
-    app.addHook('onClose', () => fetcher.close());
+    const pool = new AnalysisPool({
+      threads: defaultAnalysisThreads(),
+      timeoutMs: settings.analysisTimeout,
+      maxQueue: settings.analysisQueue,
+    });
+    app.addHook('onClose', () => Promise.all([fetcher.close(), pool.close()]).then(() => undefined));
     const store = new ReportStore(ctx.db);
     // In its own scope, so the API key hook leaves the OpenAPI document public.
     void app.register(async (api) => {
       requireApiKey(api, ctx.db);
-      reportRoutes(api, store, fetcher);
+      reportRoutes(api, store, fetcher, pool);
     });
   },
 };

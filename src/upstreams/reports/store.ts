@@ -167,7 +167,11 @@ export class ReportStore {
     const read = this.db.transaction(() => {
       const { n } = this.#count.get(filter) as { n: number };
       const statement = this.#list.get(`${query.sortBy} ${query.sort}`)!;
-      const rows = statement.all({ ...filter, limit: query.limit, offset: query.offset }) as ReportRow[];
+      // Past the last row the page is empty: no read, so no offset beyond SQLite's 64-bit integers.
+      const rows =
+        query.offset < n
+          ? (statement.all({ ...filter, limit: query.limit, offset: query.offset }) as ReportRow[])
+          : [];
       return { rows, total: n };
     });
     return read();

@@ -1,10 +1,15 @@
 /** The URLs of reports: what is accepted, how a report shows it, and its project. */
 
-/** An absolute http(s) URL with a host, or undefined. */
+/**
+ * An absolute http(s) URL with a host and without credentials, or undefined. A user name or
+ * password would be sent to the page and kept in the report (page_url, https_encryption, the
+ * URLs made absolute against it): such a URL is refused.
+ */
 export function parsePageUrl(input: string): URL | undefined {
   try {
     const url = new URL(input.trim());
     if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) return undefined;
+    if (url.username !== '' || url.password !== '') return undefined;
     return url;
   } catch {
     return undefined;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { HttpError, type FieldErrors } from '../errors.js';
 import { intChoice, optionalString, PRIVACY, requiredString } from '../fields.js';
-import { fieldErrors } from '../validation.js';
+import { bodyFields, fieldErrors } from '../validation.js';
 import { asciiSearch, isIpOrCidr, isParamName, normaliseHost, normaliseLines } from './normalize.js';
 
 /**
@@ -68,15 +68,6 @@ function parseFields<S extends Shape>(
     else errors[field] = Object.values(fieldErrors(parsed.error.issues)).flat();
   }
   return { values: values as Parsed<S>, errors };
-}
-
-/** The request body as a field map: a form or a JSON object; no body counts as empty. */
-export function bodyFields(body: unknown): Record<string, unknown> {
-  if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) {
-    throw new HttpError(400, 'The request body must be an object of fields.', 'bad_request');
-  }
-  return body as Record<string, unknown>;
 }
 
 const PASSWORD_REQUIRED = 'The password field is required when privacy is 2.';

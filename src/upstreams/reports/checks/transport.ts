@@ -1,10 +1,10 @@
-import { check, LIMITS, type CheckResult, type PageFacts } from './types.js';
+import { check, clip, LIMITS, SHOWN, type CheckResult, type PageFacts } from './types.js';
 
 /** Checks of how the page was served. */
 
 export function httpsEncryption(facts: PageFacts): CheckResult {
   const passed = new URL(facts.url).protocol === 'https:';
-  return check('high', passed, facts.url, { missing: null });
+  return check('high', passed, clip(facts.url, SHOWN.url), { missing: null });
 }
 
 const COMPRESSIONS = ['gzip', 'x-gzip', 'br', 'deflate', 'zstd'];

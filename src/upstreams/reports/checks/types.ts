@@ -61,6 +61,20 @@ export const LIMITS = {
   domNodes: 1_500,
 } as const;
 
+/**
+ * Bounds of what a result shows, so that a large page does not make a large report: lists keep
+ * their first `items` entries, texts their first `text` characters and URLs their first `url`
+ * (the longest URL a report accepts). Counts and lengths are always of the whole.
+ */
+export const SHOWN = { items: 20, text: 256, url: 2048 } as const;
+
+/** `value` cut at `max` UTF-16 units, never between the two halves of a surrogate pair. */
+export function clip(value: string, max: number): string {
+  if (value.length <= max) return value;
+  const code = value.charCodeAt(max - 1);
+  return value.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
+}
+
 export function check(
   importance: Importance,
   passed: boolean,
