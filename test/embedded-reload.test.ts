@@ -4,10 +4,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { loadConfigText } from '../src/config/load.js';
 import type { Gateway } from '../src/http/gateway.js';
-import { openDatabase } from '../src/db/database.js';
-import { ensureWorkspace } from '../src/upstreams/workspaces.js';
 import { DEFAULT_CONFIG } from './helpers/default-config.js';
-import { embeddedEnv, newDataDir } from './helpers/embedded.js';
+import { dataDirWithWorkspaces, embeddedEnv } from './helpers/embedded.js';
 import { send, startGateway } from './helpers/gateway.js';
 
 const warnings: Record<string, unknown>[] = [];
@@ -25,10 +23,7 @@ let gateway: Gateway;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  const dataDir = newDataDir();
-  const db = openDatabase(dataDir);
-  ensureWorkspace(db, 'acme');
-  db.close();
+  const dataDir = dataDirWithWorkspaces('acme');
   env = embeddedEnv(dataDir, { WIDGET_JWT_SECRET: 'first-secret-first-secret-first!!', LOG_LEVEL: 'warn' });
   gateway = await startGateway(DEFAULT_CONFIG, env, { logger });
 });

@@ -3,12 +3,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { openDatabase } from '../src/db/database.js';
 import type { Gateway } from '../src/http/gateway.js';
-import { ensureWorkspace } from '../src/upstreams/workspaces.js';
 import { burst } from './helpers/burst.js';
 import { expectLimited } from './helpers/clients.js';
-import { newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
+import { dataDirWithWorkspaces, startEmbeddedGateway } from './helpers/embedded.js';
 import { limitHeaders, send, type Reply } from './helpers/gateway.js';
 import { RedisServer } from './helpers/redis-server.js';
 import { visitorJwt } from './helpers/tokens.js';
@@ -23,10 +21,7 @@ let nextIp = 1;
 
 beforeAll(async () => {
   redis = await RedisServer.start();
-  dataDir = newDataDir();
-  const db = openDatabase(dataDir);
-  ensureWorkspace(db, 'acme');
-  db.close();
+  dataDir = dataDirWithWorkspaces('acme');
   gateway = await startEmbeddedGateway(dataDir, { REDIS_URL: redis.url, TRUSTED_PROXIES: '127.0.0.1' });
   pool = new Pool(gateway.url(), { connections: 20, pipelining: 1 });
 });

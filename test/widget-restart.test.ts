@@ -2,11 +2,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { openDatabase } from '../src/db/database.js';
 import type { Gateway } from '../src/http/gateway.js';
-import { ensureWorkspace } from '../src/upstreams/workspaces.js';
 import { DEFAULT_CONFIG } from './helpers/default-config.js';
-import { embeddedEnv, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
+import { dataDirWithWorkspaces, embeddedEnv, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send, startGateway } from './helpers/gateway.js';
 import { RedisServer } from './helpers/redis-server.js';
 
@@ -16,10 +14,7 @@ let gateway: Gateway | undefined;
 
 beforeAll(async () => {
   redis = await RedisServer.start();
-  dataDir = newDataDir();
-  const db = openDatabase(dataDir);
-  ensureWorkspace(db, 'acme');
-  db.close();
+  dataDir = dataDirWithWorkspaces('acme');
 });
 afterAll(async () => {
   await gateway?.close();

@@ -1,7 +1,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { openDatabase } from '../../src/db/database.js';
 import type { Gateway } from '../../src/http/gateway.js';
+import { ensureWorkspace } from '../../src/upstreams/workspaces.js';
 import { DEFAULT_CONFIG } from './default-config.js';
 import { startGateway } from './gateway.js';
 
@@ -10,6 +12,15 @@ export const ALICE_KEY = 'tg_test_alice_0123456789abcdef';
 export const BOB_KEY = 'tg_test_bob_0123456789abcdef';
 
 export const newDataDir = (): string => mkdtempSync(join(tmpdir(), 'tollgate-data-'));
+
+/** A fresh data directory whose database already holds these workspaces (as `tollgate tokens create` makes them). */
+export function dataDirWithWorkspaces(...names: string[]): string {
+  const dataDir = newDataDir();
+  const db = openDatabase(dataDir);
+  for (const name of names) ensureWorkspace(db, name);
+  db.close();
+  return dataDir;
+}
 
 /**
  * The environment that runs the shipped config with its embedded services (no *_UPSTREAM set),

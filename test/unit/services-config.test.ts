@@ -79,6 +79,8 @@ describe('embedded upstreams and services settings', () => {
         fetchTimeout: 10_000,
         maxRedirects: 5,
         maxPageSize: 5 * 1024 * 1024,
+        analysisTimeout: 20_000,
+        analysisQueue: 64,
       },
       bulksync: { bootstrapToken: '', bootstrapWorkspace: 'default' },
     });
