@@ -1,16 +1,19 @@
 // `npm run bench:services`: the embedded services alone (`tollgate serve`) against the same service
 // behind the gateway, on one SQLite file, in one run. Settings: BENCH_DURATION (s, default 8),
-// BENCH_CONNECTIONS (default 50), BENCH_SYNCS (full syncs per side, default 25; the wp-plugin limit is 60/min).
+// BENCH_CONNECTIONS (default 50), BENCH_ROUNDS (list runs per side, alternating, default 3; the median
+// counts), BENCH_SYNCS (full syncs per side, alternating, default 25; the wp-plugin limit is 60/min).
 import { mkdtempSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { request } from 'undici';
 import { ROOT, freePort, startNode, stopAll, httpRequest } from './lib/processes.js';
 
 const duration = Number(process.env.BENCH_DURATION ?? 8);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const syncs = Number(process.env.BENCH_SYNCS ?? 25);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const API_KEY = 'tg_bench_key_0123456789';
 const TOKEN = 'bench|bench-secret-0123456789';
 const log = (m) => console.log(`[bench:services] ${m}`);
@@ -39,34 +42,42 @@ async function send(port, method, path, body, headers = {}) {
   return res;
 }
 
-function list(port) {
+function list(port, seconds = duration) {
   return autocannon({
     url: `http://127.0.0.1:${port}/api/v1/websites?per_page=10&sort=desc`,
     headers: { authorization: `Bearer ${API_KEY}` },
     connections,
-    duration,
+    duration: seconds,
   });
 }
 
-/** Median latency (ms) of `n` sequential full syncs of 500 products. */
-async function syncLatency(port, n) {
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+
+/**
+ * Median latency (ms) of `n` full syncs of 500 products on each side, the two sides taking turns
+ * so that both see the same machine (after `warm` unmeasured syncs each).
+ */
+async function syncLatencies(ports, n, warm = 3) {
   const items = Array.from({ length: 500 }, (_, i) => ({
     id: `p${i}`,
     name: `Product ${i}`,
     url: `https://shop.example/p/${i}`,
     price: i,
   }));
-  const times = [];
-  for (let i = 0; i < n; i++) {
-    // Every other sync changes every price, so both the write and the unchanged paths are timed.
-    const body = { items: items.map((p) => ({ ...p, price: p.price + (i % 2) })), done: true };
-    const started = performance.now();
-    const res = await send(port, 'POST', '/v1/wp/products/sync', body, { authorization: `Bearer ${TOKEN}` });
-    times.push(performance.now() - started);
-    if (res.status !== 200) throw new Error(`sync answered ${res.status}: ${res.body}`);
+  const times = ports.map(() => []);
+  for (let i = 0; i < warm + n; i++) {
+    for (const [side, port] of ports.entries()) {
+      // Every other sync changes every price, so both the write and the unchanged paths are timed.
+      const body = { items: items.map((p) => ({ ...p, price: p.price + (i % 2) })), done: true };
+      const started = performance.now();
+      const res = await send(port, 'POST', '/v1/wp/products/sync', body, {
+        authorization: `Bearer ${TOKEN}`,
+      });
+      if (res.status !== 200) throw new Error(`sync answered ${res.status}: ${res.body}`);
+      if (i >= warm) times[side].push(performance.now() - started);
+    }
   }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)];
+  return times.map(median);
 }
 
 async function main() {
@@ -114,14 +125,25 @@ async function main() {
   }
   log(`seeded 100 websites; ${connections} connections, ${duration} s per run`);
 
-  const direct = await list(websitesPort);
-  log(`websites list, direct: ${Math.round(direct.requests.average)} req/s`);
-  const proxied = await list(gatewayPort);
-  log(`websites list, through the gateway: ${Math.round(proxied.requests.average)} req/s`);
-  const syncDirect = await syncLatency(bulksyncPort, syncs);
-  log(`full sync of 500 products, direct: median ${syncDirect.toFixed(1)} ms`);
-  const syncProxied = await syncLatency(gatewayPort, syncs);
-  log(`full sync of 500 products, through the gateway: median ${syncProxied.toFixed(1)} ms`);
+  // Warm both sides, then alternate: direct, gateway, direct, gateway; each side's median run counts.
+  await list(websitesPort, 2);
+  await list(gatewayPort, 2);
+  const runs = { direct: [], proxied: [] };
+  for (let round = 0; round < rounds; round++) {
+    runs.direct.push(await list(websitesPort));
+    runs.proxied.push(await list(gatewayPort));
+  }
+  const pick = (rs) => rs.find((r) => r.requests.average === median(rs.map((x) => x.requests.average)));
+  const direct = pick(runs.direct);
+  const proxied = pick(runs.proxied);
+  log(`websites list: direct ${runs.direct.map((r) => Math.round(r.requests.average)).join(', ')} req/s`);
+  log(
+    `websites list: through the gateway ${runs.proxied.map((r) => Math.round(r.requests.average)).join(', ')} req/s`,
+  );
+  const [syncDirect, syncProxied] = await syncLatencies([bulksyncPort, gatewayPort], syncs);
+  log(
+    `full sync of 500 products: median ${syncDirect.toFixed(1)} ms direct, ${syncProxied.toFixed(1)} ms through the gateway`,
+  );
 
   const bad = [direct, proxied].filter((r) => r.non2xx > 0 || r.errors > 0);
   const rows = [
@@ -143,7 +165,9 @@ async function main() {
     '',
     `Measured by \`npm run bench:services\` on ${new Date().toISOString().slice(0, 10)}, Node ${process.version}. ` +
       '`tollgate serve websites` and `tollgate serve bulksync` run in their own processes on one SQLite file; ' +
-      'a gateway (memory store) fronts them. The ratio is the gateway side over the direct side (for latency, direct over gateway): 1.00× means no cost.',
+      'a gateway (memory store) fronts them. Both sides are warmed, then measured in turns (list: median of ' +
+      `${rounds} runs each; sync: median of ${syncs} each). The ratio is the gateway side over the direct side ` +
+      '(for latency, direct over gateway): 1.00× means no cost, below 1 is what the hop costs.',
     '',
     '| workload | direct | through the gateway | ratio |',
     '| --- | ---: | ---: | ---: |',
