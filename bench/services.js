@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { request } from 'undici';
 import { ROOT, freePort, startNode, stopAll, httpRequest } from './lib/processes.js';
+import { formatted } from './lib/report.js';
 
 const duration = Number(process.env.BENCH_DURATION ?? 8);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -178,7 +179,8 @@ async function main() {
       : 'Every response was 2xx.',
     '',
   ].join('\n');
-  await writeFile(join(ROOT, 'bench', 'services-results.md'), md);
+  const file = join(ROOT, 'bench', 'services-results.md');
+  await writeFile(file, await formatted(md, file));
   console.log(`\n${md}`);
 }
 

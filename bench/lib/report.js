@@ -162,7 +162,7 @@ function markdown(results, targets, meta) {
 }
 
 /** Formats with the repository's prettier settings when prettier is there, so `prettier --check` passes. */
-async function formatted(text, file) {
+export async function formatted(text, file) {
   try {
     const prettier = await import('prettier');
     const options = (await prettier.resolveConfig(file)) ?? {};
