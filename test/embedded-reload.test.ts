@@ -1,23 +1,13 @@
 // A reload cannot make the gateway and its embedded widget disagree about visitor tokens.
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { loadConfigText } from '../src/config/load.js';
 import type { Gateway } from '../src/http/gateway.js';
+import { capturingLogger } from './helpers/log-capture.js';
 import { DEFAULT_CONFIG } from './helpers/default-config.js';
 import { dataDirWithWorkspaces, embeddedEnv } from './helpers/embedded.js';
 import { send, startGateway } from './helpers/gateway.js';
 
-const warnings: Record<string, unknown>[] = [];
-const logger = pino(
-  { level: 'warn' },
-  new Writable({
-    write(chunk: Buffer, _e, done) {
-      warnings.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-      done();
-    },
-  }),
-);
+const { logger, lines: warnings } = capturingLogger('warn');
 
 let gateway: Gateway;
 let env: Record<string, string>;

@@ -1,23 +1,13 @@
 // A graceful shutdown ends open event streams at once, and still lets ordinary requests finish.
 import { request } from 'undici';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Gateway } from '../src/http/gateway.js';
+import { capturingLogger } from './helpers/log-capture.js';
 import { startGateway } from './helpers/gateway.js';
 import { startPlainServer, type PlainServer } from './helpers/resilience-http.js';
 import { waitFor } from './helpers/resilience-wait.js';
 
-const logged: Record<string, unknown>[] = [];
-const logger = pino(
-  { level: 'warn' },
-  new Writable({
-    write(chunk: Buffer, _e, done) {
-      logged.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-      done();
-    },
-  }),
-);
+const { logger, lines: logged } = capturingLogger('warn');
 
 let upstream: PlainServer;
 let gateway: Gateway;

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import { ConfigError } from '../../src/config/errors.js';
 import { interpolate } from '../../src/config/interpolate.js';
 import { loadConfigText } from '../../src/config/load.js';
+import { configErrorOf } from '../helpers/config-errors.js';
 import { DEFAULT_CONFIG } from '../helpers/default-config.js';
 
 const minimal = (extra = '') => `listeners: [{ port: 0 }]
@@ -13,16 +13,6 @@ routes:
     paths: ["/*"]
     upstream: app
 `;
-
-function errorOf(yaml: string, env: NodeJS.ProcessEnv = {}): string {
-  try {
-    loadConfigText(yaml, 'conf.yaml', env);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('interpolate', () => {
   test('${VAR}, ${VAR:-default} and the $${ escape', () => {
@@ -165,11 +155,13 @@ describe('loadConfigText', () => {
       'conf.yaml:1:1: routes: Invalid input: expected array, received undefined',
     ],
   ])('%s is reported with file, line, column and field', (_, yaml, expected) => {
-    expect(errorOf(yaml)).toContain(expected);
+    expect(configErrorOf(yaml)).toContain(expected);
   });
 
   test('every problem is reported, not just the first', () => {
-    const message = errorOf(minimal('shutdown: { drainTimeout: soon }').replace('port: 0', 'port: 99999'));
+    const message = configErrorOf(
+      minimal('shutdown: { drainTimeout: soon }').replace('port: 0', 'port: 99999'),
+    );
     expect(message.split('\n')).toHaveLength(2);
     expect(message).toContain('listeners[0].port');
   });
@@ -184,6 +176,6 @@ describe('loadConfigText', () => {
       'upstream: app\n',
       'upstream: app\n    limiters: [{ name: dup, windows: [{ limit: 5, period: 1m, key: [ip] }] }]\n',
     );
-    expect(errorOf(clash)).toContain('routes[0].limiters[0].name: duplicate limiter "dup"');
+    expect(configErrorOf(clash)).toContain('routes[0].limiters[0].name: duplicate limiter "dup"');
   });
 });

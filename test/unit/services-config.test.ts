@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { ConfigError } from '../../src/config/errors.js';
 import { loadConfigText } from '../../src/config/load.js';
+import { configErrorOf } from '../helpers/config-errors.js';
 import { DEFAULT_CONFIG, defaultEnv } from '../helpers/default-config.js';
 
 const withUpstream = (upstream: string, extra = '') => `listeners: [{ port: 0 }]
@@ -12,25 +12,15 @@ routes:
     upstream: app
 ${extra}`;
 
-function errorOf(yaml: string): string {
-  try {
-    loadConfigText(yaml, 'conf.yaml', {});
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message;
-  }
-  throw new Error('expected a ConfigError');
-}
-
 describe('embedded upstreams and services settings', () => {
   test('an upstream needs a url or an embedded service', () => {
-    expect(errorOf(withUpstream('{ connections: 4 }'))).toBe(
+    expect(configErrorOf(withUpstream('{ connections: 4 }'))).toBe(
       'conf.yaml:3:8: upstreams.app.url: set url, or embedded (websites, reports, widget or bulksync) to run a built-in service',
     );
   });
 
   test('an unknown embedded service is refused', () => {
-    expect(errorOf(withUpstream('{ embedded: shop }'))).toMatch(
+    expect(configErrorOf(withUpstream('{ embedded: shop }'))).toMatch(
       /^conf\.yaml:3:20: upstreams\.app\.embedded: Invalid option: expected one of "websites"\|"reports"\|"widget"\|"bulksync"/,
     );
   });
@@ -54,7 +44,7 @@ describe('embedded upstreams and services settings', () => {
     );
     expect(table.routes[0]!.maxBodySize).toBe(1024);
     expect(table.config.services.maxBodySize).toBe(2048);
-    expect(errorOf(withUpstream('{ embedded: websites }', '    maxBodySize: lots'))).toBe(
+    expect(configErrorOf(withUpstream('{ embedded: websites }', '    maxBodySize: lots'))).toBe(
       'conf.yaml:8:18: routes[0].maxBodySize: not a size: "lots" (use e.g. 512kb, 5mb)',
     );
   });

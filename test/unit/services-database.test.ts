@@ -1,7 +1,5 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { pino } from 'pino';
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, test } from 'vitest';
 import { openDatabase, DATABASE_FILE, type Db } from '../../src/db/database.js';
 import { MIGRATIONS } from '../../src/db/migrations/index.js';
@@ -17,24 +15,13 @@ import {
 import { loadConfigText } from '../../src/config/load.js';
 import { DEFAULT_CONFIG } from '../helpers/default-config.js';
 import { newDataDir } from '../helpers/embedded.js';
+import { capturingLogger } from '../helpers/log-capture.js';
 
 const open: Db[] = [];
 afterEach(() => {
   while (open.length) open.pop()!.close();
 });
 const track = (db: Db) => (open.push(db), db);
-
-/** A logger whose JSON lines are kept, to see what a first start prints. */
-function capturingLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _e, done) {
-      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { logger: pino({ level: 'info' }, stream), lines };
-}
 
 const configFor = (dataDir: string, env: Record<string, string> = {}) =>
   loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', { PORT: '0', ADMIN_PORT: '0', DATA_DIR: dataDir, ...env })
