@@ -50,11 +50,11 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   };
 
   /** Shutdown: end the stream cleanly for the client (it reconnects elsewhere) and drop the upstream side. */
-  #endForShutdown = (): void => {
+  #endForShutdown(): void {
     this.#endedForShutdown = true;
     this.res.end();
     this.#controller?.abort(new undiciErrors.RequestAbortedError());
-  };
+  }
 
   #finish(outcome: ForwardOutcome): void {
     this.#untrack?.();
@@ -84,7 +84,8 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     this.res.writeHead(statusCode, out);
     const type = headers['content-type'];
     if (this.liveStreams && typeof type === 'string' && type.startsWith('text/event-stream')) {
-      this.#untrack = this.liveStreams.add(this.#endForShutdown);
+      // A closure only for event streams: other responses allocate nothing for this.
+      this.#untrack = this.liveStreams.add(() => this.#endForShutdown());
     }
   }
 
