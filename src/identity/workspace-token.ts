@@ -1,5 +1,6 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { sha256 } from './hash.js';
 
 /** Verifies workspace API tokens ("<id>|<secret>"). The embedded bulk-sync service provides a database-backed one. */
 export interface WorkspaceTokenStore {
@@ -40,7 +41,7 @@ export async function verifyWorkspaceToken(
 }
 
 export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  return sha256(value).toString('hex');
 }
 
 /** Tokens listed in the config as id + SHA-256 of the secret (the Laravel Sanctum convention). */
@@ -54,7 +55,7 @@ export class StaticTokenStore implements WorkspaceTokenStore {
   async verify(id: string, secret: string): Promise<boolean> {
     const expected = this.#hashes.get(id);
     if (!expected) return false;
-    return timingSafeEqual(expected, createHash('sha256').update(secret).digest());
+    return timingSafeEqual(expected, sha256(secret));
   }
 }
 

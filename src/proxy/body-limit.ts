@@ -10,8 +10,9 @@ export class BodyTooLargeError extends Error {
 
 /** True when the declared Content-Length is over the bound (so the body need not be read at all). */
 export function declaresTooLarge(req: IncomingMessage, limit: number): boolean {
+  if (limit === 0) return false; // most routes: not even a header read
   const length = req.headers['content-length'];
-  return limit > 0 && length !== undefined && Number(length) > limit;
+  return length !== undefined && Number(length) > limit;
 }
 
 /** Passes a body of unknown length through, failing with BodyTooLargeError at the first byte past `limit`. */

@@ -1,15 +1,14 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import { prepared } from '../db/statements.js';
+import { sha256 } from '../identity/hash.js';
 import { bearerToken } from '../identity/workspace-token.js';
 import { HttpError } from './errors.js';
+import { nowIso as now } from '../db/timestamps.js';
 
 /** Users of the websites and reports APIs, and their API keys. A key is shown once; only its SHA-256 is kept. */
-
-const keyHash = (key: string): Buffer => createHash('sha256').update(key).digest();
-const now = () => new Date().toISOString();
 
 export function newApiKey(): string {
   return `tg_${randomBytes(24).toString('base64url')}`;
@@ -23,7 +22,7 @@ export function createUser(db: Db, name: string, key = newApiKey()): { userId: n
     );
     prepared(db, 'INSERT INTO api_keys (user_id, key_hash, created_at) VALUES (?, ?, ?)').run(
       userId,
-      keyHash(key),
+      sha256(key),
       now(),
     );
     return userId;
@@ -33,7 +32,7 @@ export function createUser(db: Db, name: string, key = newApiKey()): { userId: n
 
 /** The owner of an API key, or undefined. The stored and presented hashes are compared in constant time. */
 export function userForKey(db: Db, key: string): number | undefined {
-  const presented = keyHash(key);
+  const presented = sha256(key);
   const row = prepared(db, 'SELECT user_id, key_hash FROM api_keys WHERE key_hash = ?').get(presented) as
     { user_id: number; key_hash: Buffer } | undefined;
   return row && timingSafeEqual(row.key_hash, presented) ? row.user_id : undefined;

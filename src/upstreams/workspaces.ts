@@ -1,12 +1,11 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/database.js';
 import { prepared } from '../db/statements.js';
+import { sha256 } from '../identity/hash.js';
 import { parseWorkspaceToken, type WorkspaceTokenStore } from '../identity/workspace-token.js';
+import { nowIso as now } from '../db/timestamps.js';
 
 /** Workspaces and their API tokens ("<id>|<secret>"; only the secret's SHA-256 is stored). */
-
-const secretHash = (secret: string): Buffer => createHash('sha256').update(secret).digest();
-const now = () => new Date().toISOString();
 
 export interface Workspace {
   readonly id: number;
@@ -38,7 +37,7 @@ function insertToken(db: Db, workspaceName: string, id: string, secret: string):
     prepared(
       db,
       'INSERT INTO workspace_tokens (id, workspace_id, secret_hash, created_at) VALUES (?, ?, ?, ?)',
-    ).run(id, workspace.id, secretHash(secret), now());
+    ).run(id, workspace.id, sha256(secret), now());
   }).immediate();
   return `${id}|${secret}`;
 }
@@ -55,7 +54,7 @@ export function ensureWorkspaceToken(db: Db, token: string, workspaceName: strin
     prepared(
       db,
       'UPDATE workspace_tokens SET secret_hash = ?, workspace_id = ?, revoked_at = NULL WHERE id = ?',
-    ).run(secretHash(parsed.secret), workspace.id, parsed.id);
+    ).run(sha256(parsed.secret), workspace.id, parsed.id);
   }).immediate();
 }
 
@@ -76,7 +75,7 @@ export function workspaceForToken(db: Db, id: string, secret: string): Workspace
     `SELECT t.secret_hash, w.id, w.name FROM workspace_tokens t JOIN workspaces w ON w.id = t.workspace_id
        WHERE t.id = ? AND t.revoked_at IS NULL`,
   ).get(id) as { secret_hash: Buffer; id: number; name: string } | undefined;
-  if (!row || !timingSafeEqual(row.secret_hash, secretHash(secret))) return undefined;
+  if (!row || !timingSafeEqual(row.secret_hash, sha256(secret))) return undefined;
   return { id: row.id, name: row.name };
 }
 

@@ -3,6 +3,7 @@ import type { Db } from '../../db/database.js';
 import type { Results } from './checks/types.js';
 import type { ReportResult } from './score.js';
 import { displayUrl, projectOf } from './url.js';
+import { nowIso as now } from '../../db/timestamps.js';
 
 export const SORT_KEYS = ['id', 'generated_at', 'url', 'result'] as const;
 export type SortKey = (typeof SORT_KEYS)[number];
@@ -63,8 +64,6 @@ const FILTER = `
     AND (@search IS NULL OR instr(lower(url), lower(@search)) > 0)
     AND (@project IS NULL OR project = @project)
     AND (@result IS NULL OR result = @result)`;
-
-const now = () => new Date().toISOString();
 
 /**
  * The reports table, every statement prepared once. Every query is scoped to its owner: a report

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Db } from '../../db/database.js';
 import type { WebsiteRow } from './record.js';
+import { nowIso as now } from '../../db/timestamps.js';
 
 /** The values a new website is stored with (already validated and normalised). */
 export interface NewWebsite {
@@ -38,8 +39,6 @@ export interface ListResult {
   readonly total: number;
   readonly rows: WebsiteRow[];
 }
-
-const now = () => new Date().toISOString();
 
 type Statement<P extends unknown[] | object, R = unknown> = Database.Statement<P, R>;
 type Named = Record<string, unknown>;

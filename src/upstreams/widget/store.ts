@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { nowIso as now } from '../../db/timestamps.js';
 
 /** The widget's data access: every statement is prepared once, when the service starts. */
 
@@ -57,8 +58,6 @@ export interface NewEvent {
   readonly occurredAt: string;
   readonly data: string | null;
 }
-
-const now = () => new Date().toISOString();
 
 export class WidgetStore {
   readonly #s;
