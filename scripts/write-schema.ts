@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { configSchema } from '../src/config/schema.js';
-import { servicesOpenApi } from '../src/upstreams/registry.js';
+import { servicesOpenApi } from '../src/services/registry.js';
 
 const configJson = z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' });
 const outputs: [string, object][] = [

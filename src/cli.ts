@@ -9,7 +9,7 @@ import { buildState, closeState } from './http/state.js';
 import { describePeer } from './identity/peer.js';
 import { resolveIdentity } from './identity/resolve.js';
 import { openDatabase } from './db/database.js';
-import { DatabaseTokenStore } from './upstreams/workspaces.js';
+import { DatabaseTokenStore } from './services/workspaces.js';
 
 const USAGE = `usage:
   tollgate start   --config FILE

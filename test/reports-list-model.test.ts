@@ -2,10 +2,10 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { openDatabase, type Db } from '../src/db/database.js';
 import type { Gateway } from '../src/http/gateway.js';
-import { userForKey } from '../src/upstreams/accounts.js';
-import type { Results } from '../src/upstreams/reports/checks/types.js';
-import type { ReportResult } from '../src/upstreams/reports/score.js';
-import { ReportStore, type ReportRow } from '../src/upstreams/reports/store.js';
+import { userForKey } from '../src/services/accounts.js';
+import type { Results } from '../src/services/reports/checks/types.js';
+import type { ReportResult } from '../src/services/reports/score.js';
+import { ReportStore, type ReportRow } from '../src/services/reports/store.js';
 import { ALICE_KEY, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { analyzerApi } from './helpers/test-pages.js';
 

@@ -2,9 +2,9 @@ import { embeddedServices, type EmbeddedServiceName } from '../config/schema.js'
 import { loadConfigFile } from '../config/load.js';
 import { openDatabase } from '../db/database.js';
 import { createLogger } from '../logger.js';
-import { createUser } from '../upstreams/accounts.js';
-import { openServiceDatabase, startService } from '../upstreams/registry.js';
-import { createWorkspaceToken, revokeWorkspaceToken } from '../upstreams/workspaces.js';
+import { createUser } from '../services/accounts.js';
+import { openServiceDatabase, startService } from '../services/registry.js';
+import { createWorkspaceToken, revokeWorkspaceToken } from '../services/workspaces.js';
 import { stopSignal } from './signals.js';
 
 export class UsageError extends Error {}

@@ -11,7 +11,7 @@ import { adminUrl, startAdminServer } from './admin.js';
 import { createRequestHandler } from './request-handler.js';
 import type { Upstream } from '../proxy/upstream.js';
 import { LiveStreams } from '../proxy/live-streams.js';
-import { EmbeddedServices } from '../upstreams/embedded.js';
+import { EmbeddedServices } from '../services/embedded.js';
 import { buildState, closeState, closeUpstreams, retiredUpstreams, type GatewayState } from './state.js';
 
 export interface GatewayOptions {

@@ -6,7 +6,7 @@ import type { IdentitySources } from '../identity/resolve.js';
 import { VisitorJwtVerifier } from '../identity/visitor-jwt.js';
 import { StaticTokenStore, type WorkspaceTokenStore } from '../identity/workspace-token.js';
 import { Upstream } from '../proxy/upstream.js';
-import type { EmbeddedServices } from '../upstreams/embedded.js';
+import type { EmbeddedServices } from '../services/embedded.js';
 
 /** Everything the request path reads, built from one rule table. Replaced whole on reload. */
 export interface GatewayState {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import { analyse } from '../../src/upstreams/reports/analyse.js';
-import type { PageFacts } from '../../src/upstreams/reports/checks/types.js';
-import { resultFor, score } from '../../src/upstreams/reports/score.js';
+import { analyse } from '../../src/services/reports/analyse.js';
+import type { PageFacts } from '../../src/services/reports/checks/types.js';
+import { resultFor, score } from '../../src/services/reports/score.js';
 import {
   BAD_PAGE,
   badResults,

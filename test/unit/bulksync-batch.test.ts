@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import { loadConfigText } from '../../src/config/load.js';
-import { parseChanged, parseFullSync } from '../../src/upstreams/bulksync/batch.js';
-import { KIND_SPECS, sameValues } from '../../src/upstreams/bulksync/kinds.js';
-import { maxBodyBytes } from '../../src/upstreams/bulksync/routes.js';
-import { HttpError } from '../../src/upstreams/errors.js';
+import { parseChanged, parseFullSync } from '../../src/services/bulksync/batch.js';
+import { KIND_SPECS, sameValues } from '../../src/services/bulksync/kinds.js';
+import { maxBodyBytes } from '../../src/services/bulksync/routes.js';
+import { HttpError } from '../../src/services/errors.js';
 import { DEFAULT_CONFIG } from '../helpers/default-config.js';
 
 const { posts, products, coupons } = KIND_SPECS;

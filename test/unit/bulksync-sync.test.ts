@@ -1,12 +1,12 @@
 // Full syncs over several batches, on a SQLite file of their own: retries, superseding, forgetting.
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.js';
-import { parseChanged, parseFullSync } from '../../src/upstreams/bulksync/batch.js';
-import { KIND_SPECS } from '../../src/upstreams/bulksync/kinds.js';
-import { CatalogueStore, RUN_KEPT_MS } from '../../src/upstreams/bulksync/store.js';
-import { CatalogueSync } from '../../src/upstreams/bulksync/sync.js';
-import { HttpError } from '../../src/upstreams/errors.js';
-import { ensureWorkspace } from '../../src/upstreams/workspaces.js';
+import { parseChanged, parseFullSync } from '../../src/services/bulksync/batch.js';
+import { KIND_SPECS } from '../../src/services/bulksync/kinds.js';
+import { CatalogueStore, RUN_KEPT_MS } from '../../src/services/bulksync/store.js';
+import { CatalogueSync } from '../../src/services/bulksync/sync.js';
+import { HttpError } from '../../src/services/errors.js';
+import { ensureWorkspace } from '../../src/services/workspaces.js';
 import { newDataDir } from '../helpers/embedded.js';
 
 const { posts, products } = KIND_SPECS;

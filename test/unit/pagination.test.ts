@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { listPage, MAX_PAGE, pageNumber } from '../../src/upstreams/pagination.js';
+import { listPage, MAX_PAGE, pageNumber } from '../../src/services/pagination.js';
 
 const request = (url: string, headers: Record<string, string> = { host: 'api.example' }) =>
   ({ url, headers }) as unknown as FastifyRequest;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { ipLiteral, isPublicAddress } from '../../src/upstreams/reports/address-policy.js';
+import { ipLiteral, isPublicAddress } from '../../src/services/reports/address-policy.js';
 
 describe('reports address policy', () => {
   test.each([

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import type { CheckResult, Importance } from '../../src/upstreams/reports/checks/types.js';
-import { resultFor, score } from '../../src/upstreams/reports/score.js';
+import type { CheckResult, Importance } from '../../src/services/reports/checks/types.js';
+import { resultFor, score } from '../../src/services/reports/score.js';
 
 const c = (importance: Importance, passed: boolean): CheckResult => ({ passed, importance, value: null });
 

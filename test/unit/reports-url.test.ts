@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { displayUrl, parsePageUrl, projectOf } from '../../src/upstreams/reports/url.js';
+import { displayUrl, parsePageUrl, projectOf } from '../../src/services/reports/url.js';
 
 describe('report URLs', () => {
   test.each([

@@ -4,14 +4,14 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { openDatabase, DATABASE_FILE, type Db } from '../../src/db/database.js';
 import { MIGRATIONS } from '../../src/db/migrations/index.js';
 import { CachedTokenStore, type WorkspaceTokenStore } from '../../src/identity/workspace-token.js';
-import { createUser, userForKey } from '../../src/upstreams/accounts.js';
-import { openServiceDatabase } from '../../src/upstreams/registry.js';
+import { createUser, userForKey } from '../../src/services/accounts.js';
+import { openServiceDatabase } from '../../src/services/registry.js';
 import {
   createWorkspaceToken,
   ensureWorkspaceToken,
   revokeWorkspaceToken,
   workspaceForToken,
-} from '../../src/upstreams/workspaces.js';
+} from '../../src/services/workspaces.js';
 import { loadConfigText } from '../../src/config/load.js';
 import { DEFAULT_CONFIG } from '../helpers/default-config.js';
 import { newDataDir } from '../helpers/embedded.js';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.js';
-import { WebsiteData, type NewWebsite } from '../../src/upstreams/websites/data.js';
+import { WebsiteData, type NewWebsite } from '../../src/services/websites/data.js';
 import { newDataDir } from '../helpers/embedded.js';
 
 /** The websites' data access on a real database file, with a second connection writing beside it. */

@@ -6,7 +6,7 @@ import {
   normaliseHost,
   normaliseLines,
   splitLines,
-} from '../../src/upstreams/websites/normalize.js';
+} from '../../src/services/websites/normalize.js';
 
 describe('normaliseHost', () => {
   test.each([

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { HttpError } from '../../src/upstreams/errors.js';
-import { parseList, parseStore, parseUpdate } from '../../src/upstreams/websites/validation.js';
+import { HttpError } from '../../src/services/errors.js';
+import { parseList, parseStore, parseUpdate } from '../../src/services/websites/validation.js';
 
 /** The 422 (or 400) a parser throws, as status and field messages. */
 function thrown(fn: () => unknown): { status: number; message: string; fields?: Record<string, string[]> } {

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { configSchema, type GatewayConfig } from '../../src/config/schema.js';
-import { HttpError } from '../../src/upstreams/errors.js';
-import { validate } from '../../src/upstreams/validation.js';
-import { checkCoupon } from '../../src/upstreams/widget/coupons.js';
+import { HttpError } from '../../src/services/errors.js';
+import { validate } from '../../src/services/validation.js';
+import { checkCoupon } from '../../src/services/widget/coupons.js';
 import {
   conversationPageBody,
   eventsBody,
@@ -12,10 +12,10 @@ import {
   satisfactionBody,
   streamBody,
   typingBody,
-} from '../../src/upstreams/widget/schemas.js';
-import type { CouponRow } from '../../src/upstreams/widget/store.js';
-import { messageEvent } from '../../src/upstreams/widget/stream.js';
-import { issuingConfig } from '../../src/upstreams/widget/tokens.js';
+} from '../../src/services/widget/schemas.js';
+import type { CouponRow } from '../../src/services/widget/store.js';
+import { messageEvent } from '../../src/services/widget/stream.js';
+import { issuingConfig } from '../../src/services/widget/tokens.js';
 
 /** The 422's field errors, or undefined when the input is valid. */
 function fieldsOf(schema: Parameters<typeof validate>[0], input: unknown) {
