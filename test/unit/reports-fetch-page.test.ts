@@ -1,10 +1,6 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import {
-  PageFetcher,
-  type AddressGuard,
-  type FetchSettings,
-} from '../../src/services/reports/fetch-page.js';
+import { PageFetcher, type AddressGuard, type FetchSettings } from '../../src/services/reports/fetch-page.js';
 import { DECENT_PAGE, GOOD_PAGE, TestPages } from '../helpers/test-pages.js';
 
 const SETTINGS: FetchSettings = { timeout: 10_000, maxRedirects: 5, maxSize: 5 * 1024 * 1024 };
