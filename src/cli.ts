@@ -8,6 +8,7 @@ import { loadConfigFile } from './config/load.js';
 import { buildState, closeState } from './http/state.js';
 import { describePeer } from './identity/peer.js';
 import { resolveIdentity } from './identity/resolve.js';
+import { canonicalTarget } from './routing/request-target.js';
 import { openDatabase } from './db/database.js';
 import { DatabaseTokenStore } from './services/workspaces.js';
 
@@ -80,11 +81,13 @@ async function explain(
     headers[h.slice(0, colon).trim().toLowerCase()] = h.slice(colon + 1).trim();
   }
   let path = target;
-  if (/^https?:\/\//.test(target)) {
-    const u = new URL(target);
-    headers['host'] ??= u.host;
-    path = u.pathname + u.search;
+  const absolute = /^https?:\/\/([^/?#]*)(.*)$/.exec(target);
+  if (absolute) {
+    // Taken apart by hand: URL parsing would normalise the path the gateway must judge as sent.
+    headers['host'] ??= absolute[1]!;
+    path = absolute[2] || '/';
   }
+  const canonical = canonicalTarget(path);
   const table = await loadConfigFile(configFile);
   // Explain reads the token database but never starts services or bootstraps accounts.
   const db =
@@ -93,11 +96,11 @@ async function explain(
       : undefined;
   const state = await buildState(table, { workspaceTokens: db && new DatabaseTokenStore(db) });
   try {
-    const route = table.router.match(headers['host'], method.toUpperCase(), path);
+    const route = table.router.matchPath(headers['host'], method.toUpperCase(), canonical.matchPath);
     const identity = route?.limiters.length
       ? await resolveIdentity(state.identity, route.parts, describePeer(peer, state.identity), headers)
       : undefined;
-    console.log(describeRequest(table, route?.name, identity, state.keyPrefix));
+    console.log(describeRequest(table, route?.name, identity, state.keyPrefix, canonical));
   } finally {
     await closeState(state);
     db?.close();

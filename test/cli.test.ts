@@ -81,14 +81,15 @@ describe('tollgate explain', () => {
     ]);
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split('\n');
-    expect(lines.slice(0, 4)).toEqual([
+    expect(lines.slice(0, 5)).toEqual([
       'route: widget-init -> upstream widget',
+      'forwarded as: /api/v1/widget/init',
       'client ip: 127.0.0.1',
       'limiter widget-init:',
       '  1000 per 1 minute, key parts:',
     ]);
-    expect(lines[4]).toMatch(/^ {4}ip = ip=127\.0\.0\.1 -> \S{22}$/);
-    expect(lines[5]).toMatch(/^ {4}user_agent = ua=curl\/8 -> \S{22}$/);
+    expect(lines[5]).toMatch(/^ {4}ip = ip=127\.0\.0\.1 -> \S{22}$/);
+    expect(lines[6]).toMatch(/^ {4}user_agent = ua=curl\/8 -> \S{22}$/);
     expect(r.stdout).toContain('30000 per 1 hour, key parts:');
   });
 
@@ -112,7 +113,9 @@ describe('tollgate explain', () => {
       'GET',
       'http://analyzer.localhost/api/v1/reports',
     ]);
-    expect(r.stdout.trim()).toBe('route: reports -> upstream reports\nlimiters: (none: not rate limited)');
+    expect(r.stdout.trim()).toBe(
+      'route: reports -> upstream reports\nforwarded as: /api/v1/reports\nlimiters: (none: not rate limited)',
+    );
   });
 });
 

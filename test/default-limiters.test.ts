@@ -240,12 +240,11 @@ describe('path spelling', () => {
 });
 
 describe('unlimited surfaces', () => {
-  test('the websites API, the reports host and other widget paths carry no rate-limit headers', async () => {
+  test('the websites API and the reports host carry no rate-limit headers', async () => {
     for (const [path, host] of [
       ['/api/v1/websites', 'localhost:8080'],
       ['/api/v1/reports', 'analyzer.localhost:8080'],
       ['/api/v1/widget/init', 'analyzer.localhost'],
-      ['/api/v1/widget/config', 'localhost'],
     ] as const) {
       const reply = await send(`${gateway.url()}${path}`, { method: 'POST', headers: { host } });
       expect(reply.status).toBe(200);
@@ -253,9 +252,20 @@ describe('unlimited surfaces', () => {
     }
   });
 
-  test('GET on a POST-only limited path is not limited', async () => {
-    const reply = await send(`${gateway.url()}/api/v1/widget/init`);
-    expect(reply.status).toBe(200);
-    expect(limitHeaders(reply)).toEqual({});
+  test('other widget paths and methods count under widget-other (120 per minute per IP)', async () => {
+    for (const [method, path] of [
+      ['POST', '/api/v1/widget/config'],
+      ['GET', '/api/v1/widget/init'],
+    ] as const) {
+      const reply = await send(`${gateway.url()}${path}`, {
+        method,
+        headers: { 'x-forwarded-for': newClient() },
+      });
+      expect(reply.status).toBe(200);
+      expect(limitHeaders(reply)).toMatchObject({
+        'x-ratelimit-limit': '120',
+        'x-ratelimit-remaining': '119',
+      });
+    }
   });
 });

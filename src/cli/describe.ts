@@ -1,4 +1,5 @@
 import ms from 'ms';
+import type { CanonicalTarget } from '../routing/request-target.js';
 import type { CompiledLimiter, RuleTable } from '../config/rule-table.js';
 import type { RequestIdentity } from '../identity/resolve.js';
 import { windowKey } from '../limits/plan.js';
@@ -35,10 +36,17 @@ export function describeRequest(
   routeName: string | undefined,
   identity: RequestIdentity | undefined,
   keyPrefix: string,
+  target?: CanonicalTarget,
 ): string {
   const route = table.routes.find((r) => r.name === routeName);
   if (!route) return 'route: (none matches: the gateway answers 404)';
   const lines = [`route: ${route.name} -> upstream ${route.upstream}`];
+  if (target)
+    lines.push(
+      target.ok
+        ? `forwarded as: ${target.target}`
+        : `refused: 400 invalid_request_target (${target.reason}), after counting`,
+    );
   if (route.limiters.length === 0 || !identity)
     return [...lines, 'limiters: (none: not rate limited)'].join('\n');
   lines.push(`client ip: ${identity.clientIp}`);

@@ -1,3 +1,4 @@
+import { headersReadBy } from '../identity/resolve.js';
 import { Router } from '../routing/router.js';
 import type { FailurePolicy, GatewayConfig, KeyPart, LimiterConfig, RouteConfig } from './schema.js';
 
@@ -43,6 +44,8 @@ export interface CompiledRoute {
   readonly ietfPolicy: string;
   /** Every key part this route's limiters need, so identity work is done only when it is used. */
   readonly parts: ReadonlySet<KeyPart>;
+  /** Headers the route is matched or keyed by: a Connection header may not name them. */
+  readonly identityHeaders: ReadonlySet<string>;
   /** True when some enforcing limiter keys on a credential, which the gateway then requires. */
   readonly requiresJwt: boolean;
   readonly requiresWorkspaceToken: boolean;
@@ -116,6 +119,7 @@ export function compileRoute(route: RouteConfig, limiters: readonly CompiledLimi
     windows,
     ietfPolicy,
     parts,
+    identityHeaders: headersReadBy(parts),
     requiresJwt: enforcedParts.has('jwt'),
     requiresWorkspaceToken: enforcedParts.has('workspace_token'),
     failsClosed: limiters.some((l) => !l.shadow && l.onStoreError === 'closed'),

@@ -3,13 +3,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { CompiledLimiter, CompiledRoute } from '../config/rule-table.js';
 import { peerOf } from '../identity/peer.js';
-import { resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
+import { connectionStrips, resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
 import { decide, type Decision } from '../limits/decision.js';
 import { planWindows } from '../limits/plan.js';
 import { declaresTooLarge } from '../proxy/body-limit.js';
 import { acceptableRequestId } from '../proxy/headers.js';
 import type { LiveStreams } from '../proxy/live-streams.js';
-import { pathOf } from '../routing/patterns.js';
+import { canonicalTarget } from '../routing/request-target.js';
 import { throttledWarn } from '../logger.js';
 import { statusClass, type GatewayMetrics, type LimiterDecision } from '../metrics/gateway-metrics.js';
 import type { WindowResult, WindowStore } from '../store/window-store.js';
@@ -69,8 +69,8 @@ async function handle(
   const started = performance.now();
   const state = ctx.state(); // one table for the whole request, even across a reload
   const requestId = acceptableRequestId(req.headers['x-request-id']) ?? randomUUID();
-  const url = req.url ?? '/';
-  const path = pathOf(url);
+  const target = canonicalTarget(req.url ?? '/');
+  const path = target.ok ? target.path : target.matchPath;
   const method = req.method ?? 'GET';
   const seen: { route?: string; outcome: LimitOutcome } = { outcome: 'unlimited' };
   res.setHeader('x-request-id', requestId);
@@ -96,15 +96,17 @@ async function handle(
     return sendJson(res, ready ? 200 : 503, ready ? '{"status":"ready"}' : '{"status":"store_unavailable"}');
   }
 
-  const route = state.table.router.match(req.headers.host, method, url);
+  const route = state.table.router.matchPath(req.headers.host, method, target.matchPath);
   if (!route) return sendError(res, 404, 'route_not_found', 'No route matches this request.');
   seen.route = route.name;
 
   const peer = peerOf(req.socket, state.identity);
   let rateHeaders: Record<string, string> = {};
+  let identity: RequestIdentity | undefined;
   if (route.limiters.length > 0) {
-    const identity = await resolveIdentity(state.identity, route.parts, peer, req.headers);
-    const requests = planWindows(route.windows, (part) => identity.hashed.get(part)!, state.keyPrefix);
+    const resolved = await resolveIdentity(state.identity, route.parts, peer, req.headers);
+    identity = resolved;
+    const requests = planWindows(route.windows, (part) => resolved.hashed.get(part)!, state.keyPrefix);
     let decision: Decision | undefined;
     try {
       const results = await ctx.store.hit(requests);
@@ -134,8 +136,14 @@ async function handle(
       }
       seen.outcome = decision.shadowLimited ? 'shadow_limited' : 'allowed';
     }
-    if (rejectCredentials(route, identity, res, rateHeaders)) return;
   }
+  // Refused only now, after counting, so malformed requests still spend their budget.
+  if (!target.ok) {
+    const message = `Invalid request target: ${target.reason}.`;
+    return sendError(res, 400, 'invalid_request_target', message, rateHeaders);
+  }
+  if (rejectConnectionHeader(route, req, res, rateHeaders)) return;
+  if (identity && rejectCredentials(route, identity, res, rateHeaders)) return;
   if (declaresTooLarge(req, route.maxBodySize)) return sendTooLarge(res, route, rateHeaders);
 
   // The request passed: now the client may send the body it held back.
@@ -146,7 +154,12 @@ async function handle(
     req,
     res,
     { peer: peer.text, peerTrusted: peer.trusted, protocol: ctx.protocol, requestId },
-    { extraHeaders: rateHeaders, maxBodySize: route.maxBodySize, liveStreams: ctx.liveStreams },
+    {
+      target: target.target,
+      extraHeaders: rateHeaders,
+      maxBodySize: route.maxBodySize,
+      liveStreams: ctx.liveStreams,
+    },
   );
   if (forwarded.kind === 'too_large') return sendTooLarge(res, route, rateHeaders);
   const result = forwarded.kind === 'ok' ? statusClass(forwarded.status) : forwarded.kind;
@@ -183,6 +196,22 @@ function recordDecisions(
     }
     metrics.limiterDecision(limiter.name, decision);
   }
+}
+
+/** Answers 400 when a Connection header would strip Host or a header the request was keyed by. */
+function rejectConnectionHeader(
+  route: CompiledRoute,
+  req: IncomingMessage,
+  res: ServerResponse,
+  headers: Record<string, string>,
+): boolean {
+  const stripped = connectionStrips(req.headers.connection, route.identityHeaders);
+  if (stripped !== undefined) {
+    const message = `The Connection header may not name ${stripped}: the gateway identifies requests by it.`;
+    sendError(res, 400, 'invalid_connection_header', message, headers);
+    return true;
+  }
+  return false;
 }
 
 /** Answers 401 when an enforcing limiter keys on a credential the request lacks. The request was already counted. */

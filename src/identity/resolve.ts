@@ -4,7 +4,12 @@ import { addressKey, walkForwardedFor, type TrustedProxies } from './client-ip.j
 import { hashPart } from './hash.js';
 import type { Peer } from './peer.js';
 import { visitorToken, type JwtOutcome, type VisitorJwtVerifier } from './visitor-jwt.js';
-import { verifyWorkspaceToken, type TokenOutcome, type WorkspaceTokenStore } from './workspace-token.js';
+import {
+  bearerToken,
+  verifyWorkspaceToken,
+  type TokenOutcome,
+  type WorkspaceTokenStore,
+} from './workspace-token.js';
 
 export interface IdentitySources {
   readonly trustedProxies: TrustedProxies;
@@ -28,6 +33,53 @@ export interface RequestIdentity {
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v.join(', ') : v;
+}
+
+/**
+ * The visitor token, verified. Two different tokens (X-Widget-Token and a Bearer) are refused as
+ * invalid: the upstream might act on the one the gateway did not charge.
+ */
+async function verifyVisitor(
+  verifier: VisitorJwtVerifier | undefined,
+  headers: IncomingHttpHeaders,
+): Promise<JwtOutcome> {
+  if (!verifier) return { ok: false, reason: 'invalid' };
+  const authorization = header(headers, 'authorization');
+  const widgetToken = header(headers, 'x-widget-token');
+  const token = visitorToken(authorization, widgetToken);
+  const bearer = widgetToken === undefined ? undefined : bearerToken(authorization);
+  if (bearer !== undefined && token !== bearer) return { ok: false, reason: 'invalid' };
+  return verifier.verify(token);
+}
+
+/** The request headers each key part is read from (lower-case), and Host, which routing reads. */
+export function headersReadBy(parts: Iterable<KeyPart>): Set<string> {
+  const names = new Set(['host']);
+  for (const part of parts) {
+    if (part === 'user_agent') names.add('user-agent');
+    else if (part === 'jwt') names.add('authorization').add('x-widget-token');
+    else if (part === 'workspace_token') names.add('authorization');
+    else if (part.startsWith('header:')) names.add(part.slice('header:'.length).toLowerCase());
+  }
+  return names;
+}
+
+/**
+ * The first header that a Connection header names among `protectedNames`: a hop-by-hop removal of
+ * it would forward a request other than the one identified and counted.
+ */
+export function connectionStrips(
+  connection: string | string[] | undefined,
+  protectedNames: ReadonlySet<string>,
+): string | undefined {
+  if (connection === undefined) return undefined;
+  const value = Array.isArray(connection) ? connection.join(',') : connection;
+  if (value === 'keep-alive' || value === 'close') return undefined;
+  for (const token of value.toLowerCase().split(',')) {
+    const name = token.trim();
+    if (protectedNames.has(name)) return name;
+  }
+  return undefined;
 }
 
 /**
@@ -60,11 +112,7 @@ export async function resolveIdentity(
         raw.set(part, `ua=${headers['user-agent'] ?? ''}`);
         break;
       case 'jwt':
-        jwt = sources.jwt
-          ? await sources.jwt.verify(
-              visitorToken(header(headers, 'authorization'), header(headers, 'x-widget-token')),
-            )
-          : { ok: false, reason: 'invalid' };
+        jwt = await verifyVisitor(sources.jwt, headers);
         raw.set(part, jwt.ok ? `jwt=${jwt.session}` : `jwt!ip=${clientIp}`);
         break;
       case 'workspace_token':

@@ -9,6 +9,8 @@ import { ResponseRelay, type ForwardOutcome } from './response-relay.js';
 export type { ForwardOutcome } from './response-relay.js';
 
 export interface ForwardOptions {
+  /** The canonical request target (path and query) to send upstream. */
+  readonly target: string;
   /** Added to the response, replacing any X-RateLimit-* the upstream sent. */
   readonly extraHeaders: Record<string, string>;
   /** Largest body of unknown length forwarded (0: no bound); past it the upstream request is aborted. */
@@ -41,7 +43,7 @@ export class Upstream {
     req: IncomingMessage,
     res: ServerResponse,
     facts: ForwardedFacts,
-    { extraHeaders, maxBodySize, liveStreams }: ForwardOptions,
+    { target, extraHeaders, maxBodySize, liveStreams }: ForwardOptions,
   ): Promise<ForwardOutcome> {
     // The client may have left while the limiter waited on the store: then never start the exchange.
     if (res.closed || res.destroyed || req.socket.destroyed) return Promise.resolve({ kind: 'aborted' });
@@ -51,7 +53,7 @@ export class Upstream {
     const relay = new ResponseRelay(res, extraHeaders, facts.requestId, liveStreams);
     this.pool.dispatch(
       {
-        path: this.#basePath + (req.url ?? '/'),
+        path: this.#basePath + target,
         method: req.method ?? 'GET',
         headers: headers as Record<string, string>,
         // A body of unknown length is counted on its way through (a declared one was checked already).

@@ -1,3 +1,5 @@
+import { canonicalTarget } from './request-target.js';
+
 /** Precompiled matchers for the host, method and path parts of a route. No regex is built per request. */
 
 export type HostMatcher = (host: string) => boolean;
@@ -16,14 +18,15 @@ export function compileHost(pattern: string): HostMatcher {
 
 /**
  * "/a/b" matches "/a/b" and "/a/b/" (upstream routers ignore a trailing slash); "/a/b*" matches
- * every path that starts with "/a/b".
+ * every path that starts with "/a/b". Patterns are put in the same match form as request paths
+ * (see request-target.ts), so they compare case-insensitively.
  */
 export function compilePath(pattern: string): PathMatcher {
   if (pattern.endsWith('*')) {
-    const prefix = normalisePath(pattern.slice(0, -1));
+    const prefix = canonicalTarget(pattern.slice(0, -1)).matchPath;
     return (path) => path.startsWith(prefix);
   }
-  const exact = normalisePath(pattern).replace(/(.)\/$/, '$1');
+  const exact = canonicalTarget(pattern).matchPath.replace(/(.)\/$/, '$1');
   const withSlash = `${exact}/`;
   return (path) => path === exact || path === withSlash;
 }
@@ -33,7 +36,10 @@ export function anyOf<T>(matchers: readonly ((v: T) => boolean)[]): (v: T) => bo
   return (v) => matchers.some((m) => m(v));
 }
 
-/** The host a request names, lower-cased and without its port ("[::1]:80" → "[::1]"). */
+/**
+ * The host a request names, lower-cased, without its port and without one trailing dot
+ * ("[::1]:80" → "[::1]", "Analyzer.localhost.:8080" → "analyzer.localhost").
+ */
 export function normaliseHost(hostHeader: string | undefined): string {
   if (!hostHeader) return '';
   const h = hostHeader.toLowerCase();
@@ -42,41 +48,6 @@ export function normaliseHost(hostHeader: string | undefined): string {
     return end === -1 ? h : h.slice(0, end + 1);
   }
   const colon = h.indexOf(':');
-  return colon === -1 ? h : h.slice(0, colon);
-}
-
-/** The path of a request target, without its query string. */
-export function pathOf(url: string): string {
-  const q = url.indexOf('?');
-  return q === -1 ? url : url.slice(0, q);
-}
-
-/**
- * The path as an upstream router would see it, so a limited route cannot be dodged by spelling:
- * percent-decoded, "//" collapsed, "." and ".." resolved ("/a/%69nit" is "/a/init"). A trailing
- * "/" is kept: exact patterns accept it. Plain paths, the common case, are returned as they are.
- */
-export function normalisePath(path: string): string {
-  let p = path;
-  if (p.includes('%')) {
-    // Each run of escapes on its own: one malformed escape must not leave the rest encoded.
-    p = p.replace(/(?:%[0-9a-fA-F]{2})+/g, (run) => {
-      try {
-        return decodeURIComponent(run);
-      } catch {
-        return run;
-      }
-    });
-  }
-  if (p.includes('//')) p = p.replace(/\/{2,}/g, '/');
-  if (p.includes('/.')) {
-    const out: string[] = [];
-    for (const segment of p.split('/')) {
-      if (segment === '..') {
-        if (out.length > 1) out.pop();
-      } else if (segment !== '.') out.push(segment);
-    }
-    p = out.join('/') || '/';
-  }
-  return p;
+  const name = colon === -1 ? h : h.slice(0, colon);
+  return name.endsWith('.') ? name.slice(0, -1) : name;
 }

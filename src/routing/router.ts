@@ -1,4 +1,5 @@
-import { anyOf, compileHost, compilePath, normaliseHost, normalisePath, pathOf } from './patterns.js';
+import { anyOf, compileHost, compilePath, normaliseHost } from './patterns.js';
+import { canonicalTarget } from './request-target.js';
 
 export interface RouteSpec {
   readonly hosts: readonly string[];
@@ -31,9 +32,14 @@ export class Router<R extends RouteSpec> {
     }));
   }
 
+  /** The route of a raw request target (canonicalised here; the request path canonicalises once itself). */
   match(hostHeader: string | undefined, method: string, url: string): R | undefined {
+    return this.matchPath(hostHeader, method, canonicalTarget(url).matchPath);
+  }
+
+  /** The route of a path already in match form (`CanonicalTarget.matchPath`). */
+  matchPath(hostHeader: string | undefined, method: string, path: string): R | undefined {
     const host = normaliseHost(hostHeader);
-    const path = normalisePath(pathOf(url));
     for (const m of this.#matchers) {
       if (m.path(path) && m.method(method) && m.host(host)) return m.route;
     }

@@ -46,6 +46,7 @@ describe('loadConfigText', () => {
       'widget-typing': ['600/60000/ip'],
       'widget-satisfaction': ['60/60000/ip'],
       'widget-coupon-apply': ['120/60000/ip'],
+      'widget-other': ['120/60000/ip'],
     });
     expect(table.config.listeners[0]).toEqual({
       name: 'public',

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { compileHost, compilePath, normaliseHost, normalisePath } from '../../src/routing/patterns.js';
+import { compileHost, compilePath, normaliseHost } from '../../src/routing/patterns.js';
 import { Router } from '../../src/routing/router.js';
 
 const router = new Router([
@@ -50,15 +50,17 @@ describe('Router', () => {
     expect(match('localhost', 'POST', '/api/v1/widget/messages/')).toBe('messages');
   });
 
-  test('normalisePath', () => {
-    expect(normalisePath('/')).toBe('/');
-    expect(normalisePath('/a/b')).toBe('/a/b');
-    expect(normalisePath('/a/b/')).toBe('/a/b/');
-    expect(normalisePath('/a/%69nit/%zz/..')).toBe('/a/init');
-    expect(normalisePath('/a/%2e%2e/b')).toBe('/b');
-    expect(normalisePath('/..')).toBe('/');
-    expect(normalisePath('/a/.hidden')).toBe('/a/.hidden');
-    expect(normalisePath('/bad%zz')).toBe('/bad%zz');
+  test('paths compare case-insensitively and without ";params"', () => {
+    expect(match('localhost', 'POST', '/API/V1/Widget/INIT')).toBe('init');
+    expect(match('localhost', 'POST', '/api/v1/widget/init;jsessionid=1')).toBe('init');
+    expect(match('localhost', 'POST', '/api/v1/widget/init#frag')).toBe('init');
+    expect(match('localhost', 'POST', '/api/v1/widget%2Finit')).toBe('init'); // refused later, but counted
+  });
+
+  test('a trailing dot on the Host is the same host', () => {
+    expect(match('analyzer.localhost.', 'GET', '/')).toBe('reports');
+    expect(match('ANALYZER.LOCALHOST.:8080', 'GET', '/')).toBe('reports');
+    expect(match('analyzer.localhost..', 'GET', '/')).toBe('fallback');
   });
 
   test('no route: undefined', () => {
@@ -92,5 +94,7 @@ describe('patterns', () => {
     expect(normaliseHost('[::1]:8080')).toBe('[::1]');
     expect(normaliseHost('Analyzer.Localhost:80')).toBe('analyzer.localhost');
     expect(normaliseHost(undefined)).toBe('');
+    expect(normaliseHost('a.example.')).toBe('a.example');
+    expect(normaliseHost('a.example.:80')).toBe('a.example');
   });
 });
