@@ -4,7 +4,12 @@ export interface RouteSpec {
   readonly hosts: readonly string[];
   readonly methods: readonly string[];
   readonly paths: readonly string[];
+  /** Set when the route answers CORS preflights (its policy). */
+  readonly cors?: unknown;
 }
+
+/** A route that answers CORS preflights. */
+export type CorsRoute<R extends RouteSpec> = R & { readonly cors: NonNullable<R['cors']> };
 
 interface CompiledMatcher<R> {
   readonly route: R;
@@ -38,5 +43,19 @@ export class Router<R extends RouteSpec> {
       if (m.path(path) && m.method(method) && m.host(host)) return m.route;
     }
     return undefined;
+  }
+
+  /**
+   * The route of a CORS preflight: the one the real request, `requestedMethod` (the preflight's
+   * Access-Control-Request-Method) on the same host and path, will take, when that route has
+   * CORS. Undefined otherwise: the OPTIONS request is then routed as any other request.
+   */
+  matchPreflight(
+    hostHeader: string | undefined,
+    requestedMethod: string,
+    url: string,
+  ): CorsRoute<R> | undefined {
+    const route = this.match(hostHeader, requestedMethod, url);
+    return route?.cors ? (route as CorsRoute<R>) : undefined;
   }
 }
