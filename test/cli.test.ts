@@ -41,7 +41,11 @@ describe('tollgate check', () => {
     expect(r.stdout).toContain(
       'widget-init: 1000/1m by ip+user_agent, 30000/1h by ip (on store error: open)',
     );
-    expect(r.stdout).toContain('2. widget-init: POST /api/v1/widget/init on * -> widget');
+    expect(r.stdout).toContain(
+      '2. widget-init: POST /api/v1/widget/init on * -> widget\n' +
+        '     limiters: widget-init\n' +
+        '     cors: widget (origins *; methods GET, POST, DELETE, OPTIONS)\n',
+    );
   });
 
   test('an invalid config exits non-zero naming file, line and column', async () => {

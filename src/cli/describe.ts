@@ -26,6 +26,10 @@ export function describeRuleTable(table: RuleTable): string {
       `  ${i + 1}. ${r.name}: ${r.methods.join(',')} ${r.paths.join(' ')} on ${r.hosts.join(',')} -> ${r.upstream}`,
       `     limiters: ${r.limiters.length ? r.limiters.map((l) => l.name).join(', ') : '(none)'}`,
     );
+    if (r.cors) {
+      const origins = r.cors.anyOrigin ? '*' : [...r.cors.origins].join(', ');
+      lines.push(`     cors: ${r.cors.name} (origins ${origins}; methods ${r.cors.allowMethods})`);
+    }
   });
   return lines.join('\n');
 }

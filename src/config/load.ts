@@ -10,6 +10,7 @@ import {
   type Document,
   type Node,
 } from 'yaml';
+import { compileCorsPolicy, type CorsPolicy } from '../cors/policy.js';
 import { parseRange } from '../identity/client-ip.js';
 import { ConfigError, type ConfigIssue } from './errors.js';
 import { interpolate, isWholeReference, MissingVariableError } from './interpolate.js';
@@ -20,6 +21,7 @@ import {
   type CompiledLimiter,
   type RuleTable,
 } from './rule-table.js';
+import type { z } from 'zod';
 import { configSchema, type GatewayConfig } from './schema.js';
 
 type Path = (string | number)[];
@@ -61,12 +63,43 @@ export function loadConfigText(text: string, file: string, env: NodeJS.ProcessEn
   if (!parsed.success) {
     throw new ConfigError(
       file,
-      parsed.error.issues.map((i) => locate({ path: i.path as Path, message: i.message })),
+      parsed.error.issues.flatMap(meantOption).map((i) => locate({ path: i.path, message: i.message })),
     );
   }
   const compiled = compile(parsed.data);
   if ('issues' in compiled) throw new ConfigError(file, compiled.issues.map(locate));
   return compiled.table;
+}
+
+/** A route's CORS policy: the named one it refers to, or its inline one (named after the route). */
+function routeCors(
+  ref: GatewayConfig['routes'][number]['cors'],
+  policies: ReadonlyMap<string, CorsPolicy>,
+  routeName: string,
+  r: number,
+  issues: ConfigIssue[],
+): CorsPolicy | undefined {
+  if (ref === undefined) return undefined;
+  if (typeof ref !== 'string') return compileCorsPolicy(routeName, ref);
+  const found = policies.get(ref);
+  if (!found) issues.push({ path: ['routes', r, 'cors'], message: `unknown CORS policy "${ref}"` });
+  return found;
+}
+
+/**
+ * A union's failure ("a name, or an inline definition") explained by the option the value was
+ * meant for: the one that did not fail on the value's type. Otherwise zod says "Invalid input".
+ */
+function meantOption(issue: z.core.$ZodIssue): { path: Path; message: string }[] {
+  const path = issue.path as Path;
+  if (issue.code !== 'invalid_union' || !('errors' in issue)) return [{ path, message: issue.message }];
+  const meant = issue.errors.filter(
+    (e) => !(e.length === 1 && e[0]!.code === 'invalid_type' && e[0]!.path.length === 0),
+  );
+  if (meant.length !== 1) return [{ path, message: issue.message }];
+  return meant[0]!.flatMap((inner) =>
+    meantOption({ ...inner, path: [...path, ...inner.path] } as z.core.$ZodIssue),
+  );
 }
 
 function linePos(lines: LineCounter, offset: number): { line: number; col: number } {
@@ -142,6 +175,9 @@ function compile(config: GatewayConfig): { table: RuleTable } | { issues: Config
   for (const [name, cfg] of Object.entries(config.limiters))
     limiters.set(name, compileLimiter(name, cfg, policy, config.shadow));
 
+  const corsPolicies = new Map<string, CorsPolicy>();
+  for (const [name, cfg] of Object.entries(config.cors)) corsPolicies.set(name, compileCorsPolicy(name, cfg));
+
   const routes = config.routes.map((route, r) => {
     if (!(route.upstream in config.upstreams)) {
       issues.push({ path: ['routes', r, 'upstream'], message: `unknown upstream "${route.upstream}"` });
@@ -159,7 +195,7 @@ function compile(config: GatewayConfig): { table: RuleTable } | { issues: Config
       if (!found) issues.push({ path: ['routes', r, 'limiters', i], message: `unknown limiter "${ref}"` });
       return found ? [found] : [];
     });
-    return compileRoute(route, used);
+    return compileRoute(route, used, routeCors(route.cors, corsPolicies, route.name, r, issues));
   });
 
   for (const [r, route] of routes.entries()) {

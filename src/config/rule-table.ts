@@ -1,3 +1,4 @@
+import type { CorsPolicy } from '../cors/policy.js';
 import { headersReadBy } from '../identity/resolve.js';
 import { Router } from '../routing/router.js';
 import type { FailurePolicy, GatewayConfig, KeyPart, LimiterConfig, RouteConfig } from './schema.js';
@@ -53,6 +54,8 @@ export interface CompiledRoute {
   readonly failsClosed: boolean;
   /** Largest body forwarded, in bytes; 0: no bound. */
   readonly maxBodySize: number;
+  /** The route's CORS policy: the gateway answers its preflights and adds CORS headers to its responses. */
+  readonly cors: CorsPolicy | undefined;
 }
 
 /** The immutable result of compiling a config: what the request path consults. */
@@ -91,7 +94,11 @@ export function compileLimiter(
   };
 }
 
-export function compileRoute(route: RouteConfig, limiters: readonly CompiledLimiter[]): CompiledRoute {
+export function compileRoute(
+  route: RouteConfig,
+  limiters: readonly CompiledLimiter[],
+  cors?: CorsPolicy,
+): CompiledRoute {
   const parts = new Set<KeyPart>(limiters.flatMap((l) => l.windows.flatMap((w) => w.parts)));
   const enforcedParts = new Set(
     limiters.filter((l) => !l.shadow).flatMap((l) => l.windows.flatMap((w) => w.parts)),
@@ -124,6 +131,7 @@ export function compileRoute(route: RouteConfig, limiters: readonly CompiledLimi
     requiresWorkspaceToken: enforcedParts.has('workspace_token'),
     failsClosed: limiters.some((l) => !l.shadow && l.onStoreError === 'closed'),
     maxBodySize: route.maxBodySize,
+    cors,
   };
 }
 

@@ -159,6 +159,76 @@ const pathPattern = z
   .string()
   .regex(/^\/[^*]*\*?$/, 'a path starting with "/", optionally ending in "*" (prefix match)');
 
+/** An HTTP token (RFC 9110 §5.6.2): what a method or header name may be. */
+const httpToken = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** A browser origin as the Origin header carries it, "scheme://host[:port]" (lower case, no default port); undefined if it is none. */
+function parseOrigin(value: string): string | undefined {
+  if (!/^https?:\/\//i.test(value)) return undefined;
+  try {
+    const url = new URL(value);
+    const bare = url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
+    return bare && !value.includes('?') && !value.includes('#') ? url.origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** "*", or a list (a YAML list, or a comma-separated string as environment variables give) of origins. */
+const corsOrigins = z.union([z.array(z.string()), z.string()]).transform((value, ctx) => {
+  const list = (Array.isArray(value) ? value : value.split(',')).map((s) => s.trim()).filter((s) => s !== '');
+  if (list.length === 0) {
+    ctx.addIssue({ code: 'custom', message: 'name at least one origin, or "*"' });
+    return z.NEVER;
+  }
+  if (list.includes('*')) {
+    if (list.length === 1) return '*' as const;
+    ctx.addIssue({ code: 'custom', message: '"*" already allows every origin: list no others with it' });
+    return z.NEVER;
+  }
+  const origins: string[] = [];
+  list.forEach((entry, i) => {
+    const origin = parseOrigin(entry);
+    if (origin !== undefined) origins.push(origin);
+    else {
+      ctx.addIssue({
+        code: 'custom',
+        path: [i],
+        message: `not an origin: "${entry}" (write scheme://host[:port], e.g. https://shop.example)`,
+      });
+    }
+  });
+  return origins;
+});
+
+const corsPolicy = z
+  .strictObject({
+    origins: corsOrigins.meta({
+      description:
+        'Origins whose pages may call these routes: "*" (any), or a list (or comma-separated string) ' +
+        'of "scheme://host[:port]".',
+    }),
+    methods: stringList
+      .pipe(z.array(z.string().regex(httpToken, 'a method name').toUpperCase()).min(1))
+      .default(['GET', 'HEAD', 'POST'])
+      .meta({ description: 'Methods a cross-origin page may use (Access-Control-Allow-Methods).' }),
+    headers: stringList
+      .pipe(z.array(z.string().regex(httpToken, 'a header name').toLowerCase()))
+      .default([])
+      .meta({ description: 'Request headers a cross-origin page may send (Access-Control-Allow-Headers).' }),
+    maxAge: duration
+      .refine((d) => d <= 86_400_000, 'at most 24h (browsers cap it lower: Chromium at 2h)')
+      .default(600_000)
+      .meta({ description: 'How long a browser may cache a preflight answer (Access-Control-Max-Age).' }),
+    credentials: z.boolean().default(false).meta({
+      description: 'Let pages send cookies and read responses with them (needs a list of origins).',
+    }),
+  })
+  .refine((p) => !(p.credentials && p.origins === '*'), {
+    path: ['credentials'],
+    message: 'credentials need a list of origins: with "*" any site could act as its visitors',
+  });
+
 const route = z.strictObject({
   name,
   hosts: z.array(z.string().min(1)).default(['*']),
@@ -168,6 +238,10 @@ const route = z.strictObject({
   limiters: z.array(z.union([name, inlineLimiter])).default([]),
   /** Largest request body forwarded; a larger one gets 413 without reaching the upstream. 0: no bound. */
   maxBodySize: byteSize.default(0),
+  cors: z
+    .union([name, corsPolicy])
+    .optional()
+    .meta({ description: 'Cross-origin access from browsers: a policy named under `cors`, or one inline.' }),
 });
 
 const admin = z.strictObject({
@@ -228,6 +302,10 @@ export const configSchema = z.strictObject({
   services: services.prefault({}),
   upstreams: z.record(name, upstream),
   limiters: z.record(name, limiter).default({}),
+  cors: z
+    .record(name, corsPolicy)
+    .default({})
+    .meta({ description: 'Named CORS policies, which routes refer to with `cors: <name>`.' }),
   routes: z.array(route).min(1),
 });
 
@@ -240,3 +318,4 @@ export type KeyPart = z.output<typeof keyPart>;
 export type JwtConfig = z.output<typeof jwt>;
 export type FailurePolicy = z.output<typeof failurePolicy>;
 export type ListenerConfig = z.output<typeof listener>;
+export type CorsPolicyConfig = z.output<typeof corsPolicy>;

@@ -13,6 +13,7 @@ import { canonicalTarget } from '../routing/request-target.js';
 import { throttledWarn } from '../logger.js';
 import { statusClass, type GatewayMetrics, type LimiterDecision } from '../metrics/gateway-metrics.js';
 import type { WindowResult, WindowStore } from '../store/window-store.js';
+import { answerPreflight, preflightRoute, setCorsHeaders } from './cors.js';
 import { rateLimitHeaders, sendError, sendJson } from './responses.js';
 import type { GatewayState } from './state.js';
 
@@ -96,9 +97,15 @@ async function handle(
     return sendJson(res, ready ? 200 : 503, ready ? '{"status":"ready"}' : '{"status":"store_unavailable"}');
   }
 
+  const preflight = preflightRoute(state.table.router, method, req.headers, target.matchPath);
+  if (preflight) {
+    seen.route = preflight.name;
+    return answerPreflight(res, preflight.cors, req.headers);
+  }
   const route = state.table.router.matchPath(req.headers.host, method, target.matchPath);
   if (!route) return sendError(res, 404, 'route_not_found', 'No route matches this request.');
   seen.route = route.name;
+  if (route.cors) setCorsHeaders(res, route.cors, req.headers.origin);
 
   const peer = peerOf(req.socket, state.identity);
   let rateHeaders: Record<string, string> = {};
@@ -159,6 +166,7 @@ async function handle(
       extraHeaders: rateHeaders,
       maxBodySize: route.maxBodySize,
       liveStreams: ctx.liveStreams,
+      cors: route.cors !== undefined,
     },
   );
   if (forwarded.kind === 'too_large') return sendTooLarge(res, route, rateHeaders);

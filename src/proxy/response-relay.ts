@@ -17,6 +17,22 @@ const GATEWAY_HEADER = /^(?:x-ratelimit-|ratelimit)/;
 const dropGatewayHeaders = (name: string) => GATEWAY_HEADER.test(name);
 /** On a limited surface a success carries no Retry-After: only the gateway's 429 does. */
 const dropGatewayHeadersAndRetry = (name: string) => GATEWAY_HEADER.test(name) || name === 'retry-after';
+/** On a CORS route the gateway decides who may read the response: the upstream's CORS headers never pass. */
+const isCors = (name: string) => name.startsWith('access-control-');
+const dropCorsAndGatewayHeaders = (name: string) => isCors(name) || dropGatewayHeaders(name);
+const dropCorsAndGatewayHeadersAndRetry = (name: string) => isCors(name) || dropGatewayHeadersAndRetry(name);
+
+/** The upstream's Vary joined with the one the gateway set (Origin, on CORS routes), without repeating a name. */
+function mergeVary(upstream: string | string[], own: string): string {
+  const theirs = Array.isArray(upstream) ? upstream.join(', ') : upstream;
+  const names = theirs
+    .toLowerCase()
+    .split(',')
+    .map((n) => n.trim());
+  if (names.includes('*')) return '*';
+  const missing = own.split(',').filter((n) => !names.includes(n.trim().toLowerCase()));
+  return missing.length === 0 ? theirs : `${theirs}, ${missing.map((n) => n.trim()).join(', ')}`;
+}
 
 /**
  * An undici dispatch handler that writes the upstream's response straight into the client's
@@ -38,6 +54,7 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     private readonly extraHeaders: Record<string, string>,
     private readonly requestId: string,
     private readonly liveStreams?: LiveStreams,
+    private readonly cors = false,
   ) {
     this.done = new Promise((resolve) => (this.#settle = resolve));
     res.once('close', this.#onClientClose);
@@ -75,11 +92,23 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return; // informational: Node answers 100-continue itself
     this.#status = statusCode;
     const limited = 'x-ratelimit-limit' in this.extraHeaders;
+    const dropRetry = limited && statusCode < 300;
     const out: OutgoingHttpHeaders = endToEnd(
       headers,
-      limited && statusCode < 300 ? dropGatewayHeadersAndRetry : dropGatewayHeaders,
+      this.cors
+        ? dropRetry
+          ? dropCorsAndGatewayHeadersAndRetry
+          : dropCorsAndGatewayHeaders
+        : dropRetry
+          ? dropGatewayHeadersAndRetry
+          : dropGatewayHeaders,
     );
     for (const name in this.extraHeaders) out[name] = this.extraHeaders[name];
+    // writeHead would let the upstream's Vary replace the one the gateway set: keep both.
+    const ownVary = this.res.getHeader('vary');
+    if (typeof ownVary === 'string' && out['vary'] !== undefined) {
+      out['vary'] = mergeVary(out['vary'] as string | string[], ownVary);
+    }
     out['x-request-id'] = this.requestId; // the id the upstream was given, not one it chose
     this.res.writeHead(statusCode, out);
     const type = headers['content-type'];

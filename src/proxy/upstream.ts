@@ -17,6 +17,8 @@ export interface ForwardOptions {
   readonly maxBodySize: number;
   /** Where an event-stream response is registered, so a shutdown can end it. */
   readonly liveStreams?: LiveStreams;
+  /** The route has a CORS policy: the gateway's CORS headers are the only ones (the upstream's are dropped). */
+  readonly cors?: boolean;
 }
 
 /** One upstream service behind an undici Pool: streams bodies both ways, cancels when the client leaves. */
@@ -43,14 +45,14 @@ export class Upstream {
     req: IncomingMessage,
     res: ServerResponse,
     facts: ForwardedFacts,
-    { target, extraHeaders, maxBodySize, liveStreams }: ForwardOptions,
+    { target, extraHeaders, maxBodySize, liveStreams, cors = false }: ForwardOptions,
   ): Promise<ForwardOutcome> {
     // The client may have left while the limiter waited on the store: then never start the exchange.
     if (res.closed || res.destroyed || req.socket.destroyed) return Promise.resolve({ kind: 'aborted' });
     const length = req.headers['content-length'];
     const hasBody = length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
     const headers = upstreamRequestHeaders(req.headers, facts, this.cfg.preserveHost);
-    const relay = new ResponseRelay(res, extraHeaders, facts.requestId, liveStreams);
+    const relay = new ResponseRelay(res, extraHeaders, facts.requestId, liveStreams, cors);
     this.pool.dispatch(
       {
         path: this.#basePath + target,

@@ -5,7 +5,12 @@ export interface RouteSpec {
   readonly hosts: readonly string[];
   readonly methods: readonly string[];
   readonly paths: readonly string[];
+  /** Set when the route answers CORS preflights (its policy). */
+  readonly cors?: unknown;
 }
+
+/** A route that answers CORS preflights. */
+export type CorsRoute<R extends RouteSpec> = R & { readonly cors: NonNullable<R['cors']> };
 
 interface CompiledMatcher<R> {
   readonly route: R;
@@ -44,5 +49,19 @@ export class Router<R extends RouteSpec> {
       if (m.path(path) && m.method(method) && m.host(host)) return m.route;
     }
     return undefined;
+  }
+
+  /**
+   * The route of a CORS preflight: the one the real request, `requestedMethod` (the preflight's
+   * Access-Control-Request-Method) on the same host and path, will take, when that route has
+   * CORS. Undefined otherwise: the OPTIONS request is then routed as any other request.
+   */
+  matchPreflight(
+    hostHeader: string | undefined,
+    requestedMethod: string,
+    path: string,
+  ): CorsRoute<R> | undefined {
+    const route = this.matchPath(hostHeader, requestedMethod, path);
+    return route?.cors ? (route as CorsRoute<R>) : undefined;
   }
 }
