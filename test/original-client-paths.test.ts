@@ -10,7 +10,7 @@ import type { Gateway } from '../src/http/gateway.js';
 import { CHANGED_KINDS, FULL_SYNC_KINDS } from '../src/services/bulksync/kinds.js';
 import { openServiceDatabase, startService, type RunningService } from '../src/services/registry.js';
 import { createWorkspaceToken } from '../src/services/workspaces.js';
-import { newDataDir } from './helpers/embedded.js';
+import { newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send, silentLogger, startGateway, type Reply } from './helpers/gateway.js';
 import { TEST_JWT_SECRET } from './helpers/tokens.js';
 
@@ -232,5 +232,39 @@ describe.each(where)('GET /api/v1/widget/conversation/messages, %s', (_where, ba
       const viaPost = await post(url('/api/v1/widget/conversation/messages'), undefined, headers);
       expect(shape(viaPost)).toEqual(shape(got));
     }
+  });
+});
+
+describe('through the shipped config (its routes and limiters)', () => {
+  let shipped: Gateway;
+  beforeAll(async () => {
+    shipped = await startEmbeddedGateway(dataDir, { WIDGET_JWT_SECRET: TEST_JWT_SECRET });
+  });
+  afterAll(async () => {
+    await shipped?.close();
+  });
+
+  test('/api/v1/wp/handshake reaches bulk sync, counted by the wp-plugin limiter', async () => {
+    const reply = await post(`${shipped.url()}/api/v1/wp/handshake`, undefined, {
+      authorization: `Bearer ${token}`,
+    });
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.json()).toMatchObject({ workspace: { name: 'shop' } });
+    expect(reply.headers['x-ratelimit-limit']).toBe('60');
+  });
+
+  test('GET /api/v1/widget/conversation/messages reaches the widget, counted per session', async () => {
+    const init = await post(`${shipped.url()}/api/v1/widget/init`, { workspace: 'shop' });
+    expect(init.status, init.text).toBe(200);
+    const authorization = `Bearer ${(init.json() as { token: string }).token}`;
+    const reply = await send(`${shipped.url()}/api/v1/widget/conversation/messages?per_page=5`, {
+      headers: { authorization },
+    });
+    expect(shape(reply)).toEqual({
+      status: 200,
+      type: 'application/json; charset=utf-8',
+      body: { messages: [], page: 1, per_page: 5, total: 0 },
+    });
+    expect(reply.headers['x-ratelimit-limit']).toBe('300');
   });
 });
