@@ -18,7 +18,7 @@ const USAGE = `usage:
   tollgate explain --config FILE [--peer IP] [--header 'Name: value' ...] METHOD URL
   tollgate serve   websites|reports|widget|bulksync --port N [--host H] [--config FILE]
   tollgate users   create --name NAME [--config FILE]
-  tollgate tokens  create --workspace NAME [--config FILE]
+  tollgate tokens  create --workspace NAME [--user ID] [--config FILE]
   tollgate tokens  revoke ID [--config FILE]`;
 
 async function main(argv: string[]): Promise<number> {
@@ -33,6 +33,7 @@ async function main(argv: string[]): Promise<number> {
       port: { type: 'string', default: '0' },
       name: { type: 'string' },
       workspace: { type: 'string' },
+      user: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -56,7 +57,7 @@ async function main(argv: string[]): Promise<number> {
     case 'users':
       return users(values.config, rest, values.name);
     case 'tokens':
-      return tokens(values.config, rest, values.workspace);
+      return tokens(values.config, rest, values.workspace, values.user);
     default:
       console.error(`unknown command "${command}"\n${USAGE}`);
       return 2;

@@ -9,7 +9,7 @@ import type { Gateway } from '../src/http/gateway.js';
 import { ALICE_KEY, BOB_KEY, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send } from './helpers/gateway.js';
 
-const TOKENS_USAGE = 'usage: tollgate tokens create --workspace NAME | tollgate tokens revoke ID';
+const TOKENS_USAGE = 'usage: tollgate tokens create --workspace NAME [--user ID] | tollgate tokens revoke ID';
 const USERS_USAGE = 'usage: tollgate users create --name NAME';
 
 let dataDir: string;

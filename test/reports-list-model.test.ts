@@ -66,7 +66,8 @@ const queryArb = fc.record(
 );
 type Query = typeof queryArb extends fc.Arbitrary<infer Q> ? Q : never;
 
-const PATH = 'http://analyzer.localhost/api/v1/reports';
+/** The shipped config's services.reports.publicUrl (REPORTS_PUBLIC_URL unset), not the Host sent. */
+const PATH = 'http://analyzer.localhost:8080/api/v1/reports';
 
 /** The reference: filter, order (ties by id, in the same direction), then cut the page. */
 function model(rows: ReportRow[], q: Query) {
@@ -180,7 +181,9 @@ test('a page far past the end is an empty page, not a 500', async () => {
       links: {
         first: `${PATH}?per_page=100&page=1`,
         last: `${PATH}?per_page=100&page=1`,
-        prev: expect.stringMatching(/^http:\/\/analyzer\.localhost\/api\/v1\/reports\?per_page=100&page=\d/),
+        prev: expect.stringMatching(
+          /^http:\/\/analyzer\.localhost:8080\/api\/v1\/reports\?per_page=100&page=\d/,
+        ),
         next: null,
       },
       meta: {

@@ -22,7 +22,8 @@ let api: ReturnType<typeof analyzerApi>;
 /** The 21 reports, in creation (id) order. */
 const created: Listed[] = [];
 
-const PATH = 'http://analyzer.localhost/api/v1/reports';
+/** The shipped config's services.reports.publicUrl (REPORTS_PUBLIC_URL unset), not the Host sent. */
+const PATH = 'http://analyzer.localhost:8080/api/v1/reports';
 const KINDS = ['/good', '/decent', '/bad'] as const;
 
 beforeAll(async () => {

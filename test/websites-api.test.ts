@@ -666,7 +666,8 @@ describe('other paths', () => {
 describe('list', () => {
   /** A gateway of its own, so the totals are exactly what this block creates. */
   let own: Gateway;
-  let base: string;
+  /** The shipped config's services.websites.publicUrl (WEBSITES_PUBLIC_URL unset), not the Host sent. */
+  const base = 'http://localhost:8080/api/v1/websites';
   /** Alice's 25 hosts, created in a shuffled order so the ids do not follow the hosts. */
   const hosts = Array.from({ length: 25 }, (_, i) => `site-${String(i + 1).padStart(2, '0')}.example`);
   // i*7 mod 25 visits every index once (7 and 25 are coprime).
@@ -680,7 +681,6 @@ describe('list', () => {
 
   beforeAll(async () => {
     own = await startEmbeddedGateway();
-    base = `${own.url()}/api/v1/websites`;
     for (const url of [...shuffled, ...extra]) {
       const reply = await call('POST', '/api/v1/websites', { via: own, form: { url } });
       expect(reply.status).toBe(201);

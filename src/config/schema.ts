@@ -1,6 +1,7 @@
 import bytes from 'bytes';
 import ms from 'ms';
 import { z } from 'zod';
+import { publicUrl } from './public-url.js';
 
 /** A duration: a number of milliseconds, or a string such as "50ms", "10s", "1m", "1h". */
 export const duration = z
@@ -249,6 +250,11 @@ const admin = z.strictObject({
   port: port.default(9091),
 });
 
+const publicUrlDescription = (api: string, example: string) =>
+  `The ${api} API's public base URL (an http or https origin, e.g. ${example}): its list links ` +
+  "(`links`, `meta.path`) start with it. Empty: they are the path and query alone. The request's " +
+  'Host header is never used.';
+
 const services = z.strictObject({
   /** Where the embedded services keep their SQLite database (tollgate.db) and the generated JWT secret. */
   dataDir: z.string().min(1).default('./data'),
@@ -256,8 +262,16 @@ const services = z.strictObject({
   bootstrapApiKeys: stringList.default([]),
   /** Largest request body the embedded services accept (413 beyond). */
   maxBodySize: byteSize.refine((n) => n >= 1, 'must be at least 1 byte').default(5 * 1024 * 1024),
+  websites: z
+    .strictObject({
+      publicUrl: publicUrl.meta({ description: publicUrlDescription('websites', 'http://localhost:8080') }),
+    })
+    .prefault({}),
   reports: z
     .strictObject({
+      publicUrl: publicUrl.meta({
+        description: publicUrlDescription('reports', 'http://analyzer.localhost:8080'),
+      }),
       /** Let the analyser fetch loopback, private and link-local addresses (tests, local use). */
       allowPrivateNetworks: z.boolean().default(false),
       fetchTimeout: duration.default(10_000),

@@ -45,6 +45,11 @@ const SHARED_SCHEMAS: Record<string, unknown> = {
   },
   ListLinks: {
     type: 'object',
+    description:
+      'Each link is the public URL configured for the API (services.websites.publicUrl, ' +
+      'services.reports.publicUrl) followed by the list path and the query with `page` set; with no ' +
+      'public URL, the path and query alone. The Host and X-Forwarded-* headers of the request are ' +
+      'never used. `meta.path` is built the same way.',
     required: ['first', 'last', 'prev', 'next'],
     properties: {
       first: { type: 'string' },

@@ -29,12 +29,22 @@ export function pageNumber(value: unknown): number {
   return n >= 1 ? Math.min(n, MAX_PAGE) : 1;
 }
 
-/** The public URL of the request's path, as the client addressed it through the gateway. */
-export function publicPath(request: FastifyRequest): string {
-  const proto = String(request.headers['x-forwarded-proto'] ?? 'http')
-    .split(',')[0]!
-    .trim();
-  return `${proto}://${request.headers.host ?? 'localhost'}${request.url.split('?')[0]}`;
+/** Where a list's links point: its public URL (no query), and the request's query string. */
+export interface ListAddress {
+  readonly path: string;
+  readonly query: string;
+}
+
+/**
+ * The address of the list a request asked for: the service's configured public base URL (empty: the
+ * links are paths alone) and the route's own path. Neither the Host header nor X-Forwarded-* nor the
+ * path as the client spelled it goes into a link: a forged one could point the links elsewhere.
+ */
+export function listAddress(request: FastifyRequest, publicUrl: string): ListAddress {
+  const route = request.routeOptions.url;
+  if (route === undefined || route.includes(':')) throw new Error('a list route has a fixed path');
+  const q = request.url.indexOf('?');
+  return { path: `${publicUrl}${route}`, query: q === -1 ? '' : request.url.slice(q + 1) };
 }
 
 /**
@@ -42,16 +52,14 @@ export function publicPath(request: FastifyRequest): string {
  * filters) and set `page`.
  */
 export function listPage<T>(
-  request: FastifyRequest,
+  address: ListAddress,
   rows: T[],
   total: number,
   page: number,
   perPage: number,
 ): ListPage<T> {
-  const path = publicPath(request);
-  const query = new URLSearchParams(
-    request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '',
-  );
+  const { path } = address;
+  const query = new URLSearchParams(address.query);
   query.delete('page');
   const link = (n: number) => {
     const params = new URLSearchParams(query);

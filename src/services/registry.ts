@@ -11,7 +11,7 @@ import { openApiDocument, type OpenApiFragment } from './openapi.js';
 import { reportsService } from './reports/service.js';
 import { websitesService } from './websites/service.js';
 import { widgetService } from './widget/service.js';
-import { ensureWorkspaceToken } from './workspaces.js';
+import { adoptOrphanWorkspaces, ensureWorkspaceToken } from './workspaces.js';
 
 /** One embedded service: the error shape of its surface, the routes it adds to its app, and their OpenAPI description. */
 export interface ServiceDefinition {
@@ -35,11 +35,18 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-/** Opens the database and applies the config's bootstrap accounts (API keys, workspace token). */
+/**
+ * Opens the database and applies the config's bootstrap accounts (API keys, workspace token); a
+ * workspace without an owner goes to the first user.
+ */
 export function openServiceDatabase(config: GatewayConfig, logger: Logger): Db {
   const db = openDatabase(config.services.dataDir);
   try {
+    // Users first: the bootstrap workspace, and any workspace still without an owner, go to the first one.
     bootstrapUsers(db, config.services.bootstrapApiKeys, logger);
+    const adopted = adoptOrphanWorkspaces(db);
+    if (adopted > 0)
+      logger.info({ workspaces: adopted }, 'workspaces without an owner now belong to the first user');
     const { bootstrapToken, bootstrapWorkspace } = config.services.bulksync;
     if (bootstrapToken) ensureWorkspaceToken(db, bootstrapToken, bootstrapWorkspace);
   } catch (err) {

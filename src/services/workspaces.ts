@@ -5,7 +5,10 @@ import { sha256 } from '../identity/hash.js';
 import { parseWorkspaceToken, type WorkspaceTokenStore } from '../identity/workspace-token.js';
 import { nowIso as now } from '../db/timestamps.js';
 
-/** Workspaces and their API tokens ("<id>|<secret>"; only the secret's SHA-256 is stored). */
+/**
+ * Workspaces, each owned by a user (the widget attributes sessions only to that user's websites),
+ * and their API tokens ("<id>|<secret>"; only the secret's SHA-256 is stored).
+ */
 
 export interface Workspace {
   readonly id: number;
@@ -16,24 +19,87 @@ export function findWorkspace(db: Db, name: string): Workspace | undefined {
   return prepared(db, 'SELECT id, name FROM workspaces WHERE name = ?').get(name) as Workspace | undefined;
 }
 
-export function ensureWorkspace(db: Db, name: string): Workspace {
-  prepared(db, 'INSERT INTO workspaces (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING').run(
-    name,
-    now(),
-  );
-  return findWorkspace(db, name)!;
+/** A workspace asked for on behalf of a user while another user owns it: it keeps its owner. */
+export class WorkspaceOwnerError extends Error {
+  constructor(
+    readonly workspace: string,
+    readonly owner: number,
+    readonly requested: number,
+  ) {
+    super(`workspace "${workspace}" belongs to user ${owner}, not to user ${requested}`);
+  }
 }
 
-/** Issues a token for the workspace (created if new). The returned token is shown once. */
-export function createWorkspaceToken(db: Db, workspaceName: string): { id: string; token: string } {
+/** The first user (lowest id): the owner a workspace gets when none is named. */
+export function firstUserId(db: Db): number | undefined {
+  const row = prepared(db, 'SELECT min(id) AS id FROM users').get() as { id: number | null };
+  return row.id ?? undefined;
+}
+
+export function userExists(db: Db, id: number): boolean {
+  return prepared(db, 'SELECT 1 FROM users WHERE id = ?').get(id) !== undefined;
+}
+
+/** The workspace's owner: undefined when there is no such workspace, null when it has no owner yet. */
+export function workspaceOwner(db: Db, name: string): number | null | undefined {
+  const row = prepared(db, 'SELECT user_id FROM workspaces WHERE name = ?').get(name) as
+    { user_id: number | null } | undefined;
+  return row?.user_id;
+}
+
+/**
+ * The workspace of this name, created if new. Its owner: `owner`, else the first user (none while
+ * there are no users). An existing workspace keeps its owner; asking for it on behalf of another
+ * user throws WorkspaceOwnerError. One without an owner takes the one given (or the first user).
+ */
+export function ensureWorkspace(db: Db, name: string, owner?: number): Workspace {
+  const ensure = db.transaction(() => {
+    prepared(
+      db,
+      `INSERT INTO workspaces (name, user_id, created_at) VALUES (?, coalesce(?, (SELECT min(id) FROM users)), ?)
+       ON CONFLICT (name) DO UPDATE SET user_id = coalesce(workspaces.user_id, excluded.user_id)`,
+    ).run(name, owner ?? null, now());
+    const row = prepared(db, 'SELECT id, name, user_id FROM workspaces WHERE name = ?').get(name) as {
+      id: number;
+      name: string;
+      user_id: number | null;
+    };
+    if (owner !== undefined && row.user_id !== owner)
+      throw new WorkspaceOwnerError(name, row.user_id!, owner);
+    return { id: row.id, name: row.name };
+  });
+  return ensure.immediate();
+}
+
+/**
+ * Gives the workspaces without an owner (made before workspaces had owners, while there were no
+ * users) to the first user; returns how many. Run once the bootstrap users exist.
+ */
+export function adoptOrphanWorkspaces(db: Db): number {
+  return prepared(
+    db,
+    `UPDATE workspaces SET user_id = (SELECT min(id) FROM users)
+     WHERE user_id IS NULL AND EXISTS (SELECT 1 FROM users)`,
+  ).run().changes;
+}
+
+/**
+ * Issues a token for the workspace (created if new, for `owner` or else the first user; see
+ * ensureWorkspace). The returned token is shown once.
+ */
+export function createWorkspaceToken(
+  db: Db,
+  workspaceName: string,
+  owner?: number,
+): { id: string; token: string } {
   const id = randomBytes(6).toString('hex');
   const secret = randomBytes(30).toString('base64url');
-  return { id, token: insertToken(db, workspaceName, id, secret) };
+  return { id, token: insertToken(db, workspaceName, id, secret, owner) };
 }
 
-function insertToken(db: Db, workspaceName: string, id: string, secret: string): string {
+function insertToken(db: Db, workspaceName: string, id: string, secret: string, owner?: number): string {
   db.transaction(() => {
-    const workspace = ensureWorkspace(db, workspaceName);
+    const workspace = ensureWorkspace(db, workspaceName, owner);
     prepared(
       db,
       'INSERT INTO workspace_tokens (id, workspace_id, secret_hash, created_at) VALUES (?, ?, ?, ?)',
@@ -42,7 +108,10 @@ function insertToken(db: Db, workspaceName: string, id: string, secret: string):
   return `${id}|${secret}`;
 }
 
-/** Ensures the given "<id>|<secret>" token exists (unrevoked) for the workspace. */
+/**
+ * Ensures the given "<id>|<secret>" token exists (unrevoked) for the workspace. A new workspace
+ * goes to the first user; an existing one keeps its owner.
+ */
 export function ensureWorkspaceToken(db: Db, token: string, workspaceName: string): void {
   const parsed = parseWorkspaceToken(token);
   if (!parsed) throw new Error('a workspace token has the form "<id>|<secret>"');

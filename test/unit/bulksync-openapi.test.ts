@@ -35,7 +35,8 @@ test('the OpenAPI fragment describes exactly the routes the service registers', 
     Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
   );
   expect(described.sort()).toEqual(registered.sort());
-  expect(registered).toHaveLength(6);
+  // Six endpoints, each under /v1/wp and /api/v1/wp.
+  expect(registered).toHaveLength(12);
 });
 
 test('every operation needs a workspace token and answers errors as WidgetError', () => {

@@ -1,10 +1,19 @@
 import type { FastifyRequest } from 'fastify';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { listPage, MAX_PAGE, pageNumber } from '../../src/services/pagination.js';
+import { listAddress, listPage, MAX_PAGE, pageNumber } from '../../src/services/pagination.js';
 
-const request = (url: string, headers: Record<string, string> = { host: 'api.example' }) =>
-  ({ url, headers }) as unknown as FastifyRequest;
+/** A request as the list route sees it: the route's path, the URL as sent, and forged headers. */
+const fakeRequest = (route: string, url: string) =>
+  ({
+    url,
+    routeOptions: { url: route },
+    headers: { host: 'evil.example', 'x-forwarded-proto': 'gopher', 'x-forwarded-host': 'evil.example' },
+  }) as unknown as FastifyRequest;
+
+/** The address of `url` (a path with its query) behind http://api.example. */
+const request = (url: string, publicUrl = 'http://api.example') =>
+  listAddress(fakeRequest(url.split('?')[0]!, url), publicUrl);
 
 describe('the list envelope', () => {
   test('links keep the query, set page, and meta counts the slice', () => {
@@ -32,14 +41,8 @@ describe('the list envelope', () => {
     });
   });
 
-  test('an empty list has one page and no from/to; the scheme comes from X-Forwarded-Proto', () => {
-    const page = listPage(
-      request('/api/v1/reports', { host: 'a.example', 'x-forwarded-proto': 'https' }),
-      [],
-      0,
-      1,
-      25,
-    );
+  test('an empty list has one page and no from/to', () => {
+    const page = listPage(request('/api/v1/reports', 'https://a.example'), [], 0, 1, 25);
     expect(page.links).toEqual({
       first: 'https://a.example/api/v1/reports?page=1',
       last: 'https://a.example/api/v1/reports?page=1',
@@ -105,5 +108,36 @@ describe('the list envelope', () => {
     expect(page.meta).toMatchObject({ current_page: 1e9, from: null, to: null, last_page: 1, total: 5 });
     expect(page.links.prev).toBe('http://api.example/x?page=999999999');
     expect(page.links.next).toBeNull();
+  });
+});
+
+describe('the list address', () => {
+  test('the configured public URL and the route path; no header of the request', () => {
+    expect(
+      listAddress(fakeRequest('/api/v1/websites', '/api/v1/websites?sort=desc'), 'https://x.example'),
+    ).toEqual({ path: 'https://x.example/api/v1/websites', query: 'sort=desc' });
+  });
+
+  test('no public URL: the path alone, so the links are relative', () => {
+    const address = listAddress(fakeRequest('/api/v1/reports', '/api/v1/reports?page=2'), '');
+    expect(address).toEqual({ path: '/api/v1/reports', query: 'page=2' });
+    expect(listPage(address, [], 30, 2, 10).links).toEqual({
+      first: '/api/v1/reports?page=1',
+      last: '/api/v1/reports?page=3',
+      prev: '/api/v1/reports?page=1',
+      next: '/api/v1/reports?page=3',
+    });
+  });
+
+  test('the route path, not the path as the client spelled it', () => {
+    // Say a router that decodes or folds slashes matched this spelling: the link still names the route.
+    const address = listAddress(fakeRequest('/api/v1/websites', '//evil.example/%2e%2e/websites?a=1'), '');
+    expect(address).toEqual({ path: '/api/v1/websites', query: 'a=1' });
+  });
+
+  test('a route with parameters is refused (the links would not name its list)', () => {
+    expect(() => listAddress(fakeRequest('/api/v1/websites/:id', '/api/v1/websites/3'), '')).toThrow(
+      'a list route has a fixed path',
+    );
   });
 });

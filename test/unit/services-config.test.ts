@@ -64,7 +64,9 @@ describe('embedded upstreams and services settings', () => {
       dataDir: './data',
       bootstrapApiKeys: [],
       maxBodySize: 5 * 1024 * 1024,
+      websites: { publicUrl: 'http://localhost:8080' },
       reports: {
+        publicUrl: 'http://analyzer.localhost:8080',
         allowPrivateNetworks: false,
         fetchTimeout: 10_000,
         maxRedirects: 5,

@@ -4,6 +4,7 @@ import { reports } from './003-reports.js';
 import { workspaces } from './004-workspaces.js';
 import { widget } from './005-widget.js';
 import { bulkSync } from './006-bulksync.js';
+import { workspaceOwners } from './007-workspace-owners.js';
 
 export interface Migration {
   readonly version: number;
@@ -11,4 +12,12 @@ export interface Migration {
 }
 
 /** In order. A released migration never changes: a new one follows it. */
-export const MIGRATIONS: readonly Migration[] = [accounts, websites, reports, workspaces, widget, bulkSync];
+export const MIGRATIONS: readonly Migration[] = [
+  accounts,
+  websites,
+  reports,
+  workspaces,
+  widget,
+  bulkSync,
+  workspaceOwners,
+];

@@ -3,7 +3,10 @@ import { BATCH_SIZE } from './batch.js';
 import { DISCOUNT_TYPES, MAX_EXTERNAL_ID, POST_STATUSES, STOCK_STATUSES } from './items.js';
 import { CHANGED_KINDS, FULL_SYNC_KINDS, type Kind } from './kinds.js';
 
-/** The bulk-sync endpoints in OpenAPI 3.1 (paths and methods exactly as registered in routes.ts). */
+/**
+ * The bulk-sync endpoints in OpenAPI 3.1 (paths and methods exactly as registered in routes.ts):
+ * each under /v1/wp and /api/v1/wp.
+ */
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: object) => ({ content: { 'application/json': { schema } } });
@@ -225,5 +228,13 @@ const paths: Record<string, Record<string, unknown>> = {
 };
 for (const kind of FULL_SYNC_KINDS) paths[`/v1/wp/${kind}/sync`] = fullSync(kind);
 for (const kind of CHANGED_KINDS) paths[`/v1/wp/${kind}/changed`] = changed(kind);
+
+/** The same operation under /api (where the original service's WordPress plugin sends it). */
+function alias(path: string, item: Record<string, unknown>): Record<string, unknown> {
+  const { post } = item as { post: { description?: string } };
+  const note = `The same endpoint as \`${path}\`, at the path the original service's WordPress plugin uses.`;
+  return { post: { ...post, description: post.description ? `${note}\n\n${post.description}` : note } };
+}
+for (const [path, item] of Object.entries(paths)) paths[`/api${path}`] = alias(path, item);
 
 export const bulkSyncOpenApi: OpenApiFragment = { paths, schemas };

@@ -8,6 +8,12 @@ import { CHANGED_KINDS, FULL_SYNC_KINDS, KIND_SPECS, KINDS } from './kinds.js';
 import { CatalogueStore } from './store.js';
 import { CatalogueSync } from './sync.js';
 
+/**
+ * Where the endpoints answer: the spec's /v1/wp/*, and /api/v1/wp/* where the original service's
+ * WordPress plugin sends them (the same handlers).
+ */
+export const WP_PREFIXES = ['/v1/wp', '/api/v1/wp'] as const;
+
 /** The largest body a client may send: the service's bound, or a smaller one of a gateway route in front. */
 export function maxBodyBytes(config: GatewayConfig): number {
   const bounds = [config.services.maxBodySize];
@@ -33,30 +39,32 @@ export function registerRoutes(app: FastifyInstance, { db, config }: ServiceCont
   const limits = { batch_size: BATCH_SIZE, max_body_bytes: maxBodyBytes(config) };
   requireWorkspaceToken(app, db);
 
-  app.post('/v1/wp/handshake', async (request) => {
-    const { workspace, tokenId } = callerOf(request);
-    const counts = Object.fromEntries(KINDS.map((k) => [k, store.count(k, workspace.id)]));
-    return {
-      workspace: { id: workspace.id, name: workspace.name },
-      token_id: tokenId,
-      counts,
-      last_sync: store.lastSyncs(workspace.id),
-      limits,
-    };
-  });
+  for (const prefix of WP_PREFIXES) {
+    app.post(`${prefix}/handshake`, async (request) => {
+      const { workspace, tokenId } = callerOf(request);
+      const counts = Object.fromEntries(KINDS.map((k) => [k, store.count(k, workspace.id)]));
+      return {
+        workspace: { id: workspace.id, name: workspace.name },
+        token_id: tokenId,
+        counts,
+        last_sync: store.lastSyncs(workspace.id),
+        limits,
+      };
+    });
 
-  for (const kind of FULL_SYNC_KINDS) {
-    const spec = KIND_SPECS[kind];
-    app.post(`/v1/wp/${kind}/sync`, async (request) => {
-      const batch = parseFullSync(spec, jsonBody(request));
-      return sync.fullSync(spec, callerOf(request).workspace.id, batch);
-    });
-  }
-  for (const kind of CHANGED_KINDS) {
-    const spec = KIND_SPECS[kind];
-    app.post(`/v1/wp/${kind}/changed`, async (request) => {
-      const batch = parseChanged(spec, jsonBody(request));
-      return sync.changed(spec, callerOf(request).workspace.id, batch);
-    });
+    for (const kind of FULL_SYNC_KINDS) {
+      const spec = KIND_SPECS[kind];
+      app.post(`${prefix}/${kind}/sync`, async (request) => {
+        const batch = parseFullSync(spec, jsonBody(request));
+        return sync.fullSync(spec, callerOf(request).workspace.id, batch);
+      });
+    }
+    for (const kind of CHANGED_KINDS) {
+      const spec = KIND_SPECS[kind];
+      app.post(`${prefix}/${kind}/changed`, async (request) => {
+        const batch = parseChanged(spec, jsonBody(request));
+        return sync.changed(spec, callerOf(request).workspace.id, batch);
+      });
+    }
   }
 }

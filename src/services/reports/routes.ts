@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError, NOT_FOUND } from '../errors.js';
-import { listPage, pageNumber } from '../pagination.js';
+import { listAddress, listPage, pageNumber } from '../pagination.js';
 import { hashPassword } from '../passwords.js';
 import { bodyFields, validate } from '../validation.js';
 import { analysePage } from './analyser.js';
@@ -20,12 +20,13 @@ function ownReport(store: ReportStore, request: FastifyRequest): ReportRow {
   return row;
 }
 
-/** The routes of the reports API (behind the API key hook). */
+/** The routes of the reports API (behind the API key hook); the list links start with `publicUrl`. */
 export function reportRoutes(
   app: FastifyInstance,
   store: ReportStore,
   fetcher: PageFetcher,
   pool: AnalysisPool,
+  publicUrl: string,
 ): void {
   app.get('/api/v1/reports', async (request) => {
     const query = validate(listQuery, request.query);
@@ -40,7 +41,7 @@ export function reportRoutes(
       offset: (page - 1) * query.per_page,
     });
     const records = rows.map((row) => reportRecord(row, false));
-    return listPage(request, records, total, page, query.per_page);
+    return listPage(listAddress(request, publicUrl), records, total, page, query.per_page);
   });
 
   app.get('/api/v1/reports/:id', async (request) => ({

@@ -29,7 +29,7 @@ export const reportsService: ServiceDefinition = {
     // In its own scope, so the API key hook leaves the OpenAPI document public.
     void app.register(async (api) => {
       requireApiKey(api, ctx.db);
-      reportRoutes(api, store, fetcher, pool);
+      reportRoutes(api, store, fetcher, pool, settings.publicUrl);
     });
   },
 };

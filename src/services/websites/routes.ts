@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/database.js';
 import { requireApiKey } from '../accounts.js';
 import { HttpError, NOT_FOUND } from '../errors.js';
-import { listPage, pageNumber } from '../pagination.js';
+import { listAddress, listPage, pageNumber } from '../pagination.js';
 import { hashPassword } from '../passwords.js';
 import { WebsiteData } from './data.js';
 import { toWebsite, type Website, type WebsiteRow } from './record.js';
@@ -34,9 +34,9 @@ const recordBody = (row: WebsiteRow): { data: Website; status: 200 } => ({
 
 /**
  * The websites API of one user (the API key's owner). Another owner's website answers exactly
- * like a missing one.
+ * like a missing one. The list links start with `publicUrl` (services.websites.publicUrl).
  */
-export function registerWebsiteRoutes(app: FastifyInstance, db: Db): void {
+export function registerWebsiteRoutes(app: FastifyInstance, db: Db, publicUrl: string): void {
   requireApiKey(app, db);
   const data = new WebsiteData(db);
 
@@ -50,7 +50,7 @@ export function registerWebsiteRoutes(app: FastifyInstance, db: Db): void {
       limit: perPage,
       offset: (page - 1) * perPage,
     });
-    return listPage(request, rows.map(toWebsite), total, page, perPage);
+    return listPage(listAddress(request, publicUrl), rows.map(toWebsite), total, page, perPage);
   });
 
   app.get(PATHS.item, async (request: IdRequest) => {

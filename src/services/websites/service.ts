@@ -11,6 +11,7 @@ export const websitesService: ServiceDefinition = {
   async register(app, ctx) {
     // A scope of its own, so the API-key hook covers these routes and leaves the public
     // /api/v1/openapi.json and the 404 of unknown paths alone.
-    await app.register(async (scope) => registerWebsiteRoutes(scope, ctx.db));
+    const { publicUrl } = ctx.config.services.websites;
+    await app.register(async (scope) => registerWebsiteRoutes(scope, ctx.db, publicUrl));
   },
 };

@@ -122,6 +122,24 @@ const schemas: Record<string, unknown> = {
 
 const message = { type: 'object', required: ['message'], properties: { message: ref('WidgetMessage') } };
 
+const conversationPageFields = {
+  page: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 },
+  per_page: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
+};
+const conversationPage = {
+  description: 'One page of messages.',
+  ...json({
+    type: 'object',
+    required: ['messages', 'page', 'per_page', 'total'],
+    properties: {
+      messages: { type: 'array', items: ref('WidgetMessage') },
+      page: { type: 'integer' },
+      per_page: { type: 'integer' },
+      total: { type: 'integer' },
+    },
+  }),
+};
+
 export const widgetOpenApi: OpenApiFragment = {
   schemas,
   paths: {
@@ -133,15 +151,17 @@ export const widgetOpenApi: OpenApiFragment = {
           'Issues the visitor-session JWT (HS256 by default, signed with identity.jwt: WIDGET_JWT_SECRET, ' +
           'else a secret generated once under DATA_DIR; lifetime identity.jwt.ttl, 24 h by default). ' +
           '**The workspace is named by its name** (`workspace`), a public key like a site key: the ' +
-          'workspace created by `tollgate tokens create --workspace NAME` (or BOOTSTRAP_WORKSPACE), which ' +
-          'also owns the coupons its shop syncs through /v1/wp/*. `website_id` only attributes the ' +
-          'session to a website of the websites API (of any owner); it does not choose the workspace. ' +
+          'workspace created by `tollgate tokens create --workspace NAME [--user ID]` (or ' +
+          'BOOTSTRAP_WORKSPACE), which also owns the coupons its shop syncs through /v1/wp/*. Each ' +
+          'workspace belongs to a user of the websites API. `website_id` attributes the session to one ' +
+          'of that user’s websites; it does not choose the workspace. Any other id (another owner’s, ' +
+          'a deleted or a never-existing one) gets the same 422, word for word. ' +
           'A still-valid token of the same workspace, sent with init, resumes its session with a fresh ' +
           'token; an expired, invalid or other workspace’s token starts a new session.',
         requestBody: body(
           {
             workspace: { type: 'string', maxLength: 100, description: 'An existing workspace name.' },
-            website_id: { type: 'integer', description: 'An existing website id.' },
+            website_id: { type: 'integer', description: 'A website of the workspace’s owner.' },
             page_url: { type: 'string', format: 'uri', maxLength: 2048, description: 'An http(s) URL.' },
             locale: { type: 'string', maxLength: 35, examples: ['en', 'en-US'] },
           },
@@ -150,7 +170,8 @@ export const widgetOpenApi: OpenApiFragment = {
         responses: {
           '200': { description: 'The session and its token.', ...json(ref('WidgetSession')) },
           '422': error(
-            '`workspace` or `website_id` does not exist, or a field is malformed (`validation_failed`).',
+            '`workspace` does not exist, `website_id` is not a website of its owner, or a field is ' +
+              'malformed (`validation_failed`).',
           ),
           '429': error('The widget-init limit of the gateway (`rate_limited`).'),
         },
@@ -185,29 +206,23 @@ export const widgetOpenApi: OpenApiFragment = {
       ),
     },
     '/api/v1/widget/conversation/messages': {
+      get: {
+        ...operation(
+          'List the conversation (query string)',
+          'The same page as the POST form, with `page` and `per_page` in the query string: the ' +
+            'original widget polls the conversation this way.',
+          { '200': conversationPage, '422': invalid },
+        ),
+        parameters: [
+          { name: 'page', in: 'query', schema: conversationPageFields.page },
+          { name: 'per_page', in: 'query', schema: conversationPageFields.per_page },
+        ],
+      },
       post: operation(
         'List the conversation',
         'The session’s messages, oldest first, a page at a time.',
-        {
-          '200': {
-            description: 'One page of messages.',
-            ...json({
-              type: 'object',
-              required: ['messages', 'page', 'per_page', 'total'],
-              properties: {
-                messages: { type: 'array', items: ref('WidgetMessage') },
-                page: { type: 'integer' },
-                per_page: { type: 'integer' },
-                total: { type: 'integer' },
-              },
-            }),
-          },
-          '422': invalid,
-        },
-        body({
-          page: { type: 'integer', minimum: 1, default: 1 },
-          per_page: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
-        }),
+        { '200': conversationPage, '422': invalid },
+        body(conversationPageFields),
       ),
     },
     '/api/v1/widget/conversation/clear': {

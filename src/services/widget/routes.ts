@@ -45,7 +45,12 @@ export function widgetRoutes(app: FastifyInstance, deps: WidgetDeps): void {
     const workspace = store.workspace(body.workspace);
     const fields: FieldErrors = {};
     if (!workspace) fields['workspace'] = ['The selected workspace is invalid.'];
-    if (body.website_id !== undefined && !store.websiteExists(body.website_id)) {
+    // Only a website of the workspace's owner: another owner's id fails exactly as a missing one,
+    // so init tells nobody which ids exist. Without a workspace, no id is valid.
+    if (
+      body.website_id !== undefined &&
+      !(workspace && store.isOwnersWebsite(body.website_id, workspace.id))
+    ) {
       fields['website_id'] = ['The selected website_id is invalid.'];
     }
     if (!workspace || Object.keys(fields).length > 0) throw HttpError.validation(fields);
@@ -100,11 +105,19 @@ export function widgetRoutes(app: FastifyInstance, deps: WidgetDeps): void {
       return reply;
     });
 
-    visitor.post('/api/v1/widget/conversation/messages', async (request) => {
-      const { page, per_page } = validate(conversationPageBody, request.body);
+    const conversationPage = (request: FastifyRequest, params: unknown) => {
+      const { page, per_page } = validate(conversationPageBody, params);
       const { rows, total } = store.messagePage(session(request).id, page, per_page);
       return { messages: rows, page, per_page, total };
-    });
+    };
+    visitor.post('/api/v1/widget/conversation/messages', async (request) =>
+      conversationPage(request, request.body),
+    );
+    // The original widget polls with GET: the same page, its page and per_page in the query string.
+    // No HEAD twin: the documented surface is this GET and the POST.
+    visitor.get('/api/v1/widget/conversation/messages', { exposeHeadRoute: false }, async (request) =>
+      conversationPage(request, { ...(request.query as object) }),
+    );
 
     visitor.post('/api/v1/widget/conversation/clear', async (request) => {
       return { cleared: store.clearConversation(session(request).id) };

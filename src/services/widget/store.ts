@@ -71,7 +71,11 @@ export class WidgetStore {
       workspace: db.prepare<[string], { id: number; name: string }>(
         'SELECT id, name FROM workspaces WHERE name = ?',
       ),
-      websiteExists: db.prepare<[number], { one: number }>('SELECT 1 AS one FROM websites WHERE id = ?'),
+      // A website of the workspace's owner (none for a workspace without an owner).
+      ownersWebsite: db.prepare<[number, number], { one: number }>(
+        `SELECT 1 AS one FROM websites s JOIN workspaces w ON w.user_id = s.user_id
+         WHERE s.id = ? AND w.id = ?`,
+      ),
       session: db.prepare<[string], SessionRow>(
         `SELECT s.id, s.workspace_id, w.name AS workspace_name, s.website_id, s.page_url, s.human_requested_at
          FROM widget_sessions s JOIN workspaces w ON w.id = s.workspace_id WHERE s.id = ?`,
@@ -181,8 +185,9 @@ export class WidgetStore {
     return this.#s.workspace.get(name);
   }
 
-  websiteExists(id: number): boolean {
-    return this.#s.websiteExists.get(id) !== undefined;
+  /** Whether the website is one of the workspace owner's (another owner's is as unknown as a missing one). */
+  isOwnersWebsite(websiteId: number, workspaceId: number): boolean {
+    return this.#s.ownersWebsite.get(websiteId, workspaceId) !== undefined;
   }
 
   session(id: string): SessionRow | undefined {
