@@ -66,8 +66,24 @@ export type SameKeys<A, B> = [keyof A] extends [keyof B]
 
 const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
 
-/** The OpenAPI paths and component schemas of a service's routes. */
+/**
+ * The OpenAPI paths and component schemas of a service's routes, converted when first read: a
+ * process that serves no document does not pay for the conversion at start.
+ */
 export function describeRoutes(service: ServiceDoc, routes: readonly RouteDoc[]): OpenApiFragment {
+  let fragment: OpenApiFragment | undefined;
+  const built = () => (fragment ??= buildFragment(service, routes));
+  return {
+    get paths() {
+      return built().paths;
+    },
+    get schemas() {
+      return built().schemas;
+    },
+  };
+}
+
+function buildFragment(service: ServiceDoc, routes: readonly RouteDoc[]): OpenApiFragment {
   const converter = new SchemaConverter();
   const content = (answer: Answer) => {
     const type = answer.contentType ?? 'application/json';
