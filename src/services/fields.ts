@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { documentAs } from './json-schema.js';
 
 /**
  * Field parsers shared by the websites and reports APIs. Form bodies carry every value as a
@@ -11,7 +12,7 @@ import { z } from 'zod';
  */
 export function intChoice(field: string, allowed: readonly number[]) {
   const message = `The selected ${field} is invalid.`;
-  return z.union([z.number(), z.string()], { error: message }).transform((v, ctx) => {
+  const parse = z.union([z.number(), z.string()], { error: message }).transform((v, ctx) => {
     const n = typeof v === 'number' ? v : /^-?\d+$/.test(v) ? Number(v) : NaN;
     if (!allowed.includes(n)) {
       ctx.addIssue({ code: 'custom', message });
@@ -19,6 +20,7 @@ export function intChoice(field: string, allowed: readonly number[]) {
     }
     return n;
   });
+  return documentAs(parse, { type: 'integer', enum: [...allowed] });
 }
 
 /** A required string field (trimmed; empty counts as missing). */

@@ -1,4 +1,6 @@
 import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { documentAs } from './json-schema.js';
 
 /** A page of a list in the Laravel originals' envelope (LengthAwarePaginator + the `status` member). */
 export interface ListPage<T> {
@@ -28,6 +30,15 @@ export function pageNumber(value: unknown): number {
   const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : 1;
   return n >= 1 ? Math.min(n, MAX_PAGE) : 1;
 }
+
+/** The `page` query parameter as pageNumber reads it, for the OpenAPI document. */
+export const pageField = documentAs(z.unknown().optional().transform(pageNumber), {
+  type: 'integer',
+  minimum: 1,
+  default: 1,
+}).meta({
+  description: `Page number; anything but a positive integer reads as 1, a number above ${MAX_PAGE} as ${MAX_PAGE}.`,
+});
 
 /** Where a list's links point: its public URL (no query), and the request's query string. */
 export interface ListAddress {

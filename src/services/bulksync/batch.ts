@@ -8,38 +8,53 @@ import type { Item, KindSpec } from './kinds.js';
 
 export const BATCH_SIZE = 500;
 
-const list = (field: string) =>
+/**
+ * A list field. The envelope takes any elements (checkItems checks the items one by one, to name
+ * each bad one); the OpenAPI document shows the list with the kind's `element` schema.
+ */
+const list = (field: string, element: z.ZodType = z.unknown()) =>
   z
-    .array(z.unknown(), {
+    .array(element, {
       error: (iss) =>
         iss.input === undefined ? `The ${field} field is required.` : `The ${field} field must be an array.`,
     })
     .max(BATCH_SIZE, `The ${field} field must not have more than ${BATCH_SIZE} items.`);
 
-const fullSyncBody = z
-  .object({
-    sync_id: z
-      .string({ error: 'The sync_id field must be a string.' })
-      .min(1, 'The sync_id field must be at least 1 character.')
-      .max(100, 'The sync_id field must not be greater than 100 characters.')
-      .optional(),
-    items: list('items'),
-    done: z.boolean({ error: 'The done field must be true or false.' }).default(true),
-  })
-  .superRefine((body, ctx) => {
-    if (!body.done && body.sync_id === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['sync_id'],
-        message: 'The sync_id field is required when done is false.',
-      });
-    }
-  });
-
-const changedBody = z.object({
-  upserted: list('upserted').default([]),
-  deleted: list('deleted').default([]),
+const fullSyncFields = (item?: z.ZodType) => ({
+  sync_id: z
+    .string({ error: 'The sync_id field must be a string.' })
+    .min(1, 'The sync_id field must be at least 1 character.')
+    .max(100, 'The sync_id field must not be greater than 100 characters.')
+    .optional()
+    .meta({
+      description:
+        'Chosen by the client, new for each sync (a UUID, say); required when done is false. ' +
+        'Without it the batch is a whole sync of its own.',
+    }),
+  items: list('items', item),
+  done: z.boolean({ error: 'The done field must be true or false.' }).default(true),
 });
+
+const fullSyncBody = z.object(fullSyncFields()).superRefine((body, ctx) => {
+  if (!body.done && body.sync_id === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['sync_id'],
+      message: 'The sync_id field is required when done is false.',
+    });
+  }
+});
+
+const changedFields = (item?: z.ZodType) => ({
+  upserted: list('upserted', item).prefault([]),
+  deleted: list('deleted', item ? externalId : undefined).prefault([]),
+});
+
+const changedBody = z.object(changedFields());
+
+/** The bodies with the kind's items, for the OpenAPI document. */
+export const fullSyncRequest = (spec: KindSpec) => z.object(fullSyncFields(spec.item));
+export const changedRequest = (spec: KindSpec) => z.object(changedFields(spec.item));
 
 export interface FullSyncBatch {
   readonly syncId: string | undefined;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { documentAs } from '../json-schema.js';
 
 /**
  * The items a site pushes (posts, products, coupons): their validation and their normalised form,
@@ -13,17 +14,23 @@ const absent = (input: unknown) => input === undefined || input === null;
 export const MAX_EXTERNAL_ID = 191;
 
 /** The external id: a non-empty string or an integer, kept as text (so 7 and "7" are one item). */
-export const externalId = z.unknown().transform((v, ctx): string => {
-  if (typeof v === 'string' && v.trim().length > 0 && v.length <= MAX_EXTERNAL_ID) return v;
-  if (typeof v === 'number' && Number.isSafeInteger(v)) return String(v);
-  ctx.addIssue({
-    code: 'custom',
-    message:
-      absent(v) || v === ''
-        ? required('id')
-        : `The id field must be a non-empty string (at most ${MAX_EXTERNAL_ID} characters) or an integer.`,
-  });
-  return z.NEVER;
+export const externalId = documentAs(
+  z.unknown().transform((v, ctx): string => {
+    if (typeof v === 'string' && v.trim().length > 0 && v.length <= MAX_EXTERNAL_ID) return v;
+    if (typeof v === 'number' && Number.isSafeInteger(v)) return String(v);
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        absent(v) || v === ''
+          ? required('id')
+          : `The id field must be a non-empty string (at most ${MAX_EXTERNAL_ID} characters) or an integer.`,
+    });
+    return z.NEVER;
+  }),
+  { oneOf: [{ type: 'string', minLength: 1, maxLength: MAX_EXTERNAL_ID }, { type: 'integer' }] },
+).meta({
+  id: 'WpExternalId',
+  description: 'The item\'s id in the site (stored as text: 7 and "7" are the same item).',
 });
 
 function requiredText(field: string, max: number) {
@@ -46,14 +53,16 @@ function optionalText(field: string, max = 1_000_000) {
 }
 
 function httpUrl(field: string) {
-  return requiredText(field, 2048).refine((v) => {
-    try {
-      const { protocol } = new URL(v);
-      return protocol === 'http:' || protocol === 'https:';
-    } catch {
-      return false;
-    }
-  }, `The ${field} field must be a valid http or https URL.`);
+  return requiredText(field, 2048)
+    .refine((v) => {
+      try {
+        const { protocol } = new URL(v);
+        return protocol === 'http:' || protocol === 'https:';
+      } catch {
+        return false;
+      }
+    }, `The ${field} field must be a valid http or https URL.`)
+    .meta({ format: 'uri', description: 'An http or https URL.' });
 }
 
 function choice<const T extends readonly [string, ...string[]]>(field: string, values: T) {
@@ -101,7 +110,7 @@ export const postItem = object({
   excerpt: optionalText('excerpt'),
   status: choice('status', POST_STATUSES),
   modified_at: dateTime('modified_at'),
-});
+}).meta({ id: 'WpPost' });
 
 export const productItem = object({
   id: externalId,
@@ -113,36 +122,40 @@ export const productItem = object({
     .regex(/^[A-Za-z]{3}$/, 'The currency field must be 3 letters.')
     .transform((v) => v.toUpperCase())
     .nullish()
-    .transform((v) => v ?? 'USD'),
+    .transform((v) => v ?? 'USD')
+    .meta({ default: 'USD' }),
   sku: optionalText('sku', 191),
   stock_status: choice('stock_status', STOCK_STATUSES),
   description: optionalText('description'),
-});
+}).meta({ id: 'WpProduct' });
 
 export const couponItem = object({
   id: externalId,
-  code: requiredText('code', 191),
+  code: requiredText('code', 191).meta({ description: 'Unique per workspace, case-insensitively.' }),
   discount_type: z.enum(DISCOUNT_TYPES, {
     error: (iss) =>
       absent(iss.input) ? required('discount_type') : 'The selected discount_type is invalid.',
   }),
-  amount: amount('amount'),
+  amount: amount('amount').meta({ description: 'At most 100 for a percent coupon.' }),
   expires_at: dateTime('expires_at'),
   usage_limit: count('usage_limit')
     .nullish()
     .transform((v) => v ?? null),
   usage_count: count('usage_count')
     .nullish()
-    .transform((v) => v ?? 0),
-}).superRefine((coupon, ctx) => {
-  if (coupon.discount_type === 'percent' && coupon.amount > 100) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['amount'],
-      message: 'The amount field must not be greater than 100 for a percent coupon.',
-    });
-  }
-});
+    .transform((v) => v ?? 0)
+    .meta({ default: 0 }),
+})
+  .superRefine((coupon, ctx) => {
+    if (coupon.discount_type === 'percent' && coupon.amount > 100) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['amount'],
+        message: 'The amount field must not be greater than 100 for a percent coupon.',
+      });
+    }
+  })
+  .meta({ id: 'WpCoupon' });
 
 export type PostItem = z.output<typeof postItem>;
 export type ProductItem = z.output<typeof productItem>;

@@ -1,296 +1,173 @@
-import type { OpenApiFragment } from '../openapi.js';
+import { z } from 'zod';
+import {
+  describeRoutes,
+  laravelError,
+  laravelValidationError,
+  listPage,
+  unauthenticated,
+  type RouteDoc,
+  type ServiceDoc,
+  type SameKeys,
+} from '../openapi.js';
+import { pageField } from '../pagination.js';
 import { CHECK_NAMES } from './checks/types.js';
-import { SORT_KEYS } from './store.js';
-import { PER_PAGE } from './validation.js';
+import type { ReportRecord } from './record.js';
+import { REPORT_RESULTS } from './score.js';
+import { listQuery, storeBody, updateBody } from './validation.js';
 
 /** The reports API in OpenAPI 3.1: the same paths and methods as routes.ts registers. */
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: unknown) => ({ 'application/json': { schema } });
-const HOST = 'Served on the analyzer host (analyzer.localhost).';
-
-const errors = {
-  '401': { description: 'Missing or unknown API key.', content: json(ref('Unauthenticated')) },
-};
-const notFound = {
-  '404': {
-    description: 'No such report, or another user’s.',
-    content: json(ref('LaravelError')),
-  },
-};
-const badBody = {
-  '400': {
-    description: 'The body is not an object of fields (a JSON array, string or number, or plain text).',
-    content: json(ref('LaravelError')),
-  },
-};
-const busy = {
-  '503': {
-    description: 'Too many analyses are waiting (services.reports.analysisQueue): retry shortly.',
-    content: json(ref('LaravelError')),
-  },
-};
-const invalid = (what: string) => ({
-  '422': { description: what, content: json(ref('LaravelValidationError')) },
-});
-
-const idParam = {
-  name: 'id',
-  in: 'path',
-  required: true,
-  schema: { type: 'integer', minimum: 1 },
-  description: 'The report id.',
-};
-
-const query = (name: string, schema: object, description: string) => ({
-  name,
-  in: 'query',
-  required: false,
-  schema,
-  description,
-});
-
-const privacy = { type: 'integer', enum: [0, 1, 2], description: '0 = Public, 1 = Private, 2 = Password.' };
-const password = {
-  type: 'string',
-  maxLength: 128,
-  description: 'Password of the report page; required with privacy 2 unless one is already set.',
-};
-
-const storeSchema = {
-  type: 'object',
-  required: ['url'],
-  properties: {
-    url: {
-      type: 'string',
-      format: 'uri',
-      maxLength: 2048,
-      description: 'The http(s) page to analyse, without a user name or password.',
-    },
-    privacy: { ...privacy, default: 1 },
-    password,
-  },
-};
-const updateSchema = {
-  type: 'object',
-  properties: {
-    privacy,
-    password,
-    results: {
-      type: 'integer',
-      enum: [0, 1],
-      default: 0,
-      description: '1: fetch and analyse the page again.',
-    },
-  },
-};
-const body = (schema: object) => ({
-  required: true,
-  content: { 'application/x-www-form-urlencoded': { schema }, 'application/json': { schema } },
-});
-
-const one = (status: number, description: string) => ({
-  description,
-  content: json({
-    type: 'object',
-    required: ['data', 'status'],
-    properties: { data: ref('Report'), status: { const: status } },
+const check = z.object({
+  passed: z.boolean(),
+  importance: z.enum(['high', 'medium', 'low']),
+  value: z.unknown().meta({
+    description:
+      'What was found (text, count, list or object, per check). Lists show their first 20 entries, texts their first 256 characters and URLs their first 2048; counts and lengths are of the whole page.',
   }),
+  errors: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .meta({ description: 'Only when the check fails, e.g. {"missing": null} or {"too_long": 72}.' }),
 });
 
-const security = [{ apiKey: [] }];
+const report = z
+  .object({
+    id: z.int(),
+    url: z
+      .string()
+      .meta({ description: 'The page URL without scheme, www. and the trailing / of a root URL.' }),
+    project: z.string().meta({ description: 'The page’s host name, without www.' }),
+    result: z
+      .enum(REPORT_RESULTS as ['good', 'decent', 'bad'])
+      .meta({ description: 'good: score above 79; decent: 49–79; bad: below 49.' }),
+    score: z.int().min(0).max(100),
+    results: z
+      .object(Object.fromEntries(CHECK_NAMES.map((name) => [name, check])))
+      .optional()
+      .meta({ description: 'One entry per check (show, store and update only; not in lists).' }),
+    privacy: z.literal([0, 1, 2]).meta({ description: '0 = Public, 1 = Private, 2 = Password.' }),
+    password: z.boolean().meta({ description: 'Whether a password is set.' }),
+    generated_at: z.iso.datetime(),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+  })
+  .meta({ id: 'Report' });
 
-const update = (method: string) => ({
-  tags: ['reports'],
-  summary: `Update a report (${method})`,
-  description: `Changes privacy and password; results=1 fetches and analyses the page again and moves generated_at. ${HOST}`,
-  security,
-  parameters: [idParam],
-  requestBody: body(updateSchema),
-  responses: {
-    '200': one(200, 'The updated report.'),
-    ...badBody,
-    ...errors,
-    ...notFound,
-    ...invalid('A field is invalid, or the page could not be fetched or analysed again (on url).'),
-    ...busy,
-  },
+const _sameFields: SameKeys<z.output<typeof report>, ReportRecord> = true;
+
+const params = z.object({ id: z.int().min(1).meta({ description: 'The report id.' }) });
+const record = z.object({ data: report, status: z.literal(200) });
+
+const update = (method: 'put' | 'patch'): RouteDoc => ({
+  method,
+  path: '/api/v1/reports/:id',
+  summary: `Update a report (${method.toUpperCase()})`,
+  description:
+    'Changes privacy and password; results=1 fetches and analyses the page again and moves generated_at.',
+  params,
+  body: updateBody,
+  answers: { 200: { description: 'The updated report.', schema: record } },
+  errors: [
+    400,
+    401,
+    404,
+    [422, 'A field is invalid, or the page could not be fetched or analysed again (on url).'],
+    503,
+  ],
 });
 
-const check = {
-  type: 'object',
-  required: ['passed', 'importance', 'value'],
-  properties: {
-    passed: { type: 'boolean' },
-    importance: { enum: ['high', 'medium', 'low'] },
-    value: {
-      description:
-        'What was found (text, count, list or object, per check). Lists show their first 20 entries, texts their first 256 characters and URLs their first 2048; counts and lengths are of the whole page.',
+const service: ServiceDoc = {
+  tag: 'reports',
+  security: 'apiKey',
+  bodyTypes: ['application/x-www-form-urlencoded', 'application/json'],
+  note: 'Served on the analyzer host (analyzer.localhost).',
+  errors: {
+    400: {
+      description: 'The body is not an object of fields (a JSON array, string or number, or plain text).',
+      schema: laravelError,
     },
-    errors: {
-      type: 'object',
-      description: 'Only when the check fails, e.g. {"missing": null} or {"too_long": 72}.',
+    401: { description: 'Missing or unknown API key.', schema: unauthenticated },
+    404: { description: 'No such report, or another user’s.', schema: laravelError },
+    422: { description: 'A field is invalid.', schema: laravelValidationError },
+    503: {
+      description: 'Too many analyses are waiting (services.reports.analysisQueue): retry shortly.',
+      schema: laravelError,
     },
   },
 };
 
-export const reportsOpenApi: OpenApiFragment = {
-  schemas: {
-    Report: {
-      type: 'object',
-      required: [
-        'id',
-        'url',
-        'project',
-        'result',
-        'score',
-        'privacy',
-        'password',
-        'generated_at',
-        'created_at',
-        'updated_at',
-      ],
-      properties: {
-        id: { type: 'integer' },
-        url: {
-          type: 'string',
-          description: 'The page URL without scheme, www. and the trailing / of a root URL.',
-        },
-        project: { type: 'string', description: 'The page’s host name, without www.' },
-        result: {
-          enum: ['good', 'decent', 'bad'],
-          description: 'good: score above 79; decent: 49–79; bad: below 49.',
-        },
-        score: { type: 'integer', minimum: 0, maximum: 100 },
-        results: {
-          type: 'object',
-          description: 'One entry per check (show, store and update only; not in lists).',
-          properties: Object.fromEntries(CHECK_NAMES.map((name) => [name, check])),
-        },
-        privacy,
-        password: { type: 'boolean', description: 'Whether a password is set.' },
-        generated_at: { type: 'string', format: 'date-time' },
-        created_at: { type: 'string', format: 'date-time' },
-        updated_at: { type: 'string', format: 'date-time' },
-      },
-    },
+/** The routes, for the OpenAPI document (and the tests that check it against the validators). */
+export const reportRouteDocs: readonly RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/api/v1/reports',
+    summary: 'List reports',
+    description: 'The caller’s reports, filtered, sorted (ties by id) and paginated.',
+    query: listQuery.extend({ page: pageField }),
+    answers: { 200: { description: 'One page of reports (without results).', schema: listPage(report) } },
+    errors: [401, [422, 'A query parameter is outside its allowed values.']],
   },
-  paths: {
-    '/api/v1/reports': {
-      get: {
-        tags: ['reports'],
-        summary: 'List reports',
-        description: `The caller’s reports, filtered, sorted (ties by id) and paginated. ${HOST}`,
-        security,
-        parameters: [
-          query('search', { type: 'string', maxLength: 255 }, 'Case-insensitive substring of the url.'),
-          query('search_by', { enum: ['url'], default: 'url' }, 'What search looks in.'),
-          query('project', { type: 'string', maxLength: 255 }, 'Only this project.'),
-          query('result', { enum: ['good', 'decent', 'bad'] }, 'Only this result.'),
-          query('sort_by', { enum: [...SORT_KEYS], default: 'id' }, 'Sort key.'),
-          query('sort', { enum: ['desc', 'asc'], default: 'desc' }, 'Sort direction.'),
-          query('per_page', { type: 'integer', enum: [...PER_PAGE], default: 10 }, 'Page size.'),
-          query('page', { type: 'integer', minimum: 1, default: 1 }, 'Page number.'),
-        ],
-        responses: {
-          '200': {
-            description: 'One page of reports (without results).',
-            content: json({
-              type: 'object',
-              required: ['data', 'links', 'meta', 'status'],
-              properties: {
-                data: { type: 'array', items: ref('Report') },
-                links: ref('ListLinks'),
-                meta: ref('ListMeta'),
-                status: { const: 200 },
-              },
-            }),
-          },
-          ...errors,
-          ...invalid('A query parameter is outside its allowed values.'),
-        },
-      },
-      post: {
-        tags: ['reports'],
-        summary: 'Create a report',
-        description: `Fetches the page (by default within 10 s, at most 5 redirects and 5 MB, public addresses only), analyses it and stores the report. ${HOST}`,
-        security,
-        requestBody: body(storeSchema),
-        responses: {
-          '201': one(200, 'The new report (the body says status 200).'),
-          ...badBody,
-          ...errors,
-          ...invalid(
-            'A field is invalid, or the page could not be fetched or analysed (on url, saying why).',
-          ),
-          ...busy,
-        },
-      },
-    },
-    '/api/v1/reports/{id}': {
-      get: {
-        tags: ['reports'],
-        summary: 'Show a report',
-        description: `One of the caller’s reports, with its results. ${HOST}`,
-        security,
-        parameters: [idParam],
-        responses: { '200': one(200, 'The report.'), ...errors, ...notFound },
-      },
-      put: update('PUT'),
-      patch: update('PATCH'),
-      delete: {
-        tags: ['reports'],
-        summary: 'Delete a report',
-        description: `Deletes one of the caller’s reports. ${HOST}`,
-        security,
-        parameters: [idParam],
-        responses: {
-          '200': {
-            description: 'Deleted.',
-            content: json({
-              type: 'object',
-              required: ['id', 'object', 'deleted', 'status'],
-              properties: {
-                id: { type: 'integer' },
-                object: { const: 'report' },
-                deleted: { const: true },
-                status: { const: 200 },
-              },
-            }),
-          },
-          ...errors,
-          ...notFound,
-        },
-      },
-    },
-    '/api/v1/projects': {
-      get: {
-        tags: ['reports'],
-        summary: 'List projects',
-        description: `The caller’s project names (page hosts) with their report counts, by name. ${HOST}`,
-        security,
-        responses: {
-          '200': {
-            description: 'Every project of the caller.',
-            content: json({
-              type: 'object',
-              required: ['data', 'status'],
-              properties: {
-                data: {
-                  type: 'array',
-                  items: {
-                    type: 'object',
-                    required: ['project', 'reports'],
-                    properties: { project: { type: 'string' }, reports: { type: 'integer' } },
-                  },
-                },
-                status: { const: 200 },
-              },
-            }),
-          },
-          ...errors,
-        },
-      },
-    },
+  {
+    method: 'post',
+    path: '/api/v1/reports',
+    summary: 'Create a report',
+    description:
+      'Fetches the page (by default within 10 s, at most 5 redirects and 5 MB, public addresses only), analyses it and stores the report.',
+    body: storeBody,
+    answers: { 201: { description: 'The new report (the body says status 200).', schema: record } },
+    errors: [
+      400,
+      401,
+      [422, 'A field is invalid, or the page could not be fetched or analysed (on url, saying why).'],
+      503,
+    ],
   },
-};
+  {
+    method: 'get',
+    path: '/api/v1/reports/:id',
+    summary: 'Show a report',
+    description: 'One of the caller’s reports, with its results.',
+    params,
+    answers: { 200: { description: 'The report.', schema: record } },
+    errors: [401, 404],
+  },
+  update('put'),
+  update('patch'),
+  {
+    method: 'delete',
+    path: '/api/v1/reports/:id',
+    summary: 'Delete a report',
+    description: 'Deletes one of the caller’s reports.',
+    params,
+    answers: {
+      200: {
+        description: 'Deleted.',
+        schema: z.object({
+          id: z.int(),
+          object: z.literal('report'),
+          deleted: z.literal(true),
+          status: z.literal(200),
+        }),
+      },
+    },
+    errors: [401, 404],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/projects',
+    summary: 'List projects',
+    description: 'The caller’s project names (page hosts) with their report counts, by name.',
+    answers: {
+      200: {
+        description: 'Every project of the caller.',
+        schema: z.object({
+          data: z.array(z.object({ project: z.string(), reports: z.int() })),
+          status: z.literal(200),
+        }),
+      },
+    },
+    errors: [401],
+  },
+];
+
+export const reportsOpenApi = describeRoutes(service, reportRouteDocs);

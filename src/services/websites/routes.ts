@@ -6,7 +6,7 @@ import { listAddress, listPage, pageNumber } from '../pagination.js';
 import { hashPassword } from '../passwords.js';
 import { WebsiteData } from './data.js';
 import { toWebsite, type Website, type WebsiteRow } from './record.js';
-import { parseList, parseStore, parseUpdate } from './validation.js';
+import { parseList, parseStore, parseUpdate, STORE_DEFAULTS } from './validation.js';
 
 /** The paths, in fastify's syntax; the OpenAPI fragment lists the same ones. */
 export const PATHS = {
@@ -66,10 +66,10 @@ export function registerWebsiteRoutes(app: FastifyInstance, db: Db, publicUrl: s
     const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
     const row = data.insert(user, {
       url: input.url,
-      privacy: input.privacy ?? 1,
+      privacy: input.privacy ?? STORE_DEFAULTS.privacy,
       passwordHash,
-      email: input.email ?? 0,
-      excludeBots: input.exclude_bots ?? 1,
+      email: input.email ?? STORE_DEFAULTS.email,
+      excludeBots: input.exclude_bots ?? STORE_DEFAULTS.exclude_bots,
       excludeParams: input.exclude_params ?? null,
       excludeIps: input.exclude_ips ?? null,
     });

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { HttpError, type FieldErrors } from '../errors.js';
 import { intChoice, optionalString, PRIVACY, requiredString } from '../fields.js';
+import { documentAs } from '../json-schema.js';
+import { pageField } from '../pagination.js';
 import { bodyFields, fieldErrors } from '../validation.js';
 import { asciiSearch, isIpOrCidr, isParamName, normaliseHost, normaliseLines } from './normalize.js';
 
@@ -28,29 +30,65 @@ function lines(field: string, valid: (line: string) => boolean, what: string) {
     });
 }
 
-const url = requiredString('url').transform((value, ctx) => {
-  const host = normaliseHost(value);
-  if (host === undefined) {
-    ctx.addIssue({ code: 'custom', message: 'The url field must be a valid URL.' });
-    return z.NEVER;
-  }
-  return host;
-});
+const url = requiredString('url')
+  .meta({
+    description:
+      'An http(s) URL or a bare host. Stored as the lower-case host without "www." and without a port; ' +
+      'each owner has a host once.',
+    examples: ['https://www.example.com/blog', 'example.com'],
+  })
+  .transform((value, ctx) => {
+    const host = normaliseHost(value);
+    if (host === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'The url field must be a valid URL.' });
+      return z.NEVER;
+    }
+    return host;
+  });
+
+/** What store sets a field it was not sent to (update keeps the field's value). */
+export const STORE_DEFAULTS = { privacy: PRIVACY.private, email: 0, exclude_bots: 1 } as const;
+
+const flag = (field: 'email' | 'exclude_bots', description: string) =>
+  intChoice(field, [0, 1]).optional().meta({ description });
 
 /** The fields shared by store and update (url is store's alone: update ignores it). */
 const SETTINGS = {
-  privacy: intChoice('privacy', [PRIVACY.public, PRIVACY.private, PRIVACY.password]).optional(),
-  password: optionalString('password', 255),
-  email: intChoice('email', [0, 1]).optional(),
-  exclude_bots: intChoice('exclude_bots', [0, 1]).optional(),
-  exclude_params: lines('exclude_params', isParamName, 'parameter name'),
-  exclude_ips: lines('exclude_ips', isIpOrCidr, 'IP address or CIDR range'),
+  privacy: intChoice('privacy', [PRIVACY.public, PRIVACY.private, PRIVACY.password]).optional().meta({
+    description:
+      'Statistics page: 0 = Public, 1 = Private, 2 = Password (needs a password, now or set before).',
+  }),
+  password: optionalString('password', 255).meta({
+    description: 'Password of the statistics page (effective with privacy 2). Stored hashed, never returned.',
+  }),
+  email: flag('email', 'Periodic e-mail reports: 0 = Disabled, 1 = Enabled.'),
+  exclude_bots: flag('exclude_bots', 'Exclude common bots from tracking: 0 = Disabled, 1 = Enabled.'),
+  exclude_params: lines('exclude_params', isParamName, 'parameter name').meta({
+    description:
+      'URL query parameter names to exclude, one per line (no whitespace, "&", "=", "?" or "#"). Empty clears.',
+  }),
+  exclude_ips: lines('exclude_ips', isIpOrCidr, 'IP address or CIDR range').meta({
+    description: 'IP addresses or CIDR ranges (IPv4 or IPv6) to exclude, one per line. Empty clears.',
+  }),
 };
 
-const STORE = { url, ...SETTINGS };
+const STORE = {
+  url,
+  ...SETTINGS,
+  privacy: SETTINGS.privacy.meta({ default: STORE_DEFAULTS.privacy }),
+  email: SETTINGS.email.meta({ default: STORE_DEFAULTS.email }),
+  exclude_bots: SETTINGS.exclude_bots.meta({ default: STORE_DEFAULTS.exclude_bots }),
+};
+
+/** The bodies as one schema each, for the OpenAPI document (parseStore and parseUpdate check field by field). */
+export const storeBody = z.object(STORE);
+export const updateBody = z
+  .object(SETTINGS)
+  .meta({ description: 'Every field optional; a field not sent keeps its value. url is ignored.' });
 
 type Shape = Record<string, z.ZodType>;
-type Parsed<S extends Shape> = { [K in keyof S]?: z.output<S[K]> };
+/** Complete once there are no errors; before that, a field with errors is absent. */
+type Parsed<S extends Shape> = { [K in keyof S]: z.output<S[K]> };
 
 /** Parses each field of `shape` apart: the values that passed, and every field's messages. */
 function parseFields<S extends Shape>(
@@ -93,7 +131,7 @@ function fail(errors: FieldErrors): void {
 export function parseStore(body: unknown, hostTaken: (host: string) => boolean): StoreInput {
   const { values, errors } = parseFields(STORE, bodyFields(body));
   if (values.url !== undefined && hostTaken(values.url)) errors.url = ['The url has already been taken.'];
-  if ((values.privacy ?? PRIVACY.private) === PRIVACY.password && values.password === undefined) {
+  if ((values.privacy ?? STORE_DEFAULTS.privacy) === PRIVACY.password && values.password === undefined) {
     (errors.password ??= []).push(PASSWORD_REQUIRED);
   }
   fail(errors);
@@ -121,37 +159,56 @@ export interface ListParams {
   readonly perPage: number;
 }
 
-/** A query value: one string; "" (as Laravel turns it into null) and absent are both undefined. */
-const queryValue = (field: string) =>
-  z
-    .string({ error: `The ${field} field must be a string.` })
-    .optional()
-    .transform((v) => (v === '' ? undefined : v));
+/** A query value: "" (as Laravel turns it into null) counts as absent. */
+const queryValue = <S extends z.ZodType>(schema: S) =>
+  z.preprocess((v) => (v === '' ? undefined : v), schema);
+
+/** A repeated query parameter arrives as an array. */
+const notAString = (field: string, input: unknown, message: string) =>
+  typeof input === 'string' ? message : `The ${field} field must be a string.`;
 
 const LIST = {
-  search: queryValue('search').pipe(
-    z.string().max(255, 'The search field must not be greater than 255 characters.').optional(),
-  ),
-  sort: queryValue('sort').pipe(
-    z.enum(['asc', 'desc'], { error: 'The selected sort is invalid.' }).optional(),
-  ),
-  per_page: queryValue('per_page').transform((v, ctx) => {
-    if (v === undefined) return undefined;
-    if (!/^[+-]?\d+$/.test(v)) {
-      ctx.addIssue({ code: 'custom', message: 'The per_page field must be an integer.' });
-      return z.NEVER;
-    }
-    const n = Number(v);
-    if (n < PER_PAGE.min || n > PER_PAGE.max) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `The per_page field must be between ${PER_PAGE.min} and ${PER_PAGE.max}.`,
-      });
-      return z.NEVER;
-    }
-    return n;
+  search: queryValue(
+    z
+      .string({ error: 'The search field must be a string.' })
+      .max(255, 'The search field must not be greater than 255 characters.')
+      .optional(),
+  ).meta({
+    description:
+      'Case-insensitive substring of the host. Hosts are stored in punycode: a search with ' +
+      'non-ASCII letters also matches the punycode of its whole labels ("bücher" finds ' +
+      'xn--bcher-kva.de; a part of a label, such as "büch", does not).',
   }),
+  sort: queryValue(
+    z
+      .enum(['asc', 'desc'], {
+        error: (issue) => notAString('sort', issue.input, 'The selected sort is invalid.'),
+      })
+      .default('asc'),
+  ).meta({ description: 'asc = A-Z by host, desc = Z-A.' }),
+  per_page: documentAs(
+    queryValue(z.string({ error: 'The per_page field must be a string.' }).optional()).transform((v, ctx) => {
+      if (v === undefined) return PER_PAGE.default;
+      if (!/^[+-]?\d+$/.test(v)) {
+        ctx.addIssue({ code: 'custom', message: 'The per_page field must be an integer.' });
+        return z.NEVER;
+      }
+      const n = Number(v);
+      if (n < PER_PAGE.min || n > PER_PAGE.max) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `The per_page field must be between ${PER_PAGE.min} and ${PER_PAGE.max}.`,
+        });
+        return z.NEVER;
+      }
+      return n;
+    }),
+    { type: 'integer', minimum: PER_PAGE.min, maximum: PER_PAGE.max, default: PER_PAGE.default },
+  ).meta({ description: 'Results per page; outside the bounds is a 422.' }),
 };
+
+/** The list's query, for the OpenAPI document: LIST and the page (read apart, see parseList). */
+export const listQuery = z.object({ ...LIST, page: pageField });
 
 /** Validates the list's query (page is read apart, as Laravel does: anything but a positive integer is 1). */
 export function parseList(query: unknown): ListParams {
@@ -161,7 +218,7 @@ export function parseList(query: unknown): ListParams {
   return {
     search,
     searchAscii: search === undefined ? undefined : asciiSearch(search),
-    sort: values.sort ?? 'asc',
-    perPage: values.per_page ?? PER_PAGE.default,
+    sort: values.sort,
+    perPage: values.per_page,
   };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { optionalString, requiredString } from '../fields.js';
+import { documentAs } from '../json-schema.js';
 
 /**
  * Request bodies of the widget endpoints. JSON is the widget's format; form bodies work too, so
@@ -15,7 +16,7 @@ const body = <T extends z.core.$ZodLooseShape>(shape: T) =>
 /** An integer in [min, max], from a JSON number or a form string. */
 export function intField(field: string, min: number, max: number, message?: string) {
   const invalid = message ?? `The ${field} field must be an integer between ${min} and ${max}.`;
-  return z
+  const parse = z
     .union([z.number(), z.string()], {
       error: (issue) => (issue.input === undefined ? required(field) : invalid),
     })
@@ -27,28 +28,33 @@ export function intField(field: string, min: number, max: number, message?: stri
       }
       return n;
     });
+  return documentAs(parse, { type: 'integer', minimum: min, maximum: max });
 }
 
-const TRUE = new Set<unknown>([true, 1, '1', 'true', 'on', 'yes']);
-const FALSE = new Set<unknown>([false, 0, '0', 'false', 'off', 'no']);
+const TRUE_VALUES = [true, 1, '1', 'true', 'on', 'yes'] as const;
+const FALSE_VALUES = [false, 0, '0', 'false', 'off', 'no'] as const;
+const TRUE = new Set<unknown>(TRUE_VALUES);
+const FALSE = new Set<unknown>(FALSE_VALUES);
 
 /** A boolean from JSON or its form spellings (1/0, true/false, on/off, yes/no). */
 export function boolField(field: string) {
-  return z.unknown().transform((v, ctx) => {
+  const parse = z.unknown().transform((v, ctx) => {
     if (TRUE.has(v)) return true;
     if (FALSE.has(v)) return false;
     ctx.addIssue({ code: 'custom', message: `The ${field} field must be true or false.` });
     return z.NEVER;
   });
+  return documentAs(parse, { enum: [...TRUE_VALUES, ...FALSE_VALUES] });
 }
 
 /** Laravel's "accepted": yes, on, 1 or true. */
 function accepted(field: string) {
-  return z.unknown().transform((v, ctx) => {
+  const parse = z.unknown().transform((v, ctx) => {
     if (TRUE.has(v)) return true as const;
     ctx.addIssue({ code: 'custom', message: `The ${field} field must be accepted.` });
     return z.NEVER;
   });
+  return documentAs(parse, { enum: [...TRUE_VALUES] });
 }
 
 export function isHttpUrl(value: string): boolean {
@@ -60,31 +66,37 @@ export function isHttpUrl(value: string): boolean {
 const email = z.email();
 
 export const initBody = body({
-  workspace: requiredString('workspace', 100),
+  workspace: requiredString('workspace', 100).meta({ description: 'An existing workspace name.' }),
   website_id: intField('website_id', 1, Number.MAX_SAFE_INTEGER, 'The selected website_id is invalid.')
     .nullish()
-    .transform((v) => v ?? undefined),
-  page_url: optionalString('page_url', 2048).refine(
-    (v) => v === undefined || isHttpUrl(v),
-    'The page_url field must be a valid http or https URL.',
-  ),
-  locale: optionalString('locale', 35).refine(
-    (v) => v === undefined || /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*$/.test(v),
-    'The locale field must be a language tag such as en or en-US.',
-  ),
+    .transform((v) => v ?? undefined)
+    .meta({ description: 'A website of the workspace’s owner.' }),
+  page_url: optionalString('page_url', 2048)
+    .refine((v) => v === undefined || isHttpUrl(v), 'The page_url field must be a valid http or https URL.')
+    .meta({ format: 'uri', description: 'An http(s) URL.' }),
+  locale: optionalString('locale', 35)
+    .refine(
+      (v) => v === undefined || /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*$/.test(v),
+      'The locale field must be a language tag such as en or en-US.',
+    )
+    .meta({ examples: ['en', 'en-US'] }),
 });
 
 export const MAX_MESSAGE = 4000;
 
-export const messageBody = body({ body: requiredString('body', MAX_MESSAGE) });
+export const messageBody = body({
+  body: requiredString('body', MAX_MESSAGE).meta({ description: 'Trimmed.' }),
+});
 
 export const streamBody = body({
-  after: intField('after', 0, Number.MAX_SAFE_INTEGER, 'The after field must be a message id.').optional(),
+  after: intField('after', 0, Number.MAX_SAFE_INTEGER, 'The after field must be a message id.')
+    .optional()
+    .meta({ description: 'Deliver messages with a greater id.' }),
 });
 
 export const conversationPageBody = body({
-  page: intField('page', 1, 1_000_000, 'The page field must be a positive integer.').default(1),
-  per_page: intField('per_page', 1, 100).default(50),
+  page: intField('page', 1, 1_000_000, 'The page field must be a positive integer.').prefault(1),
+  per_page: intField('per_page', 1, 100).prefault(50),
 });
 
 /** The events a widget reports. */
@@ -138,7 +150,8 @@ const event = z.object(
     }),
     occurred_at: z.iso
       .datetime({ offset: true, error: 'The occurred_at field must be an ISO-8601 date-time.' })
-      .optional(),
+      .optional()
+      .meta({ description: 'Default: when received.' }),
     data: z
       .record(z.string(), z.unknown(), { error: 'The data field must be an object.' })
       .superRefine((d, ctx) => {
@@ -155,7 +168,10 @@ const event = z.object(
           });
         }
       })
-      .optional(),
+      .optional()
+      .meta({
+        description: `At most ${MAX_EVENT_DATA} bytes as JSON, and objects and arrays at most ${MAX_EVENT_DATA_DEPTH} levels deep (itself the first).`,
+      }),
   },
   { error: 'Each event must be an object.' },
 );
@@ -172,15 +188,16 @@ export const eventsBody = body({
 
 export const leadBody = body({
   name: requiredString('name', 200),
-  email: requiredString('email', 254).refine(
-    (v) => email.safeParse(v).success,
-    'The email field must be a valid email address.',
-  ),
+  email: requiredString('email', 254)
+    .refine((v) => email.safeParse(v).success, 'The email field must be a valid email address.')
+    .meta({ format: 'email' }),
   message: optionalString('message', MAX_MESSAGE),
-  consent: accepted('consent'),
+  consent: accepted('consent').meta({
+    description: 'Must be accepted: true, 1, "1", "true", "on" or "yes".',
+  }),
 });
 
-export const typingBody = body({ typing: boolField('typing').optional().default(true) });
+export const typingBody = body({ typing: boolField('typing').prefault(true) });
 
 export const satisfactionBody = body({
   rating: intField('rating', 1, 5),
