@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 // through src/http/embedded-upstreams.ts, which the CLI (src/cli/wiring.ts) implements, and through
 // the credential formats in src/credentials/ (docs/architecture: "a pure-proxy config never loads
 // the services").
-const GATEWAY = ['config', 'routing', 'identity', 'limits', 'store', 'proxy', 'http', 'metrics'];
+const GATEWAY = ['config', 'routing', 'identity', 'limits', 'store', 'proxy', 'http', 'metrics', 'cors'];
 const SERVICES = ['services', 'db'];
 const SERVICE_PACKAGES = ['fastify', '@fastify/*', 'better-sqlite3', 'piscina', 'htmlparser2', 'domutils'];
 

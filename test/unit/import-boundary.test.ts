@@ -12,7 +12,7 @@ async function broken(filePath: string, code: string): Promise<string[]> {
 }
 
 describe('the gateway folders', () => {
-  test.each(['http', 'proxy', 'config', 'identity', 'store', 'routing', 'limits', 'metrics'])(
+  test.each(['http', 'proxy', 'config', 'identity', 'store', 'routing', 'limits', 'metrics', 'cors'])(
     'src/%s imports nothing of the services, their database or their packages',
     async (folder) => {
       const code = [
