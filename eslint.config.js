@@ -2,6 +2,30 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+// The folders of the gateway's request path, and those of the embedded services. The two meet only
+// through src/http/embedded-upstreams.ts, which the CLI (src/cli/wiring.ts) implements, and through
+// the credential formats in src/credentials/ (docs/architecture: "a pure-proxy config never loads
+// the services").
+const GATEWAY = ['config', 'routing', 'identity', 'limits', 'store', 'proxy', 'http', 'metrics', 'cors'];
+const SERVICES = ['services', 'db'];
+const SERVICE_PACKAGES = ['fastify', '@fastify/*', 'better-sqlite3', 'piscina', 'htmlparser2', 'domutils'];
+
+/** no-restricted-imports (static imports) plus no-restricted-syntax (import()) for these folders. */
+function forbid(folders, packages, message) {
+  const groups = folders.flatMap((f) => [`**/${f}/*`, `**/${f}/**`]);
+  const pattern = folders.join('|');
+  return {
+    'no-restricted-imports': ['error', { patterns: [{ group: [...groups, ...packages], message }] }],
+    'no-restricted-syntax': [
+      'error',
+      {
+        selector: `ImportExpression[source.value=/(^|\\/)(${pattern})\\//]`,
+        message,
+      },
+    ],
+  };
+}
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'data/'] },
   js.configs.recommended,
@@ -12,6 +36,30 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
+  },
+  {
+    files: GATEWAY.map((f) => `src/${f}/**/*.ts`),
+    rules: forbid(
+      [...SERVICES, 'cli'],
+      SERVICE_PACKAGES,
+      'The gateway knows the embedded services only through EmbeddedUpstreams (src/http/embedded-upstreams.ts), which the CLI wires in.',
+    ),
+  },
+  {
+    files: SERVICES.map((f) => `src/${f}/**/*.ts`),
+    rules: forbid(
+      [...GATEWAY, 'cli'],
+      [],
+      "The embedded services must not know the gateway's internals: they get a ServicesConfig, and share only src/credentials/.",
+    ),
+  },
+  {
+    files: ['src/credentials/**/*.ts'],
+    rules: forbid(
+      [...GATEWAY, ...SERVICES, 'cli'],
+      SERVICE_PACKAGES,
+      'src/credentials/ holds formats both sides share: it depends on neither.',
+    ),
   },
   {
     files: ['bench/**/*.js', 'scripts/**/*.js'],

@@ -3,7 +3,8 @@
 // clients' paths.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Gateway } from '../src/http/gateway.js';
-import { sha256Hex, StaticTokenStore } from '../src/identity/workspace-token.js';
+import { sha256Hex } from '../src/credentials/digest.js';
+import { StaticTokenStore } from '../src/identity/workspace-token.js';
 import { clientAddresses, expectLimited } from './helpers/clients.js';
 import { DEFAULT_CONFIG, defaultEnv } from './helpers/default-config.js';
 import { limitHeaders, startGateway, type Reply } from './helpers/gateway.js';

@@ -4,6 +4,7 @@
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { servicesConfigFrom } from '../src/cli/services-config.js';
 import { loadConfigText } from '../src/config/load.js';
 import { openDatabase, type Db } from '../src/db/database.js';
 import type { Gateway } from '../src/http/gateway.js';
@@ -148,10 +149,8 @@ describe('the service alone (tollgate serve bulksync)', () => {
 
   beforeAll(async () => {
     const dataDir = newDataDir();
-    const { config } = loadConfigText(
-      DEFAULT_CONFIG,
-      'gateway.yaml',
-      embeddedEnv(dataDir, { MAX_BODY_SIZE: '1kb' }),
+    const config = servicesConfigFrom(
+      loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', embeddedEnv(dataDir, { MAX_BODY_SIZE: '1kb' })).config,
     );
     db = openServiceDatabase(config, silentLogger);
     own = createWorkspaceToken(db, 'alone').token;

@@ -2,6 +2,7 @@
 // public URL, never from the request: a forged Host, X-Forwarded-Host or X-Forwarded-Proto, sent
 // through the gateway (even from a trusted proxy) or straight to the service, changes nothing.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { servicesConfigFrom } from '../src/cli/services-config.js';
 import { loadConfigText } from '../src/config/load.js';
 import type { EmbeddedServiceName } from '../src/config/schema.js';
 import type { Db } from '../src/db/database.js';
@@ -46,7 +47,7 @@ async function gateway(yaml: string): Promise<Gateway> {
 
 /** One embedded service alone on its own port, as `tollgate serve NAME` runs it. */
 async function alone(name: EmbeddedServiceName, yaml: string): Promise<string> {
-  const { config } = loadConfigText(yaml, 'gateway.yaml', env);
+  const config = servicesConfigFrom(loadConfigText(yaml, 'gateway.yaml', env).config);
   const db = openServiceDatabase(config, silentLogger);
   databases.push(db);
   const service = await startService(name, { db, config, logger: silentLogger }, '127.0.0.1', 0);

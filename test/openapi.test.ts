@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { embeddedServices } from '../src/config/schema.js';
+import { servicesConfigFrom } from '../src/cli/services-config.js';
 import { loadConfigText } from '../src/config/load.js';
 import { openDatabase, type Db } from '../src/db/database.js';
 import type { Gateway } from '../src/http/gateway.js';
@@ -48,7 +49,9 @@ describe('the OpenAPI document', () => {
   });
 
   test.each(embeddedServices)('lists exactly the routes the %s service registers', async (name) => {
-    const config = loadConfigText(DEFAULT_CONFIG, 'test.yaml', embeddedEnv(dataDir)).config;
+    const config = servicesConfigFrom(
+      loadConfigText(DEFAULT_CONFIG, 'test.yaml', embeddedEnv(dataDir)).config,
+    );
     const app = createServiceApp({ logger: silentLogger, errors: SERVICES[name].errors, bodyLimit: 1024 });
     const registered: string[] = [];
     app.addHook('onRoute', (route) => {

@@ -3,6 +3,7 @@
 // POST form's page, read from the query string). Over real sockets: each service alone, as
 // `tollgate serve` runs it, and behind a gateway that routes these paths to it.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { servicesConfigFrom } from '../src/cli/services-config.js';
 import { loadConfigText } from '../src/config/load.js';
 import type { EmbeddedServiceName } from '../src/config/schema.js';
 import type { Db } from '../src/db/database.js';
@@ -48,7 +49,7 @@ let token: string;
 beforeAll(async () => {
   dataDir = newDataDir();
   const env = { DATA_DIR: dataDir, WIDGET_JWT_SECRET: TEST_JWT_SECRET };
-  const { config } = loadConfigText(CONFIG, 'test.yaml', env);
+  const config = servicesConfigFrom(loadConfigText(CONFIG, 'test.yaml', env).config);
   db = openServiceDatabase(config, silentLogger);
   token = createWorkspaceToken(db, 'shop').token;
   for (const name of ['bulksync', 'widget'] as const) {

@@ -5,6 +5,7 @@ import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { openDatabase, type Db } from '../src/db/database.js';
 import type { Gateway } from '../src/http/gateway.js';
+import { servicesConfigFrom } from '../src/cli/services-config.js';
 import { loadConfigText } from '../src/config/load.js';
 import { createServiceApp } from '../src/services/app.js';
 import { widgetErrors } from '../src/services/errors.js';
@@ -598,7 +599,9 @@ test('an unknown widget path is a 404 in the widget shape', async () => {
 });
 
 test('the OpenAPI fragment describes exactly the routes the service registers', async () => {
-  const { config } = loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', embeddedEnv(dataDir));
+  const config = servicesConfigFrom(
+    loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', embeddedEnv(dataDir)).config,
+  );
   const app = createServiceApp({ logger: silentLogger, errors: widgetErrors, bodyLimit: 1024 });
   const registered: string[] = [];
   app.addHook('onRoute', (route) => {

@@ -2,6 +2,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { request, type Dispatcher } from 'undici';
+import { servicesConfigFrom } from '../src/cli/services-config.js';
 import { loadConfigText } from '../src/config/load.js';
 import { openDatabase, type Db } from '../src/db/database.js';
 import type { Gateway } from '../src/http/gateway.js';
@@ -407,7 +408,9 @@ describe('a failing database never takes the process down', () => {
   /** A widget service of its own (buildService), listening, with its log kept. */
   async function throwawayService() {
     const dataDir = newDataDir();
-    const { config } = loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', embeddedEnv(dataDir));
+    const config = servicesConfigFrom(
+      loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', embeddedEnv(dataDir)).config,
+    );
     const logged: { msg: string; err?: { message: string } }[] = [];
     const logger = pino({ level: 'error' }, { write: (line: string) => logged.push(JSON.parse(line)) });
     const own = openServiceDatabase(config, logger);

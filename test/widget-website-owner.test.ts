@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { servicesConfigFrom } from '../src/cli/services-config.js';
 import { loadConfigText } from '../src/config/load.js';
 import { DATABASE_FILE, openDatabase, type Db } from '../src/db/database.js';
 import type { Gateway } from '../src/http/gateway.js';
@@ -61,7 +62,9 @@ beforeAll(async () => {
   });
   expect(deleted.status).toBe(200);
 
-  const { config } = loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', embeddedEnv(dataDir));
+  const config = servicesConfigFrom(
+    loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', embeddedEnv(dataDir)).config,
+  );
   serviceDb = openServiceDatabase(config, silentLogger);
   widgetAlone = await startService('widget', { db: serviceDb, config, logger: silentLogger }, '127.0.0.1', 0);
 });

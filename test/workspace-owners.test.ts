@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
+import { servicesConfigFrom } from '../src/cli/services-config.js';
 import { loadConfigText } from '../src/config/load.js';
 import { DATABASE_FILE, migrate, openDatabase, type Db } from '../src/db/database.js';
 import { MIGRATIONS } from '../src/db/migrations/index.js';
@@ -73,7 +74,7 @@ const owners = (dir: string): Record<string, number | null> => {
 };
 
 const configFor = (dir: string, extra: Record<string, string> = {}) =>
-  loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', embeddedEnv(dir, extra)).config;
+  servicesConfigFrom(loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', embeddedEnv(dir, extra)).config);
 
 describe('migration 7 on an existing file', () => {
   test('existing workspaces go to the lowest user id; the widget then honours that owner', async () => {

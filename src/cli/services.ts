@@ -12,9 +12,9 @@ import {
   WorkspaceOwnerError,
   workspaceOwner,
 } from '../services/workspaces.js';
+import { servicesConfigFrom } from './services-config.js';
 import { stopSignal } from './signals.js';
-
-export class UsageError extends Error {}
+import { UsageError } from './usage-error.js';
 
 /** A command that cannot do what it was asked: its message is printed alone, and it exits with `code`. */
 class CommandError extends Error {
@@ -43,8 +43,14 @@ export async function serve(
     throw new UsageError(`--port must be a port number, got "${port}"`);
   const { config } = await loadConfigFile(configFile);
   const logger = createLogger(config.log.level);
-  const db = openServiceDatabase(config, logger);
-  const service = await startService(name as EmbeddedServiceName, { db, config, logger }, host, portNumber);
+  const services = servicesConfigFrom(config);
+  const db = openServiceDatabase(services, logger);
+  const service = await startService(
+    name as EmbeddedServiceName,
+    { db, config: services, logger },
+    host,
+    portNumber,
+  );
   logger.info({ embedded: name, url: service.url }, 'listening');
   await stopSignal(logger);
   await service.close();

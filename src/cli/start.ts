@@ -6,10 +6,10 @@ import { loadConfigFile } from '../config/load.js';
 import type { RuleTable } from '../config/rule-table.js';
 import type { GatewayConfig } from '../config/schema.js';
 import { adminUrl, startAdminServer } from '../http/admin.js';
-import { Gateway } from '../http/gateway.js';
 import { createLogger } from '../logger.js';
 import { reloadFromFile, watchConfigFile } from './reloader.js';
 import { stopSignal } from './signals.js';
+import { startGatewayWithServices } from './wiring.js';
 
 export function workerCount(config: GatewayConfig): number {
   return config.workers === 'auto' ? availableParallelism() : config.workers;
@@ -23,7 +23,7 @@ export async function start(configFile: string): Promise<number> {
   const workers = workerCount(table.config);
   if (workers > 1) return runPrimary(configFile, table.config, workers, logger);
 
-  const gateway = await Gateway.start(table, { logger });
+  const gateway = await startGatewayWithServices(table, { logger });
   const reload = () => void reloadFromFile(gateway, configFile, logger);
   process.on('SIGHUP', reload);
   const watcher = table.config.reload.watch ? watchConfigFile(configFile, reload) : undefined;
@@ -35,7 +35,7 @@ export async function start(configFile: string): Promise<number> {
 }
 
 async function runWorker(configFile: string, table: RuleTable, logger: Logger): Promise<number> {
-  const gateway = await Gateway.start(table, { logger, adminListener: false });
+  const gateway = await startGatewayWithServices(table, { logger, adminListener: false });
   new AggregatorRegistry(); // installs the listener that answers the primary's metrics requests
   AggregatorRegistry.setRegistries([gateway.metrics.registry]);
   const onMessage = (message: unknown) => {

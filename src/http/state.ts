@@ -1,18 +1,20 @@
-import type { Logger } from 'pino';
 import type { RuleTable } from '../config/rule-table.js';
 import type { UpstreamConfig } from '../config/schema.js';
+import { VisitorJwtVerifier } from '../credentials/visitor-jwt.js';
+import type { WorkspaceTokenStore } from '../credentials/workspace-token.js';
 import { TrustedProxies } from '../identity/client-ip.js';
 import type { IdentitySources } from '../identity/resolve.js';
-import { VisitorJwtVerifier } from '../identity/visitor-jwt.js';
-import { StaticTokenStore, type WorkspaceTokenStore } from '../identity/workspace-token.js';
-import { Upstream } from '../proxy/upstream.js';
-import type { EmbeddedServices } from '../services/embedded.js';
+import { StaticTokenStore } from '../identity/workspace-token.js';
+import { UpstreamPool } from '../proxy/upstream-pool.js';
+import type { EmbeddedUpstreams } from './embedded-upstreams.js';
+import { closePools } from './pool-retirement.js';
 
 /** Everything the request path reads, built from one rule table. Replaced whole on reload. */
 export interface GatewayState {
   readonly table: RuleTable;
   readonly identity: IdentitySources;
-  readonly upstreams: ReadonlyMap<string, Upstream>;
+  /** The forwarding pool of each config upstream, by name. */
+  readonly upstreams: ReadonlyMap<string, UpstreamPool>;
   readonly keyPrefix: string;
 }
 
@@ -23,8 +25,7 @@ export interface StateOptions {
    * Runs the upstreams that name an embedded service, and holds the token database. Absent (as in
    * `tollgate explain`), embedded upstreams are left out of the state.
    */
-  readonly embedded?: EmbeddedServices;
-  readonly logger?: Logger;
+  readonly embedded?: EmbeddedUpstreams;
 }
 
 /**
@@ -50,11 +51,11 @@ export async function buildState(
       ? await VisitorJwtVerifier.create(identity.jwt)
       : undefined;
   const { embedded } = options;
-  const built = new Map<string, Upstream>();
+  const built = new Map<string, UpstreamPool>();
   for (const [name, cfg] of Object.entries(upstreams)) {
     if (!cfg.url && !embedded) continue;
     const url = cfg.url || (await embedded!.url(cfg.embedded!));
-    built.set(name, reuse(name, cfg) ?? new Upstream(name, { ...cfg, url }));
+    built.set(name, reuse(name, cfg) ?? new UpstreamPool(name, { ...cfg, url }));
   }
   return {
     table,
@@ -62,7 +63,7 @@ export async function buildState(
       trustedProxies: new TrustedProxies(identity.trustedProxies),
       ipv6PrefixLength: identity.ipv6PrefixLength,
       jwt,
-      workspaceTokens: options.workspaceTokens ?? workspaceTokenSource(table, embedded),
+      workspaceTokens: options.workspaceTokens ?? (await workspaceTokenSource(table, embedded)),
     },
     upstreams: built,
     // The store is set up at start; a reload must not move every key (and so reset every counter).
@@ -70,23 +71,22 @@ export async function buildState(
   };
 }
 
-function workspaceTokenSource(table: RuleTable, embedded: EmbeddedServices | undefined): WorkspaceTokenStore {
+async function workspaceTokenSource(
+  table: RuleTable,
+  embedded: EmbeddedUpstreams | undefined,
+): Promise<WorkspaceTokenStore> {
   const { workspaceTokens } = table.config.identity;
   if (workspaceTokens.source === 'static') return new StaticTokenStore(workspaceTokens.static);
   if (!embedded) throw new Error('identity.workspaceTokens.source "database" needs the services database');
-  return embedded.tokenStore();
+  return embedded.workspaceTokens();
 }
 
-/** The upstreams of `old` that `next` no longer uses. */
-export function retiredUpstreams(old: GatewayState, next: GatewayState): Upstream[] {
+/** The pools of `old` that `next` no longer uses. */
+export function retiredPools(old: GatewayState, next: GatewayState): UpstreamPool[] {
   const kept = new Set(next.upstreams.values());
   return [...old.upstreams.values()].filter((u) => !kept.has(u));
 }
 
-export async function closeUpstreams(upstreams: Iterable<Upstream>): Promise<void> {
-  await Promise.all([...upstreams].map((u) => u.close()));
-}
-
-export async function closeState(state: GatewayState): Promise<void> {
-  await closeUpstreams(state.upstreams.values());
+export function closeState(state: GatewayState): Promise<void> {
+  return closePools(state.upstreams.values());
 }

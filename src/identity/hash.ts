@@ -4,8 +4,3 @@ import { createHash } from 'node:crypto';
 export function hashPart(value: string): string {
   return createHash('sha256').update(value).digest('base64url').slice(0, 22);
 }
-
-/** The SHA-256 digest of a secret (API keys and workspace-token secrets are stored as this, never in clear). */
-export function sha256(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
-}

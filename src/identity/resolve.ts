@@ -3,13 +3,10 @@ import type { KeyPart } from '../config/schema.js';
 import { addressKey, walkForwardedFor, type TrustedProxies } from './client-ip.js';
 import { hashPart } from './hash.js';
 import type { Peer } from './peer.js';
-import { visitorToken, type JwtOutcome, type VisitorJwtVerifier } from './visitor-jwt.js';
-import {
-  bearerToken,
-  verifyWorkspaceToken,
-  type TokenOutcome,
-  type WorkspaceTokenStore,
-} from './workspace-token.js';
+import { bearerToken } from '../credentials/bearer.js';
+import { visitorToken, type JwtOutcome, type VisitorJwtVerifier } from '../credentials/visitor-jwt.js';
+import type { WorkspaceTokenStore } from '../credentials/workspace-token.js';
+import { verifyWorkspaceToken, type TokenOutcome } from './workspace-token.js';
 
 export interface IdentitySources {
   readonly trustedProxies: TrustedProxies;

@@ -1,28 +1,13 @@
 import { timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { sha256 } from './hash.js';
-
-/** Verifies workspace API tokens ("<id>|<secret>"). The embedded bulk-sync service provides a database-backed one. */
-export interface WorkspaceTokenStore {
-  verify(id: string, secret: string): Promise<boolean>;
-}
+import { bearerToken } from '../credentials/bearer.js';
+import { sha256 } from '../credentials/digest.js';
+import { parseWorkspaceToken, type WorkspaceTokenStore } from '../credentials/workspace-token.js';
 
 export type TokenOutcome =
   { readonly ok: true; readonly id: string } | { readonly ok: false; readonly reason: 'missing' | 'invalid' };
 
-export function bearerToken(authorization: string | undefined): string | undefined {
-  if (!authorization) return undefined;
-  const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
-  return m?.[1];
-}
-
-/** Splits "<id>|<secret>"; undefined when the shape is wrong. */
-export function parseWorkspaceToken(token: string): { id: string; secret: string } | undefined {
-  const bar = token.indexOf('|');
-  if (bar <= 0 || bar === token.length - 1) return undefined;
-  return { id: token.slice(0, bar), secret: token.slice(bar + 1) };
-}
-
+/** Checks the workspace token of an Authorization header ("Bearer <id>|<secret>") against the store. */
 export async function verifyWorkspaceToken(
   authorization: string | undefined,
   store: WorkspaceTokenStore,
@@ -38,10 +23,6 @@ export async function verifyWorkspaceToken(
     // A token store that cannot answer proves nothing: the token is not accepted.
   }
   return valid ? { ok: true, id: parsed.id } : { ok: false, reason: 'invalid' };
-}
-
-export function sha256Hex(value: string): string {
-  return sha256(value).toString('hex');
 }
 
 /** Tokens listed in the config as id + SHA-256 of the secret (the Laravel Sanctum convention). */

@@ -3,8 +3,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import { prepared } from '../db/statements.js';
-import { sha256 } from '../identity/hash.js';
-import { bearerToken } from '../identity/workspace-token.js';
+import { bearerToken } from '../credentials/bearer.js';
+import { sha256 } from '../credentials/digest.js';
 import { HttpError } from './errors.js';
 import { nowIso as now } from '../db/timestamps.js';
 
@@ -18,13 +18,13 @@ export function newApiKey(): string {
 export function createUser(db: Db, name: string, key = newApiKey()): { userId: number; key: string } {
   const create = db.transaction(() => {
     const userId = Number(
-      prepared(db, 'INSERT INTO users (name, created_at) VALUES (?, ?)').run(name, now()).lastInsertRowid,
+      prepared<[string, string]>(db, 'INSERT INTO users (name, created_at) VALUES (?, ?)').run(name, now())
+        .lastInsertRowid,
     );
-    prepared(db, 'INSERT INTO api_keys (user_id, key_hash, created_at) VALUES (?, ?, ?)').run(
-      userId,
-      sha256(key),
-      now(),
-    );
+    prepared<[number, Buffer, string]>(
+      db,
+      'INSERT INTO api_keys (user_id, key_hash, created_at) VALUES (?, ?, ?)',
+    ).run(userId, sha256(key), now());
     return userId;
   });
   return { userId: create.immediate(), key };
@@ -33,8 +33,10 @@ export function createUser(db: Db, name: string, key = newApiKey()): { userId: n
 /** The owner of an API key, or undefined. The stored and presented hashes are compared in constant time. */
 export function userForKey(db: Db, key: string): number | undefined {
   const presented = sha256(key);
-  const row = prepared(db, 'SELECT user_id, key_hash FROM api_keys WHERE key_hash = ?').get(presented) as
-    { user_id: number; key_hash: Buffer } | undefined;
+  const row = prepared<[Buffer], { user_id: number; key_hash: Buffer }>(
+    db,
+    'SELECT user_id, key_hash FROM api_keys WHERE key_hash = ?',
+  ).get(presented);
   return row && timingSafeEqual(row.key_hash, presented) ? row.user_id : undefined;
 }
 
@@ -48,7 +50,7 @@ export function bootstrapUsers(db: Db, keys: readonly string[], logger: Logger):
       if (userForKey(db, key) === undefined) createUser(db, `bootstrap-${i + 1}`, key);
     }
     if (keys.length > 0) return undefined;
-    const { n } = prepared(db, 'SELECT count(*) AS n FROM users').get() as { n: number };
+    const { n } = prepared<[], { n: number }>(db, 'SELECT count(*) AS n FROM users').get()!;
     return n === 0 ? createUser(db, 'admin') : undefined;
   });
   const created = ensure.immediate();

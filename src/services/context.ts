@@ -1,11 +1,10 @@
 import type { Logger } from 'pino';
-import type { GatewayConfig } from '../config/schema.js';
 import type { Db } from '../db/database.js';
+import type { ServicesConfig } from './config.js';
 
-/** What an embedded service is built from: the shared database and the config it reads its settings from. */
+/** What an embedded service is built from: the shared database, its settings, and a logger. */
 export interface ServiceContext {
   readonly db: Db;
-  /** The whole config: services.* for the services, identity.jwt for the widget's tokens. */
-  readonly config: GatewayConfig;
+  readonly config: ServicesConfig;
   readonly logger: Logger;
 }

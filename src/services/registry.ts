@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { EmbeddedServiceName, GatewayConfig } from '../config/schema.js';
 import { openDatabase, type Db } from '../db/database.js';
 import { bootstrapUsers } from './accounts.js';
 import { createServiceApp, listen } from './app.js';
 import { bulkSyncService } from './bulksync/service.js';
+import type { ServiceName, ServicesConfig } from './config.js';
 import type { ServiceContext } from './context.js';
 import type { ErrorStyle } from './errors.js';
 import { openApiDocument, type OpenApiFragment } from './openapi.js';
@@ -22,7 +22,7 @@ export interface ServiceDefinition {
   register(app: FastifyInstance, ctx: ServiceContext): void | Promise<void>;
 }
 
-export const SERVICES: Record<EmbeddedServiceName, ServiceDefinition> = {
+export const SERVICES: Record<ServiceName, ServiceDefinition> = {
   websites: websitesService,
   reports: reportsService,
   widget: widgetService,
@@ -30,7 +30,7 @@ export const SERVICES: Record<EmbeddedServiceName, ServiceDefinition> = {
 };
 
 export interface RunningService {
-  readonly name: EmbeddedServiceName;
+  readonly name: ServiceName;
   readonly url: string;
   close(): Promise<void>;
 }
@@ -39,15 +39,15 @@ export interface RunningService {
  * Opens the database and applies the config's bootstrap accounts (API keys, workspace token); a
  * workspace without an owner goes to the first user.
  */
-export function openServiceDatabase(config: GatewayConfig, logger: Logger): Db {
-  const db = openDatabase(config.services.dataDir);
+export function openServiceDatabase(config: ServicesConfig, logger: Logger): Db {
+  const db = openDatabase(config.dataDir);
   try {
     // Users first: the bootstrap workspace, and any workspace still without an owner, go to the first one.
-    bootstrapUsers(db, config.services.bootstrapApiKeys, logger);
+    bootstrapUsers(db, config.bootstrapApiKeys, logger);
     const adopted = adoptOrphanWorkspaces(db);
     if (adopted > 0)
       logger.info({ workspaces: adopted }, 'workspaces without an owner now belong to the first user');
-    const { bootstrapToken, bootstrapWorkspace } = config.services.bulksync;
+    const { bootstrapToken, bootstrapWorkspace } = config.bulksync;
     if (bootstrapToken) ensureWorkspaceToken(db, bootstrapToken, bootstrapWorkspace);
   } catch (err) {
     db.close();
@@ -57,12 +57,12 @@ export function openServiceDatabase(config: GatewayConfig, logger: Logger): Db {
 }
 
 /** Builds a service's app (not listening): for tests through fastify's inject, and for startService. */
-export async function buildService(name: EmbeddedServiceName, ctx: ServiceContext): Promise<FastifyInstance> {
+export async function buildService(name: ServiceName, ctx: ServiceContext): Promise<FastifyInstance> {
   const definition = SERVICES[name];
   const app = createServiceApp({
     logger: ctx.logger.child({ embedded: name }),
     errors: definition.errors,
-    bodyLimit: ctx.config.services.maxBodySize,
+    bodyLimit: ctx.config.maxBodySize,
   });
   if (definition.servesOpenApi) {
     const document = servicesOpenApi();
@@ -74,7 +74,7 @@ export async function buildService(name: EmbeddedServiceName, ctx: ServiceContex
 }
 
 export async function startService(
-  name: EmbeddedServiceName,
+  name: ServiceName,
   ctx: ServiceContext,
   host: string,
   port: number,

@@ -1,8 +1,12 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/database.js';
 import { prepared } from '../db/statements.js';
-import { sha256 } from '../identity/hash.js';
-import { parseWorkspaceToken, type WorkspaceTokenStore } from '../identity/workspace-token.js';
+import { sha256 } from '../credentials/digest.js';
+import {
+  formatWorkspaceToken,
+  parseWorkspaceToken,
+  type WorkspaceTokenStore,
+} from '../credentials/workspace-token.js';
 import { nowIso as now } from '../db/timestamps.js';
 
 /**
@@ -16,7 +20,7 @@ export interface Workspace {
 }
 
 export function findWorkspace(db: Db, name: string): Workspace | undefined {
-  return prepared(db, 'SELECT id, name FROM workspaces WHERE name = ?').get(name) as Workspace | undefined;
+  return prepared<[string], Workspace>(db, 'SELECT id, name FROM workspaces WHERE name = ?').get(name);
 }
 
 /** A workspace asked for on behalf of a user while another user owns it: it keeps its owner. */
@@ -32,19 +36,19 @@ export class WorkspaceOwnerError extends Error {
 
 /** The first user (lowest id): the owner a workspace gets when none is named. */
 export function firstUserId(db: Db): number | undefined {
-  const row = prepared(db, 'SELECT min(id) AS id FROM users').get() as { id: number | null };
-  return row.id ?? undefined;
+  return prepared<[], { id: number | null }>(db, 'SELECT min(id) AS id FROM users').get()!.id ?? undefined;
 }
 
 export function userExists(db: Db, id: number): boolean {
-  return prepared(db, 'SELECT 1 FROM users WHERE id = ?').get(id) !== undefined;
+  return prepared<[number], { one: 1 }>(db, 'SELECT 1 AS one FROM users WHERE id = ?').get(id) !== undefined;
 }
 
 /** The workspace's owner: undefined when there is no such workspace, null when it has no owner yet. */
 export function workspaceOwner(db: Db, name: string): number | null | undefined {
-  const row = prepared(db, 'SELECT user_id FROM workspaces WHERE name = ?').get(name) as
-    { user_id: number | null } | undefined;
-  return row?.user_id;
+  return prepared<[string], { user_id: number | null }>(
+    db,
+    'SELECT user_id FROM workspaces WHERE name = ?',
+  ).get(name)?.user_id;
 }
 
 /**
@@ -54,16 +58,15 @@ export function workspaceOwner(db: Db, name: string): number | null | undefined 
  */
 export function ensureWorkspace(db: Db, name: string, owner?: number): Workspace {
   const ensure = db.transaction(() => {
-    prepared(
+    prepared<[string, number | null, string]>(
       db,
       `INSERT INTO workspaces (name, user_id, created_at) VALUES (?, coalesce(?, (SELECT min(id) FROM users)), ?)
        ON CONFLICT (name) DO UPDATE SET user_id = coalesce(workspaces.user_id, excluded.user_id)`,
     ).run(name, owner ?? null, now());
-    const row = prepared(db, 'SELECT id, name, user_id FROM workspaces WHERE name = ?').get(name) as {
-      id: number;
-      name: string;
-      user_id: number | null;
-    };
+    const row = prepared<[string], { id: number; name: string; user_id: number | null }>(
+      db,
+      'SELECT id, name, user_id FROM workspaces WHERE name = ?',
+    ).get(name)!;
     if (owner !== undefined && row.user_id !== owner)
       throw new WorkspaceOwnerError(name, row.user_id!, owner);
     return { id: row.id, name: row.name };
@@ -76,7 +79,7 @@ export function ensureWorkspace(db: Db, name: string, owner?: number): Workspace
  * users) to the first user; returns how many. Run once the bootstrap users exist.
  */
 export function adoptOrphanWorkspaces(db: Db): number {
-  return prepared(
+  return prepared<[]>(
     db,
     `UPDATE workspaces SET user_id = (SELECT min(id) FROM users)
      WHERE user_id IS NULL AND EXISTS (SELECT 1 FROM users)`,
@@ -100,12 +103,12 @@ export function createWorkspaceToken(
 function insertToken(db: Db, workspaceName: string, id: string, secret: string, owner?: number): string {
   db.transaction(() => {
     const workspace = ensureWorkspace(db, workspaceName, owner);
-    prepared(
+    prepared<[string, number, Buffer, string]>(
       db,
       'INSERT INTO workspace_tokens (id, workspace_id, secret_hash, created_at) VALUES (?, ?, ?, ?)',
     ).run(id, workspace.id, sha256(secret), now());
   }).immediate();
-  return `${id}|${secret}`;
+  return formatWorkspaceToken(id, secret);
 }
 
 /**
@@ -116,11 +119,13 @@ export function ensureWorkspaceToken(db: Db, token: string, workspaceName: strin
   const parsed = parseWorkspaceToken(token);
   if (!parsed) throw new Error('a workspace token has the form "<id>|<secret>"');
   db.transaction(() => {
-    const row = prepared(db, 'SELECT secret_hash FROM workspace_tokens WHERE id = ?').get(parsed.id) as
-      { secret_hash: Buffer } | undefined;
+    const row = prepared<[string], { secret_hash: Buffer }>(
+      db,
+      'SELECT secret_hash FROM workspace_tokens WHERE id = ?',
+    ).get(parsed.id);
     if (!row) return void insertToken(db, workspaceName, parsed.id, parsed.secret);
     const workspace = ensureWorkspace(db, workspaceName);
-    prepared(
+    prepared<[Buffer, number, string]>(
       db,
       'UPDATE workspace_tokens SET secret_hash = ?, workspace_id = ?, revoked_at = NULL WHERE id = ?',
     ).run(sha256(parsed.secret), workspace.id, parsed.id);
@@ -130,20 +135,20 @@ export function ensureWorkspaceToken(db: Db, token: string, workspaceName: strin
 /** Revokes a token; false when no live token has that id. */
 export function revokeWorkspaceToken(db: Db, id: string): boolean {
   return (
-    prepared(db, 'UPDATE workspace_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(
-      now(),
-      id,
-    ).changes === 1
+    prepared<[string, string]>(
+      db,
+      'UPDATE workspace_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
+    ).run(now(), id).changes === 1
   );
 }
 
 /** The workspace a live token with this id and secret belongs to; the hashes are compared in constant time. */
 export function workspaceForToken(db: Db, id: string, secret: string): Workspace | undefined {
-  const row = prepared(
+  const row = prepared<[string], { secret_hash: Buffer; id: number; name: string }>(
     db,
     `SELECT t.secret_hash, w.id, w.name FROM workspace_tokens t JOIN workspaces w ON w.id = t.workspace_id
        WHERE t.id = ? AND t.revoked_at IS NULL`,
-  ).get(id) as { secret_hash: Buffer; id: number; name: string } | undefined;
+  ).get(id);
   if (!row || !timingSafeEqual(row.secret_hash, sha256(secret))) return undefined;
   return { id: row.id, name: row.name };
 }

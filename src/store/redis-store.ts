@@ -2,6 +2,7 @@ import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { throttledWarn } from '../logger.js';
 import { FIXED_WINDOW_LUA } from './fixed-window-script.js';
+import { FIXED_WINDOW_COMMAND } from './redis-commands.js';
 import {
   StoreUnavailableError,
   type WindowRequest,
@@ -15,8 +16,6 @@ export interface RedisStoreOptions {
   readonly connectTimeoutMs: number;
   readonly logger?: Logger;
 }
-
-type FixedWindowCommand = (numKeys: number, ...args: (string | number)[]) => Promise<number[]>;
 
 /** Settings that keep a request from ever waiting on, or double-counting through, an unhealthy Redis. */
 export function redisClientOptions(
@@ -36,7 +35,6 @@ export function redisClientOptions(
 /** Fixed windows in Redis: every window of a request in one EVALSHA round trip. */
 export class RedisStore implements WindowStore {
   readonly client: Redis;
-  readonly #hit: FixedWindowCommand;
   readonly #connectTimeoutMs: number;
 
   constructor(options: RedisStoreOptions) {
@@ -45,15 +43,13 @@ export class RedisStore implements WindowStore {
     // ioredis emits on every failed reconnect attempt.
     const warn = options.logger ? throttledWarn(options.logger, 'redis store error') : undefined;
     this.client.on('error', (err: Error) => warn?.({ err: err.message }));
-    this.client.defineCommand('tollgateFixedWindow', { lua: FIXED_WINDOW_LUA });
-    const command = (this.client as unknown as Record<string, FixedWindowCommand>)['tollgateFixedWindow']!;
-    this.#hit = command.bind(this.client);
+    this.client.defineCommand(FIXED_WINDOW_COMMAND, { lua: FIXED_WINDOW_LUA });
   }
 
   async hit(requests: readonly WindowRequest[]): Promise<WindowResult[]> {
     let reply: number[];
     try {
-      reply = await this.#hit(requests.length, ...scriptArgs(requests));
+      reply = await this.client.tollgateFixedWindow(requests.length, ...scriptArgs(requests));
     } catch (err) {
       throw new StoreUnavailableError(`redis: ${(err as Error).message}`, { cause: err });
     }

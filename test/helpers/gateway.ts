@@ -1,18 +1,22 @@
 import { pino } from 'pino';
 import { request, type Dispatcher } from 'undici';
+import { startGatewayWithServices } from '../../src/cli/wiring.js';
 import { loadConfigText } from '../../src/config/load.js';
-import { Gateway, type GatewayOptions } from '../../src/http/gateway.js';
+import type { Gateway, GatewayOptions } from '../../src/http/gateway.js';
 
 export const silentLogger = pino({ level: 'silent' });
 
-/** Starts a gateway from YAML text (env references resolved from `env`), on an ephemeral port. */
+/**
+ * Starts a gateway from YAML text (env references resolved from `env`), on an ephemeral port, with
+ * the embedded services wired in as `tollgate start` does.
+ */
 export async function startGateway(
   yaml: string,
   env: Record<string, string> = {},
   options: Partial<GatewayOptions> = {},
 ): Promise<Gateway> {
   const table = loadConfigText(yaml, 'test.yaml', { ...env });
-  return Gateway.start(table, { logger: silentLogger, ...options });
+  return startGatewayWithServices(table, { logger: silentLogger, ...options });
 }
 
 export interface Reply {

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
+import { bulkSyncBodyLimit } from '../../src/cli/services-config.js';
 import { loadConfigText } from '../../src/config/load.js';
 import { parseChanged, parseFullSync } from '../../src/services/bulksync/batch.js';
 import { KIND_SPECS, sameValues } from '../../src/services/bulksync/kinds.js';
-import { maxBodyBytes } from '../../src/services/bulksync/routes.js';
 import { HttpError } from '../../src/services/errors.js';
 import { DEFAULT_CONFIG } from '../helpers/default-config.js';
 
@@ -201,13 +201,13 @@ describe('the body bound the handshake announces', () => {
   test('the smaller of the service bound and the wp-plugin route bound', () => {
     const config = (env: Record<string, string>) =>
       loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', env).config;
-    expect(maxBodyBytes(config({}))).toBe(5 * 1024 * 1024);
-    expect(maxBodyBytes(config({ MAX_BODY_SIZE: '1kb' }))).toBe(1024);
+    expect(bulkSyncBodyLimit(config({}))).toBe(5 * 1024 * 1024);
+    expect(bulkSyncBodyLimit(config({ MAX_BODY_SIZE: '1kb' }))).toBe(1024);
     const routeOnly = config({});
     const shrunk = {
       ...routeOnly,
       routes: routeOnly.routes.map((r) => (r.name === 'wp-plugin' ? { ...r, maxBodySize: 2048 } : r)),
     };
-    expect(maxBodyBytes(shrunk)).toBe(2048);
+    expect(bulkSyncBodyLimit(shrunk)).toBe(2048);
   });
 });

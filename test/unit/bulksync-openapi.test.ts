@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { FastifyInstance } from 'fastify';
+import { servicesConfigFrom } from '../../src/cli/services-config.js';
 import { loadConfigText } from '../../src/config/load.js';
 import type { Db } from '../../src/db/database.js';
 import { bulkSyncService } from '../../src/services/bulksync/service.js';
@@ -13,7 +14,9 @@ let app: FastifyInstance;
 const registered: string[] = [];
 
 beforeAll(async () => {
-  const { config } = loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', embeddedEnv(newDataDir()));
+  const config = servicesConfigFrom(
+    loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', embeddedEnv(newDataDir())).config,
+  );
   db = openServiceDatabase(config, silentLogger);
   app = await buildService('bulksync', {
     db,

@@ -3,12 +3,12 @@ import { once } from 'node:events';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { readOrCreateSecret } from '../../src/identity/visitor-jwt.js';
+import { readOrCreateSecret } from '../../src/credentials/secret-file.js';
 import { newDataDir } from '../helpers/embedded.js';
 
 /** readOrCreateSecret in its own process (as each gateway worker is); resolves with what it returned. */
 async function inProcess(file: string): Promise<string> {
-  const script = `import { readOrCreateSecret } from './src/identity/visitor-jwt.ts';
+  const script = `import { readOrCreateSecret } from './src/credentials/secret-file.ts';
 process.stdout.write(await readOrCreateSecret(${JSON.stringify(file)}));`;
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -3,7 +3,8 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
 import { openDatabase, DATABASE_FILE, type Db } from '../../src/db/database.js';
 import { MIGRATIONS } from '../../src/db/migrations/index.js';
-import { CachedTokenStore, type WorkspaceTokenStore } from '../../src/identity/workspace-token.js';
+import type { WorkspaceTokenStore } from '../../src/credentials/workspace-token.js';
+import { CachedTokenStore } from '../../src/identity/workspace-token.js';
 import { createUser, userForKey } from '../../src/services/accounts.js';
 import { openServiceDatabase } from '../../src/services/registry.js';
 import {
@@ -12,6 +13,7 @@ import {
   revokeWorkspaceToken,
   workspaceForToken,
 } from '../../src/services/workspaces.js';
+import { servicesConfigFrom } from '../../src/cli/services-config.js';
 import { loadConfigText } from '../../src/config/load.js';
 import { DEFAULT_CONFIG } from '../helpers/default-config.js';
 import { newDataDir } from '../helpers/embedded.js';
@@ -24,8 +26,10 @@ afterEach(() => {
 const track = (db: Db) => (open.push(db), db);
 
 const configFor = (dataDir: string, env: Record<string, string> = {}) =>
-  loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', { PORT: '0', ADMIN_PORT: '0', DATA_DIR: dataDir, ...env })
-    .config;
+  servicesConfigFrom(
+    loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', { PORT: '0', ADMIN_PORT: '0', DATA_DIR: dataDir, ...env })
+      .config,
+  );
 
 describe('the services database', () => {
   test('is created in WAL mode with every migration applied, and reopening applies none twice', () => {

@@ -219,13 +219,13 @@ test('a stored message becomes one SSE event with its id as the cursor', () => {
 });
 
 describe('issuing config', () => {
-  const config = (jwt: Record<string, unknown> | undefined): GatewayConfig =>
+  const config = (jwt: Record<string, unknown> | undefined): GatewayConfig['identity']['jwt'] =>
     configSchema.parse({
       listeners: [{}],
       upstreams: { u: { url: 'http://127.0.0.1:1' } },
       routes: [{ name: 'r', paths: ['/*'], upstream: 'u' }],
       identity: jwt ? { jwt } : {},
-    });
+    }).identity.jwt;
 
   test('issues with the first algorithm when it is HS*', () => {
     const cfg = issuingConfig(config({ algorithms: ['HS512', 'HS256'], secret: 's' }));

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/database.js';
-import { bearerToken, parseWorkspaceToken } from '../../identity/workspace-token.js';
+import { bearerToken } from '../../credentials/bearer.js';
+import { parseWorkspaceToken } from '../../credentials/workspace-token.js';
 import { HttpError } from '../errors.js';
 import { workspaceForToken, type Workspace } from '../workspaces.js';
 

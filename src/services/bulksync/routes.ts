@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { GatewayConfig } from '../../config/schema.js';
 import type { ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
 import { callerOf, requireWorkspaceToken } from './auth.js';
@@ -14,16 +13,6 @@ import { CatalogueSync } from './sync.js';
  */
 export const WP_PREFIXES = ['/v1/wp', '/api/v1/wp'] as const;
 
-/** The largest body a client may send: the service's bound, or a smaller one of a gateway route in front. */
-export function maxBodyBytes(config: GatewayConfig): number {
-  const bounds = [config.services.maxBodySize];
-  for (const route of config.routes) {
-    if (config.upstreams[route.upstream]?.embedded === 'bulksync') bounds.push(route.maxBodySize);
-  }
-  const set = bounds.filter((b) => b > 0);
-  return set.length > 0 ? Math.min(...set) : 0;
-}
-
 /** The sync endpoints take JSON only (the service app also parses forms and plain text). */
 function jsonBody(request: FastifyRequest): unknown {
   const type = request.headers['content-type'];
@@ -36,7 +25,7 @@ function jsonBody(request: FastifyRequest): unknown {
 export function registerRoutes(app: FastifyInstance, { db, config }: ServiceContext): void {
   const store = new CatalogueStore(db);
   const sync = new CatalogueSync(store);
-  const limits = { batch_size: BATCH_SIZE, max_body_bytes: maxBodyBytes(config) };
+  const limits = { batch_size: BATCH_SIZE, max_body_bytes: config.bulksync.maxBodyBytes };
   requireWorkspaceToken(app, db);
 
   for (const prefix of WP_PREFIXES) {

@@ -1,4 +1,3 @@
-import type { Statement } from 'better-sqlite3';
 import type { Db } from '../../db/database.js';
 import type { SqlValue } from './items.js';
 import { KIND_SPECS, KINDS, sameValues, type Item, type Kind, type KindSpec } from './kinds.js';
@@ -7,16 +6,8 @@ import { KIND_SPECS, KINDS, sameValues, type Item, type Kind, type KindSpec } fr
 
 export type Outcome = 'created' | 'updated' | 'unchanged';
 
-interface KindStatements {
-  readonly select: Statement<[number, string], Record<string, SqlValue>>;
-  readonly insert: Statement<[Record<string, SqlValue>]>;
-  readonly update: Statement<[Record<string, SqlValue>]>;
-  readonly remove: Statement<[number, string]>;
-  readonly removeUnseen: Statement<[number, number, string, string]>;
-  readonly count: Statement<[number], { n: number }>;
-}
-
-function kindStatements(db: Db, spec: KindSpec): KindStatements {
+/** The statements of one kind's table. */
+function kindStatements(db: Db, spec: KindSpec) {
   const { table, columns, createdStamp, changedStamp } = spec;
   const stamps = createdStamp ? [createdStamp, changedStamp] : [changedStamp];
   const insertColumns = ['workspace_id', 'external_id', ...columns, ...stamps];
@@ -29,21 +20,25 @@ function kindStatements(db: Db, spec: KindSpec): KindStatements {
   const sets = [...columns.map((c) => `${c} = @${c}`), `${changedStamp} = @now`];
   const key = 'workspace_id = ? AND external_id = ?';
   return {
-    select: db.prepare(`SELECT ${columns.join(', ')} FROM ${table} WHERE ${key}`),
-    insert: db.prepare(
+    select: db.prepare<[number, string], Record<string, SqlValue>>(
+      `SELECT ${columns.join(', ')} FROM ${table} WHERE ${key}`,
+    ),
+    insert: db.prepare<[Record<string, SqlValue>]>(
       `INSERT INTO ${table} (${insertColumns.join(', ')}) VALUES (${insertValues.join(', ')})`,
     ),
-    update: db.prepare(
+    update: db.prepare<[Record<string, SqlValue>]>(
       `UPDATE ${table} SET ${sets.join(', ')} WHERE workspace_id = @workspace_id AND external_id = @external_id`,
     ),
-    remove: db.prepare(`DELETE FROM ${table} WHERE ${key}`),
-    removeUnseen: db.prepare(
+    remove: db.prepare<[number, string]>(`DELETE FROM ${table} WHERE ${key}`),
+    removeUnseen: db.prepare<[number, number, string, string]>(
       `DELETE FROM ${table} WHERE workspace_id = ? AND external_id NOT IN
          (SELECT external_id FROM sync_seen WHERE workspace_id = ? AND kind = ? AND sync_id = ?)`,
     ),
-    count: db.prepare(`SELECT count(*) AS n FROM ${table} WHERE workspace_id = ?`),
+    count: db.prepare<[number], { n: number }>(`SELECT count(*) AS n FROM ${table} WHERE workspace_id = ?`),
   };
 }
+
+type KindStatements = ReturnType<typeof kindStatements>;
 
 /**
  * How long a full sync is remembered after its last batch: an unfinished one until a later sync of
@@ -56,18 +51,18 @@ export type RunState = 'open' | 'completed' | 'superseded';
 
 export class CatalogueStore {
   readonly #kinds: Readonly<Record<Kind, KindStatements>>;
-  readonly #run: Statement<[number, string, string], { state: RunState }>;
-  readonly #openRun: Statement<[number, string, string, string, string]>;
-  readonly #touchRun: Statement<[string, number, string, string]>;
-  readonly #purgeStaleRuns: Statement<[number, string, string]>;
-  readonly #forgetOpenSeen: Statement<[number, string]>;
-  readonly #supersedeOpen: Statement<[string, number, string]>;
-  readonly #see: Statement<[number, string, string, string]>;
-  readonly #seeInOpenRuns: Statement<[string, number, string]>;
-  readonly #forgetSeen: Statement<[number, string, string]>;
-  readonly #finishRun: Statement<[string, number, string, string]>;
-  readonly #complete: Statement<[number, string, string]>;
-  readonly #completions: Statement<[number], { kind: Kind; completed_at: string }>;
+  readonly #run;
+  readonly #openRun;
+  readonly #touchRun;
+  readonly #purgeStaleRuns;
+  readonly #forgetOpenSeen;
+  readonly #supersedeOpen;
+  readonly #see;
+  readonly #seeInOpenRuns;
+  readonly #forgetSeen;
+  readonly #finishRun;
+  readonly #complete;
+  readonly #completions;
 
   constructor(readonly db: Db) {
     this.#kinds = {
@@ -76,37 +71,45 @@ export class CatalogueStore {
       coupons: kindStatements(db, KIND_SPECS.coupons),
     };
     const key = 'workspace_id = ? AND kind = ? AND sync_id = ?';
-    this.#run = db.prepare(`SELECT state FROM sync_runs WHERE ${key}`);
-    this.#openRun = db.prepare(
+    this.#run = db.prepare<[number, string, string], { state: RunState }>(
+      `SELECT state FROM sync_runs WHERE ${key}`,
+    );
+    this.#openRun = db.prepare<[number, string, string, string, string]>(
       `INSERT INTO sync_runs (workspace_id, kind, sync_id, state, started_at, updated_at)
        VALUES (?, ?, ?, 'open', ?, ?)`,
     );
-    this.#touchRun = db.prepare(`UPDATE sync_runs SET updated_at = ? WHERE ${key}`);
-    this.#purgeStaleRuns = db.prepare(
+    this.#touchRun = db.prepare<[string, number, string, string]>(
+      `UPDATE sync_runs SET updated_at = ? WHERE ${key}`,
+    );
+    this.#purgeStaleRuns = db.prepare<[number, string, string]>(
       'DELETE FROM sync_runs WHERE workspace_id = ? AND kind = ? AND updated_at < ?',
     );
-    this.#forgetOpenSeen = db.prepare(
+    this.#forgetOpenSeen = db.prepare<[number, string]>(
       `DELETE FROM sync_seen WHERE (workspace_id, kind, sync_id) IN
          (SELECT workspace_id, kind, sync_id FROM sync_runs WHERE workspace_id = ? AND kind = ? AND state = 'open')`,
     );
-    this.#supersedeOpen = db.prepare(
+    this.#supersedeOpen = db.prepare<[string, number, string]>(
       `UPDATE sync_runs SET state = 'superseded', updated_at = ?
        WHERE workspace_id = ? AND kind = ? AND state = 'open'`,
     );
-    this.#see = db.prepare(
+    this.#see = db.prepare<[number, string, string, string]>(
       'INSERT OR IGNORE INTO sync_seen (workspace_id, kind, sync_id, external_id) VALUES (?, ?, ?, ?)',
     );
-    this.#seeInOpenRuns = db.prepare(
+    this.#seeInOpenRuns = db.prepare<[string, number, string]>(
       `INSERT OR IGNORE INTO sync_seen (workspace_id, kind, sync_id, external_id)
        SELECT workspace_id, kind, sync_id, ? FROM sync_runs WHERE workspace_id = ? AND kind = ? AND state = 'open'`,
     );
-    this.#forgetSeen = db.prepare(`DELETE FROM sync_seen WHERE ${key}`);
-    this.#finishRun = db.prepare(`UPDATE sync_runs SET state = 'completed', updated_at = ? WHERE ${key}`);
-    this.#complete = db.prepare(
+    this.#forgetSeen = db.prepare<[number, string, string]>(`DELETE FROM sync_seen WHERE ${key}`);
+    this.#finishRun = db.prepare<[string, number, string, string]>(
+      `UPDATE sync_runs SET state = 'completed', updated_at = ? WHERE ${key}`,
+    );
+    this.#complete = db.prepare<[number, string, string]>(
       `INSERT INTO sync_completions (workspace_id, kind, completed_at) VALUES (?, ?, ?)
        ON CONFLICT (workspace_id, kind) DO UPDATE SET completed_at = excluded.completed_at`,
     );
-    this.#completions = db.prepare('SELECT kind, completed_at FROM sync_completions WHERE workspace_id = ?');
+    this.#completions = db.prepare<[number], { kind: Kind; completed_at: string }>(
+      'SELECT kind, completed_at FROM sync_completions WHERE workspace_id = ?',
+    );
   }
 
   /** Inserts the item, updates it when a value differs, or leaves the row untouched. */

@@ -14,7 +14,7 @@ export const reportsService: ServiceDefinition = {
   openapi: reportsOpenApi,
   servesOpenApi: true,
   register(app, ctx) {
-    const settings = ctx.config.services.reports;
+    const settings = ctx.config.reports;
     const fetcher = new PageFetcher(
       { timeout: settings.fetchTimeout, maxRedirects: settings.maxRedirects, maxSize: settings.maxPageSize },
       settings.allowPrivateNetworks ? undefined : { resolve: systemResolver, allowed: isPublicAddress },

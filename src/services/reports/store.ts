@@ -59,6 +59,14 @@ export interface ListQuery {
   readonly offset: number;
 }
 
+/** The list filter's parameters (null: not filtered by it). */
+interface Filter {
+  readonly user: number;
+  readonly search: string | null;
+  readonly project: string | null;
+  readonly result: ReportResult | null;
+}
+
 const FILTER = `
   WHERE user_id = @user
     AND (@search IS NULL OR instr(lower(url), lower(@search)) > 0)
@@ -70,40 +78,44 @@ const FILTER = `
  * of another user is never read, changed or deleted.
  */
 export class ReportStore {
-  readonly #insert: Statement;
-  readonly #find: Statement;
-  readonly #update: Statement;
-  readonly #delete: Statement;
-  readonly #count: Statement;
+  readonly #insert;
+  readonly #find;
+  readonly #update;
+  readonly #delete;
+  readonly #count;
   /** One statement per sort key and direction (ORDER BY cannot be a parameter); ties by id. */
-  readonly #list = new Map<string, Statement>();
-  readonly #projects: Statement;
+  readonly #list = new Map<string, Statement<[Filter & { limit: number; offset: number }], ReportRow>>();
+  readonly #projects;
 
   constructor(private readonly db: Db) {
-    this.#insert = db.prepare(`
+    this.#insert = db.prepare<[Omit<ReportRow, 'id'>], ReportRow>(`
       INSERT INTO reports (user_id, url, page_url, project, result, score, results, privacy, password_hash,
                            generated_at, created_at, updated_at)
       VALUES (@user_id, @url, @page_url, @project, @result, @score, @results, @privacy, @password_hash,
               @generated_at, @created_at, @updated_at)
       RETURNING *`);
-    this.#find = db.prepare('SELECT * FROM reports WHERE id = ? AND user_id = ?');
-    this.#update = db.prepare(`
+    this.#find = db.prepare<[number, number], ReportRow>(
+      'SELECT * FROM reports WHERE id = ? AND user_id = ?',
+    );
+    this.#update = db.prepare<[Omit<ReportRow, 'url' | 'page_url' | 'project' | 'created_at'>], ReportRow>(`
       UPDATE reports SET privacy = @privacy, password_hash = @password_hash, result = @result, score = @score,
                          results = @results, generated_at = @generated_at, updated_at = @updated_at
       WHERE id = @id AND user_id = @user_id
       RETURNING *`);
-    this.#delete = db.prepare('DELETE FROM reports WHERE id = ? AND user_id = ?');
-    this.#count = db.prepare(`SELECT count(*) AS n FROM reports ${FILTER}`);
+    this.#delete = db.prepare<[number, number]>('DELETE FROM reports WHERE id = ? AND user_id = ?');
+    this.#count = db.prepare<[Filter], { n: number }>(`SELECT count(*) AS n FROM reports ${FILTER}`);
     for (const key of SORT_KEYS) {
       for (const dir of ['asc', 'desc'] as const) {
         const order = key === 'id' ? `id ${dir}` : `${key} ${dir}, id ${dir}`;
         this.#list.set(
           `${key} ${dir}`,
-          db.prepare(`SELECT * FROM reports ${FILTER} ORDER BY ${order} LIMIT @limit OFFSET @offset`),
+          db.prepare<[Filter & { limit: number; offset: number }], ReportRow>(
+            `SELECT * FROM reports ${FILTER} ORDER BY ${order} LIMIT @limit OFFSET @offset`,
+          ),
         );
       }
     }
-    this.#projects = db.prepare(
+    this.#projects = db.prepare<[number], { project: string; reports: number }>(
       'SELECT project, count(*) AS reports FROM reports WHERE user_id = ? GROUP BY project ORDER BY project',
     );
   }
@@ -123,11 +135,11 @@ export class ReportStore {
       generated_at: report.analysis.generatedAt ?? at,
       created_at: at,
       updated_at: at,
-    }) as ReportRow;
+    })!;
   }
 
   find(userId: number, id: number): ReportRow | undefined {
-    return this.#find.get(id, userId) as ReportRow | undefined;
+    return this.#find.get(id, userId);
   }
 
   /** The updated row, or undefined when the user has no such report. */
@@ -147,7 +159,7 @@ export class ReportStore {
         results: analysis ? JSON.stringify(analysis.results) : row.results,
         generated_at: analysis ? (analysis.generatedAt ?? at) : row.generated_at,
         updated_at: at,
-      }) as ReportRow;
+      })!;
     });
     return apply.immediate();
   }
@@ -157,20 +169,18 @@ export class ReportStore {
   }
 
   list(userId: number, query: ListQuery): { rows: ReportRow[]; total: number } {
-    const filter = {
+    const filter: Filter = {
       user: userId,
       search: query.search ?? null,
       project: query.project ?? null,
       result: query.result ?? null,
     };
     const read = this.db.transaction(() => {
-      const { n } = this.#count.get(filter) as { n: number };
+      const { n } = this.#count.get(filter)!;
       const statement = this.#list.get(`${query.sortBy} ${query.sort}`)!;
       // Past the last row the page is empty: no read, so no offset beyond SQLite's 64-bit integers.
       const rows =
-        query.offset < n
-          ? (statement.all({ ...filter, limit: query.limit, offset: query.offset }) as ReportRow[])
-          : [];
+        query.offset < n ? statement.all({ ...filter, limit: query.limit, offset: query.offset }) : [];
       return { rows, total: n };
     });
     return read();
@@ -178,6 +188,6 @@ export class ReportStore {
 
   /** The user's projects with their report counts, by name. */
   projects(userId: number): { project: string; reports: number }[] {
-    return this.#projects.all(userId) as { project: string; reports: number }[];
+    return this.#projects.all(userId);
   }
 }

@@ -1,4 +1,3 @@
-import type Database from 'better-sqlite3';
 import type { Db } from '../../db/database.js';
 import type { WebsiteRow } from './record.js';
 import { nowIso as now } from '../../db/timestamps.js';
@@ -40,7 +39,6 @@ export interface ListResult {
   readonly rows: WebsiteRow[];
 }
 
-type Statement<P extends unknown[] | object, R = unknown> = Database.Statement<P, R>;
 type Named = Record<string, unknown>;
 
 /**
@@ -55,19 +53,23 @@ const LIST_WHERE =
  * the service starts.
  */
 export class WebsiteData {
-  readonly #find: Statement<[number, number], WebsiteRow>;
-  readonly #hostTaken: Statement<[number, string], { taken: 1 }>;
-  readonly #insert: Statement<Named, WebsiteRow>;
-  readonly #update: Statement<Named, WebsiteRow>;
-  readonly #delete: Statement<[number, number]>;
-  readonly #count: Statement<Named, { n: number }>;
-  readonly #page: Record<'asc' | 'desc', Statement<Named, WebsiteRow>>;
+  readonly #find;
+  readonly #hostTaken;
+  readonly #insert;
+  readonly #update;
+  readonly #delete;
+  readonly #count;
+  readonly #page;
   readonly #list: (user: number, query: ListQuery) => ListResult;
 
   constructor(db: Db) {
-    this.#find = db.prepare('SELECT * FROM websites WHERE id = ? AND user_id = ?');
-    this.#hostTaken = db.prepare('SELECT 1 AS taken FROM websites WHERE user_id = ? AND url = ?');
-    this.#insert = db.prepare(
+    this.#find = db.prepare<[number, number], WebsiteRow>(
+      'SELECT * FROM websites WHERE id = ? AND user_id = ?',
+    );
+    this.#hostTaken = db.prepare<[number, string], { taken: 1 }>(
+      'SELECT 1 AS taken FROM websites WHERE user_id = ? AND url = ?',
+    );
+    this.#insert = db.prepare<Named, WebsiteRow>(
       `INSERT INTO websites (user_id, url, privacy, password_hash, email, exclude_bots,
          exclude_params, exclude_ips, created_at, updated_at)
        VALUES (@user, @url, @privacy, @passwordHash, @email, @excludeBots,
@@ -76,7 +78,7 @@ export class WebsiteData {
     );
     // One statement for every update: a field not given keeps its stored value, so concurrent
     // updates of different fields do not undo each other.
-    this.#update = db.prepare(
+    this.#update = db.prepare<Named, WebsiteRow>(
       `UPDATE websites SET
          privacy = coalesce(@privacy, privacy),
          password_hash = coalesce(@passwordHash, password_hash),
@@ -88,8 +90,8 @@ export class WebsiteData {
        WHERE id = @id AND user_id = @user
        RETURNING *`,
     );
-    this.#delete = db.prepare('DELETE FROM websites WHERE id = ? AND user_id = ?');
-    this.#count = db.prepare(`SELECT count(*) AS n FROM websites WHERE ${LIST_WHERE}`);
+    this.#delete = db.prepare<[number, number]>('DELETE FROM websites WHERE id = ? AND user_id = ?');
+    this.#count = db.prepare<Named, { n: number }>(`SELECT count(*) AS n FROM websites WHERE ${LIST_WHERE}`);
     // The sort direction cannot be a parameter: one statement per direction. Ties (none within
     // one owner, whose hosts are unique) fall back to the id, so pages are stable.
     const page = (direction: 'ASC' | 'DESC') =>

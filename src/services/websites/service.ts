@@ -11,7 +11,7 @@ export const websitesService: ServiceDefinition = {
   async register(app, ctx) {
     // A scope of its own, so the API-key hook covers these routes and leaves the public
     // /api/v1/openapi.json and the 404 of unknown paths alone.
-    const { publicUrl } = ctx.config.services.websites;
+    const { publicUrl } = ctx.config.websites;
     await app.register(async (scope) => registerWebsiteRoutes(scope, ctx.db, publicUrl));
   },
 };

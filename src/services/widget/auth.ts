@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { visitorToken } from '../../identity/visitor-jwt.js';
+import { visitorToken } from '../../credentials/visitor-jwt.js';
 import { HttpError } from '../errors.js';
 import type { SessionRow, WidgetStore } from './store.js';
 import type { VisitorTokens } from './tokens.js';

@@ -12,7 +12,7 @@ export const widgetService: ServiceDefinition = {
   errors: widgetErrors,
   openapi: widgetOpenApi,
   async register(app, ctx) {
-    const tokens = await createVisitorTokens(ctx.config);
+    const tokens = await createVisitorTokens(ctx.config.visitorJwt);
     const store = new WidgetStore(ctx.db);
     const notifier = new MessageNotifier(app.log);
     const streams = new MessageStreams(store, notifier, { log: app.log });

@@ -53,6 +53,13 @@ export interface SessionPlace {
   readonly locale: string | undefined;
 }
 
+/** A session's place as bound to SQL (null: not given). */
+interface PlaceParams {
+  readonly websiteId: number | null;
+  readonly pageUrl: string | null;
+  readonly locale: string | null;
+}
+
 export interface NewEvent {
   readonly type: string;
   readonly occurredAt: string;
@@ -80,12 +87,12 @@ export class WidgetStore {
         `SELECT s.id, s.workspace_id, w.name AS workspace_name, s.website_id, s.page_url, s.human_requested_at
          FROM widget_sessions s JOIN workspaces w ON w.id = s.workspace_id WHERE s.id = ?`,
       ),
-      insertSession: db.prepare(
+      insertSession: db.prepare<[PlaceParams & { id: string; workspaceId: number; now: string }]>(
         `INSERT INTO widget_sessions (id, workspace_id, website_id, page_url, locale, created_at, last_seen_at)
          VALUES (@id, @workspaceId, @websiteId, @pageUrl, @locale, @now, @now)`,
       ),
       // A resumed session keeps what the new init does not say.
-      touchSession: db.prepare(
+      touchSession: db.prepare<[PlaceParams & { id: string; now: string }]>(
         `UPDATE widget_sessions SET website_id = coalesce(@websiteId, website_id),
            page_url = coalesce(@pageUrl, page_url), locale = coalesce(@locale, locale), last_seen_at = @now
          WHERE id = @id`,
@@ -136,7 +143,7 @@ export class WidgetStore {
       humanRequestedAt: db.prepare<[string], { at: string | null }>(
         'SELECT human_requested_at AS at FROM widget_sessions WHERE id = ?',
       ),
-      insertEvent: db.prepare(
+      insertEvent: db.prepare<[NewEvent & { sessionId: string; now: string }]>(
         `INSERT INTO widget_events (session_id, type, occurred_at, data, received_at)
          VALUES (@sessionId, @type, @occurredAt, @data, @now)`,
       ),
@@ -202,7 +209,7 @@ export class WidgetStore {
     this.#s.touchSession.run({ id, ...this.#place(place), now: now() });
   }
 
-  #place(place: SessionPlace) {
+  #place(place: SessionPlace): PlaceParams {
     return {
       websiteId: place.websiteId ?? null,
       pageUrl: place.pageUrl ?? null,

@@ -1,7 +1,9 @@
-import { randomUUID } from 'node:crypto';
-import { SignJWT } from 'jose';
-import type { GatewayConfig, JwtConfig } from '../../config/schema.js';
-import { readOrCreateSecret, VisitorJwtVerifier, type JwtOutcome } from '../../identity/visitor-jwt.js';
+import {
+  VisitorJwtSigner,
+  VisitorJwtVerifier,
+  type JwtOutcome,
+  type VisitorJwtSettings,
+} from '../../credentials/visitor-jwt.js';
 
 /**
  * Visitor-session tokens, issued and verified with the one config entry the gateway verifies them
@@ -14,43 +16,34 @@ export interface VisitorTokens {
 
 const HMAC = /^HS(?:256|384|512)$/;
 
-/** Throws a startup error that says what to change when the config cannot issue tokens its verifier accepts. */
-export function issuingConfig(config: GatewayConfig): JwtConfig & { algorithm: string } {
-  const cfg = config.identity.jwt;
-  if (!cfg) throw new Error('the widget service issues visitor tokens: configure identity.jwt');
-  const algorithm = cfg.algorithms[0]!;
+/** Throws a startup error that says what to change when the settings cannot issue tokens their verifier accepts. */
+export function issuingConfig(
+  settings: VisitorJwtSettings | undefined,
+): VisitorJwtSettings & { algorithm: string } {
+  if (!settings) throw new Error('the widget service issues visitor tokens: configure identity.jwt');
+  const algorithm = settings.algorithms[0]!;
   if (!HMAC.test(algorithm)) {
     throw new Error(
       `the widget service signs visitor tokens with identity.jwt.algorithms[0], which must be ` +
         `HS256, HS384 or HS512 (got "${algorithm}")`,
     );
   }
-  if (cfg.publicKeys.length > 0 || cfg.jwksFile) {
+  if (settings.publicKeys.length > 0 || settings.jwksFile) {
     throw new Error(
       'the widget service signs visitor tokens with a shared secret, but identity.jwt verifies with ' +
         'publicKeys/jwksFile: remove them and set identity.jwt.secret or secretFile',
     );
   }
-  return { ...cfg, algorithm };
+  return { ...settings, algorithm };
 }
 
-export async function createVisitorTokens(config: GatewayConfig): Promise<VisitorTokens> {
-  const cfg = issuingConfig(config);
-  // Exactly the key the gateway's verifier loads: the secret, else the (created once) secret file.
-  const key = new TextEncoder().encode(cfg.secret || (await readOrCreateSecret(cfg.secretFile)));
+export async function createVisitorTokens(settings: VisitorJwtSettings | undefined): Promise<VisitorTokens> {
+  const cfg = issuingConfig(settings);
+  // The signer loads exactly the key the gateway's verifier loads: the secret, else the secret file.
+  const signer = await VisitorJwtSigner.create(cfg, cfg.algorithm);
   const verifier = await VisitorJwtVerifier.create(cfg);
   return {
-    async issue(sessionId) {
-      const exp = Math.floor((Date.now() + cfg.ttl) / 1000);
-      const jwt = new SignJWT({ [cfg.sessionClaim]: sessionId })
-        .setProtectedHeader({ alg: cfg.algorithm, typ: 'JWT' })
-        .setIssuedAt()
-        .setJti(randomUUID()) // every init gets a distinct token, even within one second
-        .setExpirationTime(exp);
-      if (cfg.issuer !== undefined) jwt.setIssuer(cfg.issuer);
-      if (cfg.audience !== undefined) jwt.setAudience(cfg.audience);
-      return { token: await jwt.sign(key), expiresAt: new Date(exp * 1000) };
-    },
+    issue: (sessionId) => signer.sign(sessionId),
     verify: (token) => verifier.verify(token),
   };
 }

@@ -21,8 +21,11 @@ export interface ForwardOptions {
   readonly cors?: boolean;
 }
 
-/** One upstream service behind an undici Pool: streams bodies both ways, cancels when the client leaves. */
-export class Upstream {
+/**
+ * Forwards to one upstream (a config `upstreams` entry) through an undici Pool of keep-alive
+ * connections: streams bodies both ways, cancels when the client leaves.
+ */
+export class UpstreamPool {
   readonly pool: Pool;
   readonly #basePath: string;
 

@@ -1,0 +1,51 @@
+import { loadConfigFile } from '../config/load.js';
+import { openDatabase } from '../db/database.js';
+import { buildState, closeState } from '../http/state.js';
+import { describePeer } from '../identity/peer.js';
+import { resolveIdentity } from '../identity/resolve.js';
+import { canonicalTarget } from '../routing/request-target.js';
+import { DatabaseTokenStore } from '../services/workspaces.js';
+import { describeRequest } from './describe.js';
+import { UsageError } from './usage-error.js';
+
+/** `tollgate explain METHOD URL`: the route, limiters and key parts one request would get. */
+export async function explain(
+  configFile: string,
+  method: string,
+  target: string,
+  headerArgs: string[],
+  peer: string,
+): Promise<number> {
+  const headers: Record<string, string> = {};
+  for (const h of headerArgs) {
+    const colon = h.indexOf(':');
+    if (colon <= 0) throw new UsageError(`--header must be "Name: value", got "${h}"`);
+    headers[h.slice(0, colon).trim().toLowerCase()] = h.slice(colon + 1).trim();
+  }
+  let path = target;
+  const absolute = /^https?:\/\/([^/?#]*)(.*)$/.exec(target);
+  if (absolute) {
+    // Taken apart by hand: URL parsing would normalise the path the gateway must judge as sent.
+    headers['host'] ??= absolute[1]!;
+    path = absolute[2] || '/';
+  }
+  const canonical = canonicalTarget(path);
+  const table = await loadConfigFile(configFile);
+  // Explain reads the token database but never starts services or bootstraps accounts.
+  const db =
+    table.config.identity.workspaceTokens.source === 'database'
+      ? openDatabase(table.config.services.dataDir)
+      : undefined;
+  const state = await buildState(table, { workspaceTokens: db && new DatabaseTokenStore(db) });
+  try {
+    const route = table.router.matchPath(headers['host'], method.toUpperCase(), canonical.matchPath);
+    const identity = route?.limiters.length
+      ? await resolveIdentity(state.identity, route.parts, describePeer(peer, state.identity), headers)
+      : undefined;
+    console.log(describeRequest(table, route?.name, identity, state.keyPrefix, canonical));
+  } finally {
+    await closeState(state);
+    db?.close();
+  }
+  return 0;
+}

@@ -1,0 +1,51 @@
+import type { VisitorJwtSettings } from '../credentials/visitor-jwt.js';
+
+/** The embedded services, by the name an upstream's `embedded` field gives. */
+export type ServiceName = 'websites' | 'reports' | 'widget' | 'bulksync';
+
+export interface WebsitesSettings {
+  /** The origin the list links start with ("" : links by path alone). */
+  readonly publicUrl: string;
+}
+
+/** How the reports service links, fetches and analyses pages. Durations in milliseconds, sizes in bytes. */
+export interface ReportsSettings {
+  /** The origin the list links start with ("" : links by path alone). */
+  readonly publicUrl: string;
+  /** Let the analyser fetch loopback, private and link-local addresses (tests, local use). */
+  readonly allowPrivateNetworks: boolean;
+  readonly fetchTimeout: number;
+  readonly maxRedirects: number;
+  readonly maxPageSize: number;
+  /** The longest the HTML analysis of one page may take (in a worker thread). */
+  readonly analysisTimeout: number;
+  /** Analyses waiting for a worker thread; one more is refused with 503. */
+  readonly analysisQueue: number;
+}
+
+export interface BulkSyncSettings {
+  /** A "<id>|<secret>" workspace token ensured at start; empty: none. */
+  readonly bootstrapToken: string;
+  /** The workspace the bootstrap token belongs to. */
+  readonly bootstrapWorkspace: string;
+  /** The largest body a client may send, as the handshake reports it (0: no bound). */
+  readonly maxBodyBytes: number;
+}
+
+/**
+ * Everything the embedded services read, and nothing else: they know neither the gateway's routes
+ * nor its limits. Made once at start (changing it needs a restart).
+ */
+export interface ServicesConfig {
+  /** Where the SQLite database (tollgate.db) lives. */
+  readonly dataDir: string;
+  /** API keys that each get a user of the websites and reports APIs at start. */
+  readonly bootstrapApiKeys: readonly string[];
+  /** Largest request body a service accepts (413 beyond), in bytes. */
+  readonly maxBodySize: number;
+  readonly websites: WebsitesSettings;
+  readonly reports: ReportsSettings;
+  readonly bulksync: BulkSyncSettings;
+  /** What the widget signs visitor tokens with; undefined: the widget cannot start. */
+  readonly visitorJwt: VisitorJwtSettings | undefined;
+}

@@ -1,0 +1,50 @@
+import { describe, expect, test } from 'vitest';
+import { servicesConfigFrom } from '../../src/cli/services-config.js';
+import { loadConfigText } from '../../src/config/load.js';
+import { DEFAULT_CONFIG } from '../helpers/default-config.js';
+
+describe('the services config', () => {
+  test('holds what the services read and nothing of the gateway (routes, limits, store, listeners)', () => {
+    const { config } = loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', {
+      PORT: '0',
+      ADMIN_PORT: '0',
+      DATA_DIR: '/srv/tollgate',
+      BOOTSTRAP_API_KEYS: 'k1,k2',
+      WIDGET_JWT_SECRET: 'a-secret',
+      BOOTSTRAP_WORKSPACE_TOKEN: 'boot|secret',
+      WEBSITES_PUBLIC_URL: 'https://api.example.com/',
+      REPORTS_PUBLIC_URL: 'http://Analyzer.example.com',
+    });
+    expect(servicesConfigFrom(config)).toEqual({
+      dataDir: '/srv/tollgate',
+      bootstrapApiKeys: ['k1', 'k2'],
+      maxBodySize: 5 * 1024 * 1024,
+      websites: { publicUrl: 'https://api.example.com' },
+      reports: {
+        publicUrl: 'http://analyzer.example.com',
+        allowPrivateNetworks: false,
+        fetchTimeout: 10_000,
+        maxRedirects: 5,
+        maxPageSize: 5 * 1024 * 1024,
+        analysisTimeout: 20_000,
+        analysisQueue: 64,
+      },
+      bulksync: {
+        bootstrapToken: 'boot|secret',
+        bootstrapWorkspace: 'default',
+        maxBodyBytes: 5 * 1024 * 1024,
+      },
+      visitorJwt: config.identity.jwt,
+    });
+    expect(servicesConfigFrom(config).visitorJwt).toMatchObject({
+      secret: 'a-secret',
+      algorithms: ['HS256'],
+    });
+  });
+
+  test("bulk sync's body limit is the wp-plugin route's when that is smaller", () => {
+    const { config } = loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', { PORT: '0', ADMIN_PORT: '0' });
+    const routes = config.routes.map((r) => (r.name === 'wp-plugin' ? { ...r, maxBodySize: 2048 } : r));
+    expect(servicesConfigFrom({ ...config, routes }).bulksync.maxBodyBytes).toBe(2048);
+  });
+});
