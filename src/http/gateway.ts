@@ -11,6 +11,7 @@ import { adminUrl, startAdminServer } from './admin.js';
 import { createRequestHandler } from './request-handler.js';
 import type { Upstream } from '../proxy/upstream.js';
 import { LiveStreams } from '../proxy/live-streams.js';
+import { Admission } from '../limits/admission.js';
 import { EmbeddedServices } from '../services/embedded.js';
 import { buildState, closeState, closeUpstreams, retiredUpstreams, type GatewayState } from './state.js';
 
@@ -61,6 +62,8 @@ export class Gateway {
   readonly #retired = new Set<Upstream>();
   readonly #retireTimers = new Set<NodeJS.Timeout>();
   readonly #liveStreams = new LiveStreams();
+  /** Concurrency slots held, shared by every listener and kept across reloads (in-flight requests release into it). */
+  readonly admission = new Admission();
   #closing: Promise<void> | undefined;
 
   private constructor(
@@ -169,6 +172,7 @@ export class Gateway {
         protocol: cfg.protocol,
         ietfHeaders: cfg.ietfHeaders,
         liveStreams: this.#liveStreams,
+        admission: this.admission,
       });
       const server = createServer(handle);
       // "Expect: 100-continue" is answered only once the request may pass (see request-handler),

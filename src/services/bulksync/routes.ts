@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { routeBodyBound } from '../../config/body-bound.js';
 import type { GatewayConfig } from '../../config/schema.js';
 import type { ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
@@ -18,7 +19,7 @@ export const WP_PREFIXES = ['/v1/wp', '/api/v1/wp'] as const;
 export function maxBodyBytes(config: GatewayConfig): number {
   const bounds = [config.services.maxBodySize];
   for (const route of config.routes) {
-    if (config.upstreams[route.upstream]?.embedded === 'bulksync') bounds.push(route.maxBodySize);
+    if (config.upstreams[route.upstream]?.embedded === 'bulksync') bounds.push(routeBodyBound(config, route));
   }
   const set = bounds.filter((b) => b > 0);
   return set.length > 0 ? Math.min(...set) : 0;
