@@ -156,14 +156,17 @@ async function streams(port, dispatcher) {
           headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': ATTACKER },
           signal: AbortSignal.timeout(60_000),
         });
-        stats.answered[res.statusCode] = (stats.answered[res.statusCode] ?? 0) + 1;
         if (res.statusCode === 200) {
+          stats.answered['200'] = (stats.answered['200'] ?? 0) + 1;
           stats.open++;
           bodies.add(res.body);
           await res.body.dump({ limit: Infinity }).catch(() => {});
           bodies.delete(res.body);
           stats.open--;
-        } else await res.body.text();
+        } else {
+          const code = /"code":"([a-z_]+)"/.exec(await res.body.text())?.[1] ?? res.statusCode;
+          stats.answered[code] = (stats.answered[code] ?? 0) + 1;
+        }
       } catch {
         stats.answered.error = (stats.answered.error ?? 0) + 1;
       }
