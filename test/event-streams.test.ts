@@ -105,6 +105,14 @@ describe('the widget stream of the shipped config', () => {
     expect(fourth.headers['x-ratelimit-reset']).toMatch(/^\d{10}$/);
     await expectRefused(fourth, 429, streamsRefusal('visitor session', 3));
 
+    // Spelled otherwise, it is the same stream route (the gateway routes the canonical path).
+    for (const spelling of ['/api/v1/widget/messages/stream/', '/api/v1/widget//messages/%73tream?x=1']) {
+      const res = await request(`${gateway.url()}${spelling}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': ip },
+      });
+      await expectRefused(res, 429, streamsRefusal('visitor session', 3));
+    }
     // The session's ordinary requests are not streams: they still pass.
     expect((await message(token, ip, 'still here')).status).toBe(201);
     // Closing one stream makes room for one more.
