@@ -1,3 +1,4 @@
+import { routeBodyBound } from '../config/body-bound.js';
 import type { GatewayConfig } from '../config/schema.js';
 import type { ServicesConfig } from '../services/config.js';
 
@@ -25,7 +26,7 @@ export function servicesConfigFrom(config: GatewayConfig): ServicesConfig {
 export function bulkSyncBodyLimit(config: GatewayConfig): number {
   const bounds = [config.services.maxBodySize];
   for (const route of config.routes) {
-    if (config.upstreams[route.upstream]?.embedded === 'bulksync') bounds.push(route.maxBodySize);
+    if (config.upstreams[route.upstream]?.embedded === 'bulksync') bounds.push(routeBodyBound(config, route));
   }
   const set = bounds.filter((b) => b > 0);
   return set.length > 0 ? Math.min(...set) : 0;

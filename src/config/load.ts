@@ -12,6 +12,7 @@ import {
 } from 'yaml';
 import { compileCorsPolicy, type CorsPolicy } from '../cors/policy.js';
 import { parseRange } from '../identity/client-ip.js';
+import { routeBodyBound } from './body-bound.js';
 import { ConfigError, type ConfigIssue } from './errors.js';
 import { interpolate, isWholeReference, MissingVariableError } from './interpolate.js';
 import {
@@ -195,7 +196,8 @@ function compile(config: GatewayConfig): { table: RuleTable } | { issues: Config
       if (!found) issues.push({ path: ['routes', r, 'limiters', i], message: `unknown limiter "${ref}"` });
       return found ? [found] : [];
     });
-    return compileRoute(route, used, routeCors(route.cors, corsPolicies, route.name, r, issues));
+    const cors = routeCors(route.cors, corsPolicies, route.name, r, issues);
+    return compileRoute(route, used, cors, routeBodyBound(config, route));
   });
 
   for (const [r, route] of routes.entries()) {

@@ -52,10 +52,12 @@ export interface CompiledRoute {
   readonly requiresWorkspaceToken: boolean;
   /** Some enforcing limiter answers 503 when the store fails (onStoreError: closed). */
   readonly failsClosed: boolean;
-  /** Largest body forwarded, in bytes; 0: no bound. */
+  /** Largest body forwarded, in bytes, read whole before forwarding; 0: streamed unbounded. */
   readonly maxBodySize: number;
   /** The route's CORS policy: the gateway answers its preflights and adds CORS headers to its responses. */
   readonly cors: CorsPolicy | undefined;
+  /** The route serves event streams: the upstream's stream pool and the streams caps. */
+  readonly stream: boolean;
 }
 
 /** The immutable result of compiling a config: what the request path consults. */
@@ -94,10 +96,12 @@ export function compileLimiter(
   };
 }
 
+/** `maxBodySize` is the route's effective bound (see routeBodyBound; the config loader passes it). */
 export function compileRoute(
   route: RouteConfig,
   limiters: readonly CompiledLimiter[],
   cors?: CorsPolicy,
+  maxBodySize = route.maxBodySize ?? 0,
 ): CompiledRoute {
   const parts = new Set<KeyPart>(limiters.flatMap((l) => l.windows.flatMap((w) => w.parts)));
   const enforcedParts = new Set(
@@ -130,8 +134,9 @@ export function compileRoute(
     requiresJwt: enforcedParts.has('jwt'),
     requiresWorkspaceToken: enforcedParts.has('workspace_token'),
     failsClosed: limiters.some((l) => !l.shadow && l.onStoreError === 'closed'),
-    maxBodySize: route.maxBodySize,
+    maxBodySize,
     cors,
+    stream: route.stream,
   };
 }
 

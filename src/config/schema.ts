@@ -32,6 +32,8 @@ export const byteSize = z
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
+/** A count bound where 0 means "no bound". */
+const bound = z.coerce.number().int().min(0);
 
 /** A comma-separated string (as environment variables give) or a YAML list. */
 const stringList = z
@@ -136,6 +138,11 @@ const upstream = z.strictObject({
   bodyTimeout: duration.default(30_000),
   keepAliveTimeout: duration.default(4_000),
   preserveHost: z.boolean().default(true),
+  streamConnections: positiveInt.default(1024).meta({
+    description:
+      'Connections kept apart for event streams (routes with stream: true), in a pool of their own so ' +
+      'open streams never take the connections of ordinary requests. A stream past it gets 503.',
+  }),
 });
 
 const window = z.strictObject({
@@ -237,12 +244,54 @@ const route = z.strictObject({
   paths: z.array(pathPattern).min(1),
   upstream: name,
   limiters: z.array(z.union([name, inlineLimiter])).default([]),
-  /** Largest request body forwarded; a larger one gets 413 without reaching the upstream. 0: no bound. */
-  maxBodySize: byteSize.default(0),
+  maxBodySize: byteSize.optional().meta({
+    description:
+      'Largest request body, read whole at the gateway before forwarding (413 past it). Unset: ' +
+      'requests.maxBodySize. 0: the body is streamed to the upstream unread and unbounded. A route to ' +
+      'an embedded service is never bound looser than services.maxBodySize.',
+  }),
+  stream: z
+    .boolean()
+    .default(false)
+    .meta({
+      description:
+        "The route serves event streams (Server-Sent Events): forwarded on the upstream's stream pool " +
+        '(streamConnections) and counted against the streams caps, not the requests in flight per IP.',
+    }),
   cors: z
     .union([name, corsPolicy])
     .optional()
     .meta({ description: 'Cross-origin access from browsers: a policy named under `cors`, or one inline.' }),
+});
+
+const requests = z.strictObject({
+  maxBodySize: byteSize.optional().meta({
+    description:
+      'Body bound of every route that sets none (413 past it). Unset: services.maxBodySize. ' +
+      '0: bodies are streamed unread and unbounded (an explicit opt-out).',
+  }),
+  bodyTimeout: duration
+    .refine((d) => d >= 1, 'must be at least 1ms')
+    .default(10_000)
+    .meta({ description: 'How long the gateway waits for a whole request body; 408 after it.' }),
+  maxInFlightPerIp: bound.default(64).meta({
+    description:
+      'Requests one client IP (IPv6: its prefix) may have in flight in this process, event streams ' +
+      'apart; one more gets 429. 0: no bound.',
+  }),
+});
+
+const streams = z.strictObject({
+  maxPerSession: bound.default(3).meta({
+    description:
+      'Event streams one visitor session (verified JWT) may hold open in this process; a newer one ' +
+      'gets 429. 0: no bound.',
+  }),
+  maxPerIp: bound.default(128).meta({
+    description:
+      'Event streams one client IP (IPv6: its prefix) may hold open in this process; a newer one ' +
+      'gets 429. 0: no bound.',
+  }),
 });
 
 const admin = z.strictObject({
@@ -314,6 +363,8 @@ export const configSchema = z.strictObject({
   store: store.prefault({}),
   identity: identity.prefault({}),
   services: services.prefault({}),
+  requests: requests.prefault({}),
+  streams: streams.prefault({}),
   upstreams: z.record(name, upstream),
   limiters: z.record(name, limiter).default({}),
   cors: z

@@ -11,6 +11,7 @@ import { Listeners, type BoundListener } from './listeners.js';
 import { LiveState } from './live-state.js';
 import { PoolRetirement, retirementGraceMs } from './pool-retirement.js';
 import { createRequestHandler } from './request-handler.js';
+import { Admission } from '../limits/admission.js';
 import { retiredPools } from './state.js';
 
 export type { BoundListener } from './listeners.js';
@@ -41,6 +42,8 @@ export class Gateway {
   readonly #listeners: Listeners;
   readonly #retirement: PoolRetirement;
   readonly #liveStreams = new LiveStreams();
+  /** Concurrency slots held, shared by every listener and kept across reloads (in-flight requests release into it). */
+  readonly admission = new Admission();
   #closing: Promise<void> | undefined;
 
   private constructor(
@@ -122,6 +125,7 @@ export class Gateway {
         protocol: cfg.protocol,
         ietfHeaders: cfg.ietfHeaders,
         liveStreams: this.#liveStreams,
+        admission: this.admission,
       }),
     );
     if (admin && this.options.adminListener !== false) {

@@ -3,11 +3,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { CompiledLimiter, CompiledRoute } from '../config/rule-table.js';
 import { peerOf } from '../identity/peer.js';
-import { connectionStrips, resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
+import { clientIpKey, connectionStrips, resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
+import type { Admission } from '../limits/admission.js';
 import { decide, type Decision } from '../limits/decision.js';
 import { planWindows } from '../limits/plan.js';
 import { declaresTooLarge } from '../proxy/body-limit.js';
 import { acceptableRequestId } from '../proxy/headers.js';
+import { admit } from './admit.js';
+import { requestBody, sendTooLarge } from './request-body.js';
 import type { LiveStreams } from '../proxy/live-streams.js';
 import { canonicalTarget } from '../routing/request-target.js';
 import { throttledWarn } from '../logger.js';
@@ -30,6 +33,8 @@ export interface HandlerContext {
   readonly ietfHeaders: boolean;
   /** Event-stream responses in flight, ended at shutdown. */
   readonly liveStreams?: LiveStreams;
+  /** The per-process concurrency caps (requests in flight per IP, streams per session and IP). */
+  readonly admission: Admission;
 }
 
 /** The same codes and messages as the embedded widget service's, so clients see one vocabulary. */
@@ -151,10 +156,15 @@ async function handle(
   }
   if (rejectConnectionHeader(route, req, res, rateHeaders)) return;
   if (identity && rejectCredentials(route, identity, res, rateHeaders)) return;
-  if (declaresTooLarge(req, route.maxBodySize)) return sendTooLarge(res, route, rateHeaders);
+  if (declaresTooLarge(req, route.maxBodySize)) return sendTooLarge(res, route.maxBodySize, rateHeaders);
+  const clientIp = identity?.clientIp ?? clientIpKey(state.identity, peer, req.headers);
+  if (!admit(ctx.admission, state.table.config, route, clientIp, identity, res, rateHeaders)) return;
 
   // The request passed: now the client may send the body it held back.
   if (req.headers.expect !== undefined) res.writeContinue();
+  const { bodyTimeout } = state.table.config.requests;
+  const body = await requestBody(req, res, route.maxBodySize, bodyTimeout, rateHeaders);
+  if (body === undefined) return;
   const upstream = state.upstreams.get(route.upstream)!;
   const forwardStarted = performance.now();
   const forwarded = await upstream.forward(
@@ -164,12 +174,12 @@ async function handle(
     {
       target: target.target,
       extraHeaders: rateHeaders,
-      maxBodySize: route.maxBodySize,
+      body,
+      stream: route.stream,
       liveStreams: ctx.liveStreams,
       cors: route.cors !== undefined,
     },
   );
-  if (forwarded.kind === 'too_large') return sendTooLarge(res, route, rateHeaders);
   const result = forwarded.kind === 'ok' ? statusClass(forwarded.status) : forwarded.kind;
   ctx.metrics.upstream(route.name, upstream.name, result, (performance.now() - forwardStarted) / 1000);
   if (forwarded.kind === 'unreachable') {
@@ -179,14 +189,6 @@ async function handle(
     warn.timeout({ reqId: requestId, upstream: upstream.name, err: forwarded.error.message });
     sendError(res, 504, 'gateway_timeout', 'The upstream service did not answer in time.', rateHeaders);
   }
-}
-
-/** 413, and the connection closed: the unread rest of the body must not be taken for the next request. */
-function sendTooLarge(res: ServerResponse, route: CompiledRoute, headers: Record<string, string>): void {
-  sendError(res, 413, 'payload_too_large', `The request body exceeds ${route.maxBodySize} bytes.`, {
-    ...headers,
-    connection: 'close',
-  });
 }
 
 /** Counts each limiter's verdict: limited (it refused), shadow_limited (a shadow limiter's window was spent), or allowed. */

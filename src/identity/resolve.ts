@@ -32,6 +32,14 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
   return Array.isArray(v) ? v.join(', ') : v;
 }
 
+/** The client address in key form: the peer's, or, from a trusted proxy, the X-Forwarded-For walk's. */
+export function clientIpKey(sources: IdentitySources, peer: Peer, headers: IncomingHttpHeaders): string {
+  const forwardedFor = headers['x-forwarded-for'];
+  if (!peer.trusted || !peer.addr || forwardedFor === undefined) return peer.key;
+  const client = walkForwardedFor(peer.addr, forwardedFor, sources.trustedProxies);
+  return addressKey(client, sources.ipv6PrefixLength);
+}
+
 /**
  * The visitor token, verified. Two different tokens (X-Widget-Token and a Bearer) are refused as
  * invalid: the upstream might act on the one the gateway did not charge.
@@ -89,14 +97,7 @@ export async function resolveIdentity(
   peer: Peer,
   headers: IncomingHttpHeaders,
 ): Promise<RequestIdentity> {
-  const forwardedFor = headers['x-forwarded-for'];
-  const clientIp =
-    peer.trusted && peer.addr && forwardedFor !== undefined
-      ? addressKey(
-          walkForwardedFor(peer.addr, forwardedFor, sources.trustedProxies),
-          sources.ipv6PrefixLength,
-        )
-      : peer.key;
+  const clientIp = clientIpKey(sources, peer, headers);
   const raw = new Map<KeyPart, string>();
   let jwt: JwtOutcome | undefined;
   let workspaceToken: TokenOutcome | undefined;

@@ -1,15 +1,12 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
-import { BodyTooLargeError } from './body-limit.js';
 import { endToEnd } from './headers.js';
 import type { LiveStreams } from './live-streams.js';
 
 export type ForwardOutcome =
   | { readonly kind: 'ok'; readonly status: number }
   | { readonly kind: 'unreachable' | 'timeout'; readonly error: Error }
-  | { readonly kind: 'aborted' }
-  /** The request body passed the route's bound while being forwarded. */
-  | { readonly kind: 'too_large' };
+  | { readonly kind: 'aborted' };
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 /** Rate-limit headers are the gateway's to send: an upstream's own never reach the client. */
@@ -133,10 +130,6 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   onResponseError(_c: Dispatcher.DispatchController, error: Error & { code?: string }): void {
     if (this.#clientGone) return this.#finish({ kind: 'aborted' });
     if (this.#endedForShutdown) return this.#finish({ kind: 'ok', status: this.#status });
-    if (error instanceof BodyTooLargeError || error.cause instanceof BodyTooLargeError) {
-      if (this.res.headersSent) this.res.destroy(error);
-      return this.#finish({ kind: 'too_large' });
-    }
     // A failure mid-body: the client must not mistake a truncated response for a whole one.
     if (this.res.headersSent) this.res.destroy(error);
     this.#finish({ kind: TIMEOUT_CODES.has(error.code ?? '') ? 'timeout' : 'unreachable', error });

@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Pool } from 'undici';
 import type { UpstreamConfig } from '../config/schema.js';
-import { limitBody } from './body-limit.js';
 import type { LiveStreams } from './live-streams.js';
 import { upstreamRequestHeaders, type ForwardedFacts } from './headers.js';
 import { ResponseRelay, type ForwardOutcome } from './response-relay.js';
@@ -13,8 +12,13 @@ export interface ForwardOptions {
   readonly target: string;
   /** Added to the response, replacing any X-RateLimit-* the upstream sent. */
   readonly extraHeaders: Record<string, string>;
-  /** Largest body of unknown length forwarded (0: no bound); past it the upstream request is aborted. */
-  readonly maxBodySize: number;
+  /**
+   * The request body: null (none), a Buffer read whole at the gateway (sent with its exact
+   * Content-Length), or the request itself, streamed unread (a route bound of 0).
+   */
+  readonly body: Buffer | IncomingMessage | null;
+  /** An event stream: forwarded on the stream pool, apart from ordinary requests' connections. */
+  readonly stream: boolean;
   /** Where an event-stream response is registered, so a shutdown can end it. */
   readonly liveStreams?: LiveStreams;
   /** The route has a CORS policy: the gateway's CORS headers are the only ones (the upstream's are dropped). */
@@ -22,25 +26,41 @@ export interface ForwardOptions {
 }
 
 /**
- * Forwards to one upstream (a config `upstreams` entry) through an undici Pool of keep-alive
- * connections: streams bodies both ways, cancels when the client leaves.
+ * Forwards to one upstream (a config `upstreams` entry) through two undici Pools of keep-alive
+ * connections: one for ordinary requests (`connections`) and, made on first use, one for event
+ * streams (`streamConnections`), so long-lived streams never take the connections ordinary requests
+ * need. Streams responses back, cancels when the client leaves.
  */
 export class UpstreamPool {
   readonly pool: Pool;
+  #streamPool: Pool | undefined;
   readonly #basePath: string;
+  readonly #origin: string;
 
   constructor(
     readonly name: string,
     private readonly cfg: UpstreamConfig,
   ) {
     this.#basePath = new URL(cfg.url).pathname.replace(/\/$/, '');
-    this.pool = new Pool(new URL(cfg.url).origin, {
-      connections: cfg.connections,
-      connectTimeout: cfg.connectTimeout,
-      headersTimeout: cfg.headersTimeout,
-      bodyTimeout: cfg.bodyTimeout,
-      keepAliveTimeout: cfg.keepAliveTimeout,
+    this.#origin = new URL(cfg.url).origin;
+    this.pool = this.#newPool(cfg.connections);
+  }
+
+  #newPool(connections: number): Pool {
+    const { connectTimeout, headersTimeout, bodyTimeout, keepAliveTimeout } = this.cfg;
+    return new Pool(this.#origin, {
+      connections,
+      connectTimeout,
+      headersTimeout,
+      bodyTimeout,
+      keepAliveTimeout,
     });
+  }
+
+  /** The pool event streams are forwarded on (made on the first stream). */
+  get streamPool(): Pool {
+    this.#streamPool ??= this.#newPool(this.cfg.streamConnections);
+    return this.#streamPool;
   }
 
   /** Forwards the request and streams the response into `res`. Settles when the exchange ends; never throws. */
@@ -48,28 +68,27 @@ export class UpstreamPool {
     req: IncomingMessage,
     res: ServerResponse,
     facts: ForwardedFacts,
-    { target, extraHeaders, maxBodySize, liveStreams, cors = false }: ForwardOptions,
+    { target, extraHeaders, body, stream, liveStreams, cors = false }: ForwardOptions,
   ): Promise<ForwardOutcome> {
     // The client may have left while the limiter waited on the store: then never start the exchange.
     if (res.closed || res.destroyed || req.socket.destroyed) return Promise.resolve({ kind: 'aborted' });
-    const length = req.headers['content-length'];
-    const hasBody = length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
     const headers = upstreamRequestHeaders(req.headers, facts, this.cfg.preserveHost);
+    // A body read whole goes with its exact length, also when the client sent it chunked.
+    if (body instanceof Buffer) headers['content-length'] = String(body.length);
     const relay = new ResponseRelay(res, extraHeaders, facts.requestId, liveStreams, cors);
-    this.pool.dispatch(
+    (stream ? this.streamPool : this.pool).dispatch(
       {
         path: this.#basePath + target,
         method: req.method ?? 'GET',
         headers: headers as Record<string, string>,
-        // A body of unknown length is counted on its way through (a declared one was checked already).
-        body: !hasBody ? null : maxBodySize > 0 && length === undefined ? limitBody(req, maxBodySize) : req,
+        body,
       },
       relay,
     );
     return relay.done;
   }
 
-  close(): Promise<void> {
-    return this.pool.close();
+  async close(): Promise<void> {
+    await Promise.all([this.pool.close(), this.#streamPool?.close()]);
   }
 }

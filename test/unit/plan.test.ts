@@ -20,7 +20,7 @@ const widgetInit = compileLimiter(
 
 const routeWindows = (limiters: CompiledLimiter[]) =>
   compileRoute(
-    { name: 'r', hosts: ['*'], methods: ['*'], paths: ['/*'], upstream: 'u', limiters: [], maxBodySize: 0 },
+    { name: 'r', hosts: ['*'], methods: ['*'], paths: ['/*'], upstream: 'u', limiters: [], stream: false },
     limiters,
   ).windows;
 

@@ -1,0 +1,53 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { hasBody, readBody } from '../proxy/body-limit.js';
+import { sendError } from './responses.js';
+
+/**
+ * The body to forward, read whole before any upstream connection is taken, so a slow client
+ * holds only its own socket and slots, never a connection other clients need:
+ * - null: the request has none (GET and the like: nothing allocated);
+ * - a Buffer: the whole body, within the bound and the deadline;
+ * - the request itself, when the route's bound is 0 (streamed to the upstream unread);
+ * - undefined: the gateway answered already (413, 408) or the client left.
+ */
+export async function requestBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  maxBodySize: number,
+  timeoutMs: number,
+  rateHeaders: Record<string, string>,
+): Promise<Buffer | IncomingMessage | null | undefined> {
+  if (!hasBody(req)) return null;
+  if (maxBodySize === 0) return req;
+  const read = await readBody(req, maxBodySize, timeoutMs);
+  switch (read.kind) {
+    case 'ok':
+      return read.body;
+    case 'too_large':
+      sendTooLarge(res, maxBodySize, rateHeaders);
+      return undefined;
+    case 'timeout':
+      sendError(
+        res,
+        408,
+        'request_timeout',
+        `The request body did not arrive within ${timeoutMs / 1000} s.`,
+        { ...rateHeaders, connection: 'close' },
+      );
+      return undefined;
+    case 'aborted':
+      return undefined;
+  }
+}
+
+/** 413, and the connection closed: the unread rest of the body must not be taken for the next request. */
+export function sendTooLarge(
+  res: ServerResponse,
+  maxBodySize: number,
+  rateHeaders: Record<string, string>,
+): void {
+  sendError(res, 413, 'payload_too_large', `The request body exceeds ${maxBodySize} bytes.`, {
+    ...rateHeaders,
+    connection: 'close',
+  });
+}
