@@ -69,7 +69,8 @@ export function configFields(root: JsonSchema): ConfigField[] {
       descend(child, path, depth + 1);
     }
     if (repeated.length > 0 && repeatedOf !== undefined) {
-      const owner = out.findLast((f) => f.path === prefix);
+      const ownerPath = prefix.replace(/(\[\]|\.<name>)+$/, ''); // the list or map holding these objects
+      const owner = out.findLast((f) => f.path === ownerPath);
       if (owner) out[out.indexOf(owner)] = { ...owner, sameAs: { names: repeated, path: repeatedOf } };
     }
   };
@@ -221,7 +222,11 @@ export function renderConfigDocs({ schema, defaultConfig, intro }: ConfigDocsInp
     if (f.schema.description) lines.push(escapeMarkdown(f.schema.description), '');
     if (f.sameAs) {
       const names = f.sameAs.names.map((n) => `\`${n}\``).join(', ');
-      lines.push(`Also takes ${names}, as in [\`${f.sameAs.path}\`](#${headingAnchor(f.sameAs.path)}).`, '');
+      const section = f.sameAs.path.replace(/(\[\]|\.<name>)+$/, '');
+      lines.push(
+        `Its objects also take ${names}, as in [\`${f.sameAs.path}\`](#${headingAnchor(section)}).`,
+        '',
+      );
     }
   }
 
