@@ -287,6 +287,7 @@ function documentedPath(field: string, documented: ReadonlySet<string>): string 
 
 function firstSentence(text: string | undefined): string {
   if (!text) return '';
-  const end = text.search(/\.(\s|$)/);
+  // A full stop that ends a sentence: not the one of "e.g." or "i.e.".
+  const end = text.search(/(?<!\b(?:e\.g|i\.e))\.(\s|$)/);
   return end === -1 ? text : text.slice(0, end + 1);
 }
