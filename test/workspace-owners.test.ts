@@ -122,7 +122,7 @@ describe('migration 7 on an existing file', () => {
 });
 
 describe('the bootstrap workspace token', () => {
-  test('on a first start without bootstrap keys, the generated admin (user 1) owns it', () => {
+  test('on a first start without bootstrap keys, the generated admin (user 1) owns it, and the demo workspace', () => {
     const dir = newDataDir();
     const config = configFor(dir, {
       BOOTSTRAP_API_KEYS: '',
@@ -130,7 +130,7 @@ describe('the bootstrap workspace token', () => {
       BOOTSTRAP_WORKSPACE: 'shop',
     });
     track(openServiceDatabase(config, capturingLogger().logger));
-    expect(owners(dir)).toEqual({ shop: 1 });
+    expect(owners(dir)).toEqual({ demo: 1, shop: 1 });
   });
 
   test('with bootstrap keys, the first of them owns it', () => {

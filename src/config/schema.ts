@@ -15,7 +15,7 @@ export const duration = z
     }
     return Math.round(parsed);
   })
-  .meta({ description: 'Milliseconds, or a string such as "50ms", "10s", "1m", "1h".' });
+  .meta({ title: 'duration', description: 'Milliseconds, or a string such as "50ms", "10s", "1m", "1h".' });
 
 /** A size in bytes: a number, or a string such as "512kb" or "5mb". */
 export const byteSize = z
@@ -28,7 +28,7 @@ export const byteSize = z
     }
     return Math.floor(parsed);
   })
-  .meta({ description: 'Bytes, or a string such as "512kb" or "5mb".' });
+  .meta({ title: 'size', description: 'Bytes, or a string such as "512kb" or "5mb".' });
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -38,9 +38,13 @@ const bound = z.coerce.number().int().min(0);
 /** A comma-separated string (as environment variables give) or a YAML list. */
 const stringList = z
   .union([z.array(z.string()), z.string()])
-  .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter((s) => s.length > 0));
+  .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter((s) => s.length > 0))
+  .meta({ title: 'list of strings, or a comma-separated string' });
 
-const name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]*$/, 'letters, digits, "_", ".", ":" or "-"');
+const name = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]*$/, 'letters, digits, "_", ".", ":" or "-"')
+  .meta({ title: 'name' });
 
 export const keyPart = z
   .union([
@@ -48,96 +52,214 @@ export const keyPart = z
     z.string().regex(/^header:[A-Za-z0-9-]+$/, 'header:<Header-Name>'),
   ])
   .meta({
+    title: 'key part',
     description:
       'ip (client IP, IPv6 by prefix), user_agent (hashed), jwt (verified visitor-session claim), ' +
       'workspace_token (verified token id), or header:<Name> (hashed header value).',
   });
 
 const listener = z.strictObject({
-  name: name.default('public'),
-  host: z.string().default('0.0.0.0'),
-  port: port.default(8080),
-  /** Scheme reported in X-Forwarded-Proto when no trusted proxy states one. */
-  protocol: z.enum(['http', 'https']).default('http'),
-  /** Also send the IETF RateLimit-Policy and RateLimit headers (draft-ietf-httpapi-ratelimit-headers). */
-  ietfHeaders: z.boolean().default(false),
+  name: name.default('public').meta({ description: 'A name for the logs.' }),
+  host: z.string().default('0.0.0.0').meta({ description: 'The address to bind ("::" for IPv6).' }),
+  port: port.default(8080).meta({ description: 'The port; 0 takes any free port.' }),
+  protocol: z
+    .enum(['http', 'https'])
+    .default('http')
+    .meta({ description: 'The scheme put in X-Forwarded-Proto when no trusted proxy states one.' }),
+  ietfHeaders: z.boolean().default(false).meta({
+    description:
+      'Also send the IETF RateLimit-Policy and RateLimit headers (draft-ietf-httpapi-ratelimit-headers).',
+  }),
 });
 
 const failurePolicy = z.enum(['open', 'closed']);
 
 const redisStore = z.strictObject({
-  url: z.string().default(''),
-  /** Redis Cluster seed nodes ("host:port"); when non-empty, the Cluster client is used instead of url. */
-  cluster: stringList.default([]),
-  keyPrefix: z.string().default('tg:'),
-  commandTimeout: duration.refine((d) => d >= 1, 'must be at least 1ms').default(50),
-  connectTimeout: duration.refine((d) => d >= 1, 'must be at least 1ms').default(1000),
+  url: z
+    .string()
+    .default('')
+    .meta({
+      description:
+        'Non-empty: count in Redis (redis://[:password@]host:port[/db], rediss:// for TLS). ' +
+        'Empty (and no cluster): count in this process.',
+    }),
+  cluster: stringList.prefault([]).meta({
+    description:
+      'Redis Cluster seed nodes ("host:port"); the rest of the cluster is discovered from them. ' +
+      'Non-empty: the Cluster client is used and url is ignored.',
+  }),
+  keyPrefix: z.string().default('tg:').meta({ description: 'The prefix of every store key.' }),
+  commandTimeout: duration
+    .refine((d) => d >= 1, 'must be at least 1ms')
+    .prefault('50ms')
+    .meta({
+      description: "The longest a request waits for Redis; then the limiter's onStoreError policy applies.",
+    }),
+  connectTimeout: duration
+    .refine((d) => d >= 1, 'must be at least 1ms')
+    .prefault('1s')
+    .meta({
+      description:
+        'The connection timeout. At start the gateway waits up to this long for Redis, then starts anyway.',
+    }),
 });
 
 const store = z.strictObject({
-  redis: redisStore.prefault({}),
+  redis: redisStore.prefault({}).meta({ description: 'The Redis store, shared by every gateway instance.' }),
   memory: z
     .strictObject({
-      maxKeys: positiveInt.default(100_000),
-      sweepInterval: duration.refine((d) => d >= 100, 'must be at least 100ms').default(10_000),
+      maxKeys: positiveInt.default(100_000).meta({
+        description:
+          'Windows kept in process. Past it, the window that resets soonest is evicted (its count is forgotten).',
+      }),
+      sweepInterval: duration
+        .refine((d) => d >= 100, 'must be at least 100ms')
+        .prefault('10s')
+        .meta({ description: 'How often expired windows are dropped.' }),
     })
-    .prefault({}),
-  /** Default store failure policy of limiters that do not set their own. */
-  onError: failurePolicy.default('open'),
-  /** Spent windows remembered in process until they reset, so a flood is refused without a round trip. */
-  overLimitCache: z.strictObject({ maxKeys: positiveInt.default(10_000) }).prefault({}),
+    .prefault({})
+    .meta({ description: 'The in-process store, used when neither redis.url nor redis.cluster is set.' }),
+  onError: failurePolicy.default('open').meta({
+    description:
+      'The onStoreError of limiters that set none: open forwards the request without rate-limit headers, ' +
+      'closed answers 503. Unlike the rest of store, a reload applies it at once.',
+  }),
+  overLimitCache: z
+    .strictObject({
+      maxKeys: positiveInt.default(10_000).meta({ description: 'Spent windows remembered (a bounded LRU).' }),
+    })
+    .prefault({})
+    .meta({
+      description:
+        'Spent windows remembered in process until they reset, so a flood is refused without a round trip ' +
+        '(Redis stores only).',
+    }),
 });
 
 const jwt = z.strictObject({
-  secret: z.string().default('').meta({ description: 'HS256 shared secret. Empty: use secretFile.' }),
-  secretFile: z
+  secret: z
     .string()
     .default('')
-    .meta({ description: 'File holding the HS256 secret; created with a random secret if missing.' }),
-  publicKeys: z.array(z.string()).default([]).meta({ description: 'PEM files (SPKI) for RS/ES/EdDSA.' }),
-  jwksFile: z.string().default('').meta({ description: 'A local JWKS JSON file.' }),
-  algorithms: z.array(z.string().refine((a) => a.toLowerCase() !== 'none', '"none" is never allowed')).min(1),
-  issuer: z.string().optional(),
-  audience: z.string().optional(),
-  sessionClaim: z.string().default('sid'),
-  clockTolerance: duration.default(0),
+    .meta({ description: 'The HMAC (HS256) shared secret. Empty: secretFile is used.' }),
+  secretFile: z.string().default('').meta({
+    description:
+      'A file holding the HMAC secret, used when secret is empty; created with a random secret if missing.',
+  }),
+  publicKeys: z
+    .array(z.string())
+    .default([])
+    .meta({ description: 'PEM (SPKI) files, for RS*, PS*, ES* or EdDSA tokens.' }),
+  jwksFile: z.string().default('').meta({
+    description:
+      'A local JWKS JSON file (keys chosen by kid and alg). Key material is resolved in the order jwksFile, publicKeys, secret, secretFile.',
+  }),
+  algorithms: z
+    .array(z.string().refine((a) => a.toLowerCase() !== 'none', '"none" is never allowed'))
+    .min(1)
+    .meta({
+      description:
+        'The accepted alg values ("none" is refused). The embedded widget signs with the first, ' +
+        'which must then be HS256, HS384 or HS512.',
+    }),
+  issuer: z
+    .string()
+    .optional()
+    .meta({ description: 'When set, the iss claim must equal it (and issued tokens carry it).' }),
+  audience: z
+    .string()
+    .optional()
+    .meta({ description: 'When set, the aud claim must equal it (and issued tokens carry it).' }),
+  sessionClaim: z
+    .string()
+    .default('sid')
+    .meta({ description: 'The claim that identifies the visitor session: the jwt key part.' }),
+  clockTolerance: duration.prefault(0).meta({ description: 'Leeway for exp and nbf.' }),
   ttl: duration
     .refine((d) => d >= 1000, 'must be at least 1s')
-    .default(86_400_000)
+    .prefault('24h')
     .meta({ description: 'Lifetime of the visitor tokens the embedded widget service issues.' }),
 });
 
 const workspaceTokens = z.strictObject({
-  /** database: the tokens `tollgate tokens create` issues (in services.dataDir); static: the list below. */
-  source: z.enum(['database', 'static']).default('static'),
-  /** How long a verified token is trusted without asking the database again (bounds how late a revocation bites). */
-  cacheTtl: duration.default(5_000),
-  /** Static tokens: id and the SHA-256 (hex) of the secret. */
+  source: z.enum(['database', 'static']).default('static').meta({
+    description:
+      'database: the tokens `tollgate tokens create` issues, in services.dataDir; static: the list in static.',
+  }),
+  cacheTtl: duration.prefault('5s').meta({
+    description:
+      'How long a verified database token is trusted without asking again, so a revocation bites at most ' +
+      'this late. Failures are never cached.',
+  }),
   static: z
-    .array(z.strictObject({ id: z.string().min(1), sha256: z.string().regex(/^[0-9a-f]{64}$/i) }))
-    .default([]),
+    .array(
+      z.strictObject({
+        id: z.string().min(1).meta({ description: 'The token id (the part before "|").' }),
+        sha256: z
+          .string()
+          .regex(/^[0-9a-f]{64}$/i)
+          .meta({
+            description: "The SHA-256 (hex) of the secret part, e.g. printf %s 's3cret' | sha256sum.",
+          }),
+      }),
+    )
+    .default([])
+    .meta({ description: 'The tokens the gateway accepts when source is static.' }),
 });
 
 const identity = z.strictObject({
-  trustedProxies: stringList.default([]),
-  ipv6PrefixLength: z.coerce.number().int().min(1).max(128).default(64),
-  jwt: jwt.optional(),
-  workspaceTokens: workspaceTokens.prefault({}),
+  trustedProxies: stringList.prefault([]).meta({
+    description:
+      'CIDRs or addresses whose X-Forwarded-For is honoured: it is walked from the right, skipping ' +
+      'trusted hops, and the first untrusted address is the client.',
+  }),
+  ipv6PrefixLength: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(128)
+    .default(64)
+    .meta({ description: 'IPv6 clients are keyed by this prefix (IPv4-mapped IPv6 counts as IPv4).' }),
+  jwt: jwt.optional().meta({
+    description:
+      'Visitor-session JWTs (the jwt key part), verified with jose. Required when a route has a limiter ' +
+      'keyed on jwt, and whenever the widget is embedded (it signs with this entry, so it needs secret or secretFile).',
+  }),
+  workspaceTokens: workspaceTokens
+    .prefault({})
+    .meta({ description: 'Workspace API tokens "<id>|<secret>" (the workspace_token key part).' }),
 });
 
 export const embeddedServices = ['websites', 'reports', 'widget', 'bulksync'] as const;
 export type EmbeddedServiceName = (typeof embeddedServices)[number];
 
 const upstream = z.strictObject({
-  /** Where to forward. Empty: run the `embedded` service in process and forward to it. */
-  url: z.union([z.literal(''), z.url({ protocol: /^https?$/ })]).default(''),
-  embedded: z.enum(embeddedServices).optional(),
-  connections: positiveInt.default(128),
-  connectTimeout: duration.default(5_000),
-  headersTimeout: duration.default(30_000),
-  bodyTimeout: duration.default(30_000),
-  keepAliveTimeout: duration.default(4_000),
-  preserveHost: z.boolean().default(true),
+  url: z
+    .union([z.literal(''), z.url({ protocol: /^https?$/ })])
+    .default('')
+    .meta({
+      description:
+        'Where to forward: http(s)://host:port[/base]; a base path is prefixed to forwarded paths. ' +
+        'Empty: forward to the embedded service.',
+    }),
+  embedded: z.enum(embeddedServices).optional().meta({
+    description:
+      'The service to run in the gateway process (on a loopback port) when url is empty. One of url and embedded is required.',
+  }),
+  connections: positiveInt.default(128).meta({ description: 'The most connections the undici Pool opens.' }),
+  connectTimeout: duration.prefault('5s').meta({ description: 'Connecting for longer gives 504.' }),
+  headersTimeout: duration
+    .prefault('30s')
+    .meta({ description: 'Waiting longer for the response headers gives 504.' }),
+  bodyTimeout: duration.prefault('30s').meta({
+    description: 'The idle time allowed between response body chunks; the response is cut off after it.',
+  }),
+  keepAliveTimeout: duration
+    .prefault('4s')
+    .meta({ description: 'Idle keep-alive sockets are closed after it.' }),
+  preserveHost: z
+    .boolean()
+    .default(true)
+    .meta({ description: "Forward the client's Host header (false: the upstream's host)." }),
   streamConnections: positiveInt.default(1024).meta({
     description:
       'Connections kept apart for event streams (routes with stream: true), in a pool of their own so ' +
@@ -146,26 +268,44 @@ const upstream = z.strictObject({
 });
 
 const window = z.strictObject({
-  limit: positiveInt,
-  period: duration.refine((p) => p >= 1000, 'period must be at least 1s'),
-  key: z.array(keyPart).min(1),
+  limit: positiveInt.meta({ description: 'Requests allowed per period.' }),
+  period: duration
+    .refine((p) => p >= 1000, 'period must be at least 1s')
+    .meta({ description: "The window's length (at least 1s). A window starts at its key's first hit." }),
+  key: z
+    .array(keyPart)
+    .min(1)
+    .meta({ description: 'The key parts that identify whose budget a request spends.' }),
 });
 
 const limiterBody = {
-  message: z.string().default('Too Many Attempts.'),
-  shadow: z.boolean().default(false),
-  /** Refuse requests for a spent window from the in-process over-limit cache. */
-  overLimitCache: z.boolean().default(true),
-  onStoreError: failurePolicy.optional(),
-  windows: z.array(window).min(1),
+  message: z.string().default('Too Many Attempts.').meta({ description: "The 429 body's message." }),
+  shadow: z.boolean().default(false).meta({
+    description: 'Count, log and report in the metrics, but never refuse and send no rate-limit headers.',
+  }),
+  overLimitCache: z
+    .boolean()
+    .default(true)
+    .meta({ description: 'Refuse requests for a spent window from the in-process over-limit cache.' }),
+  onStoreError: failurePolicy
+    .optional()
+    .meta({ description: 'open or closed when the store fails; unset: store.onError.' }),
+  windows: z.array(window).min(1).meta({
+    description:
+      'Checked and counted together, atomically. Two windows with the same period and key are refused: they would share a counter.',
+  }),
 };
 
 export const limiter = z.strictObject(limiterBody);
-const inlineLimiter = z.strictObject({ name: name.optional(), ...limiterBody });
+const inlineLimiter = z.strictObject({
+  name: name.optional().meta({ description: 'Its name in metrics and logs; unset: <route>#<index>.' }),
+  ...limiterBody,
+});
 
 const pathPattern = z
   .string()
-  .regex(/^\/[^*]*\*?$/, 'a path starting with "/", optionally ending in "*" (prefix match)');
+  .regex(/^\/[^*]*\*?$/, 'a path starting with "/", optionally ending in "*" (prefix match)')
+  .meta({ title: 'path pattern' });
 
 /** An HTTP token (RFC 9110 §5.6.2): what a method or header name may be. */
 const httpToken = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -226,7 +366,7 @@ const corsPolicy = z
       .meta({ description: 'Request headers a cross-origin page may send (Access-Control-Allow-Headers).' }),
     maxAge: duration
       .refine((d) => d <= 86_400_000, 'at most 24h (browsers cap it lower: Chromium at 2h)')
-      .default(600_000)
+      .prefault('10m')
       .meta({ description: 'How long a browser may cache a preflight answer (Access-Control-Max-Age).' }),
     credentials: z.boolean().default(false).meta({
       description: 'Let pages send cookies and read responses with them (needs a list of origins).',
@@ -238,12 +378,30 @@ const corsPolicy = z
   });
 
 const route = z.strictObject({
-  name,
-  hosts: z.array(z.string().min(1)).default(['*']),
-  methods: z.array(z.string().toUpperCase()).default(['*']),
-  paths: z.array(pathPattern).min(1),
-  upstream: name,
-  limiters: z.array(z.union([name, inlineLimiter])).default([]),
+  name: name.meta({ description: 'Used in logs and metrics.' }),
+  hosts: z
+    .array(z.string().min(1))
+    .default(['*'])
+    .meta({ description: '"*", "*.example.com" or an exact host; case-insensitive, the port ignored.' }),
+  methods: z.array(z.string().toUpperCase()).default(['*']).meta({ description: 'HTTP methods ("*": any).' }),
+  paths: z
+    .array(pathPattern)
+    .min(1)
+    .meta({
+      description:
+        'Exact paths, or prefixes ending in "*" ("/v1/wp/*"). Matched against the canonical request ' +
+        'target (fragment dropped, unreserved escapes decoded, "//" collapsed, "." and ".." resolved), ' +
+        'case-insensitively and without ";params"; the query is ignored, and an exact path also matches ' +
+        'with a trailing "/".',
+    }),
+  upstream: name.meta({ description: 'The name of an upstream.' }),
+  limiters: z
+    .array(z.union([name, inlineLimiter]))
+    .prefault([])
+    .meta({
+      description:
+        'Limiter names, or inline limiters (the fields of a limiter, and an optional name). A limiter may appear once per route.',
+    }),
   maxBodySize: byteSize.optional().meta({
     description:
       'Largest request body, read whole at the gateway before forwarding (413 past it). Unset: ' +
@@ -272,7 +430,7 @@ const requests = z.strictObject({
   }),
   bodyTimeout: duration
     .refine((d) => d >= 1, 'must be at least 1ms')
-    .default(10_000)
+    .prefault('10s')
     .meta({ description: 'How long the gateway waits for a whole request body; 408 after it.' }),
   maxInFlightPerIp: bound.default(64).meta({
     description:
@@ -295,8 +453,11 @@ const streams = z.strictObject({
 });
 
 const admin = z.strictObject({
-  host: z.string().default('127.0.0.1'),
-  port: port.default(9091),
+  host: z
+    .string()
+    .default('127.0.0.1')
+    .meta({ description: 'The address to bind; keep it off the public network.' }),
+  port: port.default(9091).meta({ description: 'The port; 0 takes any free port.' }),
 });
 
 const publicUrlDescription = (api: string, example: string) =>
@@ -305,73 +466,154 @@ const publicUrlDescription = (api: string, example: string) =>
   'Host header is never used.';
 
 const services = z.strictObject({
-  /** Where the embedded services keep their SQLite database (tollgate.db) and the generated JWT secret. */
-  dataDir: z.string().min(1).default('./data'),
-  /** API keys that each get a user of the websites and reports APIs at start (for containers and tests). */
-  bootstrapApiKeys: stringList.default([]),
-  /** Largest request body the embedded services accept (413 beyond). */
-  maxBodySize: byteSize.refine((n) => n >= 1, 'must be at least 1 byte').default(5 * 1024 * 1024),
+  dataDir: z
+    .string()
+    .min(1)
+    .default('./data')
+    .meta({
+      description:
+        'Where the embedded services keep their SQLite database (tollgate.db, shared by the four services and the CLI) ' +
+        'and the generated JWT secret.',
+    }),
+  bootstrapApiKeys: stringList.prefault([]).meta({
+    description:
+      'API keys that each get a user of the websites and reports APIs at start (containers, tests). ' +
+      'With none, and no users yet, the first start creates user "admin" (its key logged once) and the widget workspace "demo".',
+  }),
+  maxBodySize: byteSize
+    .refine((n) => n >= 1, 'must be at least 1 byte')
+    .prefault('5mb')
+    .meta({ description: 'The largest request body the embedded services accept (413 beyond).' }),
   websites: z
     .strictObject({
       publicUrl: publicUrl.meta({ description: publicUrlDescription('websites', 'http://localhost:8080') }),
     })
-    .prefault({}),
+    .prefault({})
+    .meta({ description: 'The websites service.' }),
   reports: z
     .strictObject({
       publicUrl: publicUrl.meta({
         description: publicUrlDescription('reports', 'http://analyzer.localhost:8080'),
       }),
-      /** Let the analyser fetch loopback, private and link-local addresses (tests, local use). */
-      allowPrivateNetworks: z.boolean().default(false),
-      fetchTimeout: duration.default(10_000),
-      maxRedirects: z.coerce.number().int().min(0).max(20).default(5),
-      maxPageSize: byteSize.default(5 * 1024 * 1024),
-      /** The longest the HTML analysis of one page may take (in a worker thread). */
-      analysisTimeout: duration.refine((d) => d >= 100, 'must be at least 100ms').default(20_000),
-      /** Analyses waiting for a worker thread; one more is refused with 503. */
-      analysisQueue: z.coerce.number().int().min(0).max(10_000).default(64),
+      allowPrivateNetworks: z.boolean().default(false).meta({
+        description:
+          'Let the analyser fetch loopback, private, link-local and other non-public addresses (tests, local use).',
+      }),
+      fetchTimeout: duration
+        .prefault('10s')
+        .meta({ description: 'The longest a page fetch (all redirects included) may take.' }),
+      maxRedirects: z.coerce
+        .number()
+        .int()
+        .min(0)
+        .max(20)
+        .default(5)
+        .meta({ description: "Redirects followed (each hop's address is checked again)." }),
+      maxPageSize: byteSize.prefault('5mb').meta({ description: 'The largest page analysed.' }),
+      analysisTimeout: duration
+        .refine((d) => d >= 100, 'must be at least 100ms')
+        .prefault('20s')
+        .meta({
+          description:
+            'The longest the HTML analysis of one page may take (in a worker thread); then 422 "The page took too long to analyse."',
+        }),
+      analysisQueue: z.coerce.number().int().min(0).max(10_000).default(64).meta({
+        description:
+          'Analyses waiting for a worker thread; one more gets 503 "The analyser is busy. Please retry shortly."',
+      }),
     })
-    .prefault({}),
+    .prefault({})
+    .meta({ description: 'The report analyser.' }),
   bulksync: z
     .strictObject({
-      /** A "<id>|<secret>" workspace token ensured at start. */
-      bootstrapToken: z.string().default(''),
-      /** The workspace the bootstrap token belongs to. */
-      bootstrapWorkspace: name.default('default'),
+      bootstrapToken: z
+        .string()
+        .default('')
+        .meta({ description: 'A "<id>|<secret>" workspace token ensured at start (revived if revoked).' }),
+      bootstrapWorkspace: name
+        .default('default')
+        .meta({ description: 'The workspace of the bootstrap token (created if missing).' }),
     })
-    .prefault({}),
+    .prefault({})
+    .meta({ description: 'The bulk-sync service.' }),
 });
 
-const workers = z
-  .union([z.literal('auto'), z.coerce.number().int().min(1).max(256)])
-  .meta({ description: 'Worker processes sharing the listeners (node:cluster); "auto" = one per CPU.' });
+const workers = z.union([z.literal('auto'), z.coerce.number().int().min(1).max(256)]).meta({
+  description:
+    'Processes sharing the listeners through node:cluster, or "auto" (one per CPU). More than one needs ' +
+    'store.redis.url or store.redis.cluster (with the in-process store the start is refused: each worker ' +
+    'would count on its own). Dead workers are restarted.',
+});
 
 export const configSchema = z.strictObject({
-  listeners: z.array(listener).min(1),
-  /** The admin listener (GET /metrics), off the public port. Absent: no admin listener. */
-  admin: admin.optional(),
+  listeners: z.array(listener).min(1).meta({ description: 'The public listeners (at least one).' }),
+  admin: admin.optional().meta({
+    description:
+      'The admin listener (GET /metrics, GET /healthz), off the public port. Absent: no admin listener.',
+  }),
   workers: workers.default(1),
-  /** Global shadow switch: every limiter counts and reports but never refuses. */
-  shadow: z.boolean().default(false),
-  reload: z.strictObject({ watch: z.boolean().default(true) }).prefault({}),
+  shadow: z
+    .boolean()
+    .default(false)
+    .meta({
+      description:
+        'The global shadow switch: every limiter counts and reports but never refuses. ' +
+        'Try a new config in production and watch shadow_limited in the metrics before enforcing it.',
+    }),
+  reload: z
+    .strictObject({
+      watch: z
+        .boolean()
+        .default(true)
+        .meta({ description: 'Reload when the config file changes; SIGHUP reloads either way.' }),
+    })
+    .prefault({})
+    .meta({ description: 'Hot reload of this file.' }),
   log: z
     .strictObject({
-      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+      level: z
+        .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+        .default('info')
+        .meta({ description: 'The pino log level. info logs one line per request.' }),
     })
-    .prefault({}),
-  shutdown: z.strictObject({ drainTimeout: duration.default(10_000) }).prefault({}),
-  store: store.prefault({}),
-  identity: identity.prefault({}),
-  services: services.prefault({}),
-  requests: requests.prefault({}),
-  streams: streams.prefault({}),
-  upstreams: z.record(name, upstream),
-  limiters: z.record(name, limiter).default({}),
+    .prefault({})
+    .meta({ description: 'JSON lines on stdout.' }),
+  shutdown: z
+    .strictObject({
+      drainTimeout: duration.prefault('10s').meta({
+        description:
+          'On SIGTERM or SIGINT, how long requests in flight may finish before connections are closed.',
+      }),
+    })
+    .prefault({})
+    .meta({ description: 'The graceful stop on SIGTERM or SIGINT: stop accepting, drain, exit 0.' }),
+  store: store.prefault({}).meta({
+    description: 'Where windows are counted: Redis Cluster, Redis, or (neither set) this process.',
+  }),
+  identity: identity.prefault({}).meta({ description: 'How the key parts of a request are derived.' }),
+  services: services.prefault({}).meta({
+    description:
+      'The embedded services (websites, reports, widget, bulk sync). Read at start: a reload that changes them warns that they need a restart.',
+  }),
+  requests: requests.prefault({}).meta({
+    description: 'Request bodies and requests in flight: the guards against slow and greedy clients.',
+  }),
+  streams: streams.prefault({}).meta({
+    description: 'Event streams (routes with stream: true): open streams per visitor session and per IP.',
+  }),
+  upstreams: z.record(name, upstream).meta({ description: 'Where routes forward, by name.' }),
+  limiters: z
+    .record(name, limiter)
+    .prefault({})
+    .meta({ description: 'Named limiters that routes refer to.' }),
   cors: z
     .record(name, corsPolicy)
     .default({})
     .meta({ description: 'Named CORS policies, which routes refer to with `cors: <name>`.' }),
-  routes: z.array(route).min(1),
+  routes: z
+    .array(route)
+    .min(1)
+    .meta({ description: 'Ordered: the first route whose host, method and path match wins.' }),
 });
 
 export type GatewayConfig = z.output<typeof configSchema>;

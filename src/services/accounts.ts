@@ -1,6 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import { prepared } from '../db/statements.js';
 import { bearerToken } from '../credentials/bearer.js';
@@ -41,10 +40,10 @@ export function userForKey(db: Db, key: string): number | undefined {
 }
 
 /**
- * Ensures one user per bootstrap key; on a first start with neither users nor bootstrap keys,
- * creates one user and logs its key (once: the next start finds the user).
+ * Ensures one user per bootstrap key. On a first start with neither users nor bootstrap keys,
+ * creates user "admin" and returns it with its key (to be shown once: the next start finds the user).
  */
-export function bootstrapUsers(db: Db, keys: readonly string[], logger: Logger): void {
+export function bootstrapUsers(db: Db, keys: readonly string[]): { userId: number; key: string } | undefined {
   const ensure = db.transaction(() => {
     for (const [i, key] of keys.entries()) {
       if (userForKey(db, key) === undefined) createUser(db, `bootstrap-${i + 1}`, key);
@@ -53,13 +52,7 @@ export function bootstrapUsers(db: Db, keys: readonly string[], logger: Logger):
     const { n } = prepared<[], { n: number }>(db, 'SELECT count(*) AS n FROM users').get()!;
     return n === 0 ? createUser(db, 'admin') : undefined;
   });
-  const created = ensure.immediate();
-  if (created) {
-    logger.warn(
-      { user: created.userId, apiKey: created.key },
-      'first start: created user "admin"; keep this API key, it is not shown again',
-    );
-  }
+  return ensure.immediate();
 }
 
 declare module 'fastify' {

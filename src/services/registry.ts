@@ -1,17 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { openDatabase, type Db } from '../db/database.js';
-import { bootstrapUsers } from './accounts.js';
 import { createServiceApp, listen } from './app.js';
 import { bulkSyncService } from './bulksync/service.js';
 import type { ServiceName, ServicesConfig } from './config.js';
 import type { ServiceContext } from './context.js';
 import type { ErrorStyle } from './errors.js';
+import { bootstrapAccounts } from './first-start.js';
 import { openApiDocument, type OpenApiFragment } from './openapi.js';
 import { reportsService } from './reports/service.js';
 import { websitesService } from './websites/service.js';
 import { widgetService } from './widget/service.js';
-import { adoptOrphanWorkspaces, ensureWorkspaceToken } from './workspaces.js';
 
 /** One embedded service: the error shape of its surface, the routes it adds to its app, and their OpenAPI description. */
 export interface ServiceDefinition {
@@ -36,19 +35,13 @@ export interface RunningService {
 }
 
 /**
- * Opens the database and applies the config's bootstrap accounts (API keys, workspace token); a
- * workspace without an owner goes to the first user.
+ * Opens the database and applies the config's bootstrap accounts (API keys, workspace token, a first
+ * start's admin and demo workspace); a workspace without an owner goes to the first user.
  */
 export function openServiceDatabase(config: ServicesConfig, logger: Logger): Db {
   const db = openDatabase(config.dataDir);
   try {
-    // Users first: the bootstrap workspace, and any workspace still without an owner, go to the first one.
-    bootstrapUsers(db, config.bootstrapApiKeys, logger);
-    const adopted = adoptOrphanWorkspaces(db);
-    if (adopted > 0)
-      logger.info({ workspaces: adopted }, 'workspaces without an owner now belong to the first user');
-    const { bootstrapToken, bootstrapWorkspace } = config.bulksync;
-    if (bootstrapToken) ensureWorkspaceToken(db, bootstrapToken, bootstrapWorkspace);
+    bootstrapAccounts(db, config, logger);
   } catch (err) {
     db.close();
     throw err;

@@ -1,0 +1,90 @@
+// `npm run docs:check`: README.md, CONTRIBUTING.md and docs/**/*.md. Relative links and anchors
+// resolve, README.md stays under 12 KB, every `npm run …` and `tollgate …` command shown exists,
+// and every YAML block that is a whole gateway config loads. Exits 1 listing each problem.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError } from '../src/config/errors.js';
+import { loadConfigText } from '../src/config/load.js';
+import {
+  checkCommands,
+  checkLinks,
+  gatewayConfigs,
+  parseUsage,
+  placeholderEnv,
+  scanMarkdown,
+  type MarkdownFile,
+  type ScannedMarkdown,
+} from './docs-lint.js';
+
+export const README_MAX_BYTES = 12 * 1024;
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const at = (path: string) => join(root, path);
+
+function markdownUnder(folder: string): string[] {
+  return readdirSync(at(folder), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${folder}/${entry.name}`;
+    if (entry.isDirectory()) return markdownUnder(path);
+    return entry.name.endsWith('.md') ? [path] : [];
+  });
+}
+
+const files: MarkdownFile[] = ['README.md', 'CONTRIBUTING.md', ...markdownUnder('docs')].map((path) => ({
+  path,
+  text: readFileSync(at(path), 'utf8'),
+}));
+const scanned = new Map<string, ScannedMarkdown>(files.map((f) => [f.path, scanMarkdown(f.text)]));
+
+const exists = (path: string) => existsSync(at(path));
+const anchorsOf = (path: string) => {
+  if (!path.endsWith('.md') || !exists(path) || statSync(at(path)).isDirectory()) return undefined;
+  let found = scanned.get(path);
+  if (!found) scanned.set(path, (found = scanMarkdown(readFileSync(at(path), 'utf8'))));
+  return found.anchors;
+};
+
+const scripts = new Set(
+  Object.keys((JSON.parse(readFileSync(at('package.json'), 'utf8')) as { scripts: object }).scripts),
+);
+// The CLI's own usage text, from the source (no build needed).
+const help = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--help'], {
+  cwd: root,
+  encoding: 'utf8',
+});
+if (help.status !== 0) throw new Error(`tollgate --help failed:\n${help.stderr}`);
+const usage = parseUsage(help.stdout);
+
+const problems: string[] = [];
+const readmeBytes = Buffer.byteLength(files[0]!.text);
+if (readmeBytes > README_MAX_BYTES) {
+  problems.push(
+    `README.md is ${readmeBytes} bytes; keep it under ${README_MAX_BYTES} (move detail to docs/)`,
+  );
+}
+let configs = 0;
+for (const file of files) {
+  const found = scanned.get(file.path)!;
+  problems.push(...checkLinks(file, found, exists, anchorsOf));
+  problems.push(...checkCommands(file, found, scripts, usage, exists));
+  for (const block of gatewayConfigs(found)) {
+    configs++;
+    try {
+      loadConfigText(block.text, `${file.path}:${block.line}`, placeholderEnv(block.text));
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(`${file.path}:${block.line}: the config example does not load:\n${err.message}`);
+    }
+  }
+}
+
+if (problems.length > 0) {
+  console.error(problems.join('\n'));
+  console.error(`docs check: ${problems.length} problem(s)`);
+  process.exit(1);
+}
+const links = [...scanned.values()].reduce((n, s) => n + s.links.length, 0);
+console.log(
+  `docs check: ${files.length} files, ${links} links, ${configs} config examples, README.md ${readmeBytes} bytes: ok`,
+);
