@@ -1,159 +1,124 @@
-// `npm run bench`: tollgate against bare forwarding and a common Node stack, on one local upstream.
-// Every server runs in its own process; autocannon runs here. Everything binds to 127.0.0.1 and
-// stops by itself. Settings: BENCH_DURATION (s, default 8), BENCH_WARMUP (s, default 2),
-// BENCH_CONNECTIONS (default 100), BENCH_ROUNDS (default 1: more runs every scenario again and keeps
-// each one's median), BENCH_ONLY (comma-separated scenario ids), BENCH_CPU_PROF=1 (profile tollgate).
-import { existsSync, mkdirSync } from 'node:fs';
-import { loadavg } from 'node:os';
+// `npm run bench`: tollgate against bare forwarding and the peers a Node user would pick, on one
+// local upstream, measured side by side in one run. With taskset and ≥ 2 CPUs, the server under
+// test runs alone on one CPU and everything else on another (bench/lib/pinning.js); each server's
+// CPU time per request is read from /proc beside its req/s. Load: wrk -t1 (autocannon if wrk is
+// missing). Everything binds to 127.0.0.1 and stops by itself.
+//
+// Settings: BENCH_ROUNDS (3), BENCH_DURATION (s, 4), BENCH_WARMUP (s, 1), BENCH_CONNECTIONS (32),
+// BENCH_ONLY (comma-separated scenario ids), BENCH_PROFILE (scenario ids profiled in one extra
+// run each, default tollgate-memory,tollgate-redis; 0 for none), BENCH_PIN=0 (no pinning),
+// BENCH_LOADGEN (wrk or autocannon; default wrk when installed).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg, release } from 'node:os';
 import { join } from 'node:path';
 import { clearTimeout } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
-import autocannon from 'autocannon';
+import {
+  available as cpuTimeAvailable,
+  clockTicks,
+  cpuBetween,
+  cpuLoadBetween,
+  processTree,
+  sampleCpus,
+  sampleTree,
+} from './lib/cpu-time.js';
+import { autocannonLoad, stopLoad, wrkLoad } from './lib/load.js';
+import { affinityOf, pinProcess, planPinning } from './lib/pinning.js';
 import {
   ROOT,
   describeExit,
   freePort,
   httpRequest,
+  onPath,
   startNode,
   stop,
   stopAll,
   waitForHttp,
   waitForRedis,
 } from './lib/processes.js';
-import { checkTargets, printReport, writeReports } from './lib/report.js';
+import { summariseProfile } from './lib/profile-summary.js';
+import { redisBetween, redisSnapshot } from './lib/redis-stats.js';
+import { printReport, summarise, writeReports } from './lib/report.js';
+import { DEFAULT_PROFILED, SCENARIOS } from './lib/scenarios.js';
 
 const UPSTREAM_BODY = '{"ok":true,"service":"bench-upstream"}';
 const REQUEST_BODY = '{"event":"bench"}';
-const HUGE_LIMIT = '1000000000';
 const PROFILE_DIR = join('bench', 'profiles');
+const PROFILE_INTERVAL_US = 250;
 
-function envNumber(name, fallback, min) {
+function envInteger(name, fallback, min) {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number ≥ ${min}, got "${raw}"`);
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`${name} must be a whole number ≥ ${min}, got "${raw}"`);
   return n;
 }
 
-const settings = {
-  duration: envNumber('BENCH_DURATION', 8, 1),
-  warmup: envNumber('BENCH_WARMUP', 2, 0),
-  connections: Math.round(envNumber('BENCH_CONNECTIONS', 100, 1)),
-  rounds: Math.round(envNumber('BENCH_ROUNDS', 1, 1)),
-  cpuProf: process.env.BENCH_CPU_PROF === '1',
-  only: (process.env.BENCH_ONLY ?? '')
+function envList(name, fallback) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === '0') return [];
+  return raw
     .split(',')
     .map((s) => s.trim())
-    .filter(Boolean),
-};
+    .filter(Boolean);
+}
 
-/**
- * kind: where the load goes. 'upstream' (no server of its own), 'script' (a bench server),
- * 'tollgate' (dist/cli.js with bench/gateway.yaml). redis: the server gets REDIS_URL.
- * expect: the status every response should have. limit: the X-RateLimit-Limit the probe must see.
- */
-const SCENARIOS = [
-  { id: 'direct', label: 'direct upstream', kind: 'upstream', path: '/bench/forward', expect: 200 },
-  {
-    id: 'undici',
-    label: 'bare undici forwarding (Pool + dispatch, as tollgate)',
-    kind: 'script',
-    script: 'bench/servers/undici-proxy.js',
-    env: { UNDICI_MODE: 'dispatch' },
-    path: '/bench/forward',
-    expect: 200,
-  },
-  {
-    id: 'undici-stream',
-    label: 'bare undici forwarding (Pool + stream)',
-    kind: 'script',
-    script: 'bench/servers/undici-proxy.js',
-    env: { UNDICI_MODE: 'stream' },
-    path: '/bench/forward',
-    expect: 200,
-  },
-  {
-    id: 'http-proxy',
-    label: 'bare http-proxy 1.18 forwarding',
-    kind: 'script',
-    script: 'bench/servers/http-proxy.js',
-    path: '/bench/forward',
-    expect: 200,
-  },
-  {
-    id: 'tollgate-memory',
-    label: 'tollgate, memory store',
-    kind: 'tollgate',
-    path: '/bench/forward',
-    expect: 200,
-    limit: HUGE_LIMIT,
-  },
-  {
-    id: 'tollgate-redis',
-    label: 'tollgate, Redis store',
-    kind: 'tollgate',
-    redis: true,
-    path: '/bench/forward',
-    expect: 200,
-    limit: HUGE_LIMIT,
-    counterPrefix: 'tg:',
-  },
-  {
-    id: 'tollgate-redis-w2',
-    label: 'tollgate, Redis store, workers: 2',
-    kind: 'tollgate',
-    redis: true,
-    env: { WORKERS: '2' },
-    path: '/bench/forward',
-    expect: 200,
-    limit: HUGE_LIMIT,
-    counterPrefix: 'tg:',
-  },
-  {
-    id: 'tollgate-429',
-    label: 'tollgate, 429 for a flooding key (Redis, over-limit cache)',
-    kind: 'tollgate',
-    redis: true,
-    path: '/bench/flood',
-    expect: 429,
-    limit: '1',
-  },
-  {
-    id: 'tollgate-429-nocache',
-    label: 'tollgate, 429 for a flooding key (Redis, overLimitCache: false)',
-    kind: 'tollgate',
-    redis: true,
-    path: '/bench/flood-nocache',
-    expect: 429,
-    limit: '1',
-  },
-  {
-    id: 'nginx',
-    label: 'nginx proxy_pass (Debian nginx, 2 workers, no limiting)',
-    kind: 'script',
-    script: 'bench/servers/nginx.js',
-    requires: 'nginx',
-    path: '/bench/forward',
-    expect: 200,
-  },
-  {
-    id: 'express',
-    label: 'express 5 + express-rate-limit + rate-limit-redis + http-proxy-middleware',
-    kind: 'script',
-    script: 'bench/servers/express-peer.js',
-    redis: true,
-    path: '/bench/forward',
-    expect: 200,
-    limit: HUGE_LIMIT,
-    counterPrefix: 'rl:',
-  },
-];
+function readSettings() {
+  return {
+    rounds: envInteger('BENCH_ROUNDS', 3, 1),
+    duration: envInteger('BENCH_DURATION', 4, 1), // wrk takes whole seconds
+    warmup: envInteger('BENCH_WARMUP', 1, 0),
+    connections: envInteger('BENCH_CONNECTIONS', 32, 1),
+    only: envList('BENCH_ONLY', []),
+    profile: envList('BENCH_PROFILE', DEFAULT_PROFILED),
+  };
+}
 
-const requestHeaders = { 'content-type': 'application/json' };
+let settings;
+try {
+  settings = readSettings();
+} catch (err) {
+  console.error(`[bench] ${err.message}`);
+  process.exit(2);
+}
 
 function log(message) {
   console.log(`[bench] ${message}`);
 }
+
+/** wrk if installed (or asked for), else autocannon, with a line saying which and why. */
+function chooseLoadGenerator() {
+  const asked = process.env.BENCH_LOADGEN;
+  if (asked && asked !== 'wrk' && asked !== 'autocannon') {
+    throw new Error(`BENCH_LOADGEN must be wrk or autocannon, got "${asked}"`);
+  }
+  if (asked !== 'autocannon' && onPath('wrk')) {
+    let version = 'wrk';
+    try {
+      execFileSync('wrk', ['--version'], { encoding: 'utf8', stdio: 'pipe' });
+    } catch (err) {
+      version = String(err.stdout ?? '').split('\n')[0] || version; // wrk --version exits 1
+    }
+    return { name: 'wrk', version: version.replace(/ Copyright.*/, '').trim(), run: wrkLoad };
+  }
+  if (asked === 'wrk')
+    throw new Error('BENCH_LOADGEN=wrk but wrk is not installed (Debian: apt-get install wrk)');
+  const why =
+    asked === 'autocannon'
+      ? 'BENCH_LOADGEN=autocannon'
+      : 'wrk is not installed (Debian: apt-get install wrk), so the bench falls back to autocannon';
+  return {
+    name: 'autocannon',
+    version: 'autocannon (in the bench process)',
+    note: `${why}: it runs inside the bench process and costs more CPU per request than wrk, so its figures are not comparable with a wrk run's.`,
+    run: autocannonLoad,
+  };
+}
+
+const requestHeaders = { 'content-type': 'application/json' };
 
 /** Sends the scenario's request once and checks the answer is what the load should get. */
 async function probe(scenario, port) {
@@ -177,20 +142,6 @@ async function probe(scenario, port) {
   if (problems.length > 0) {
     throw new Error(`probe of ${scenario.id} (POST ${scenario.path}) failed: ${problems.join('; ')}`);
   }
-  return scenario.expect === 429 ? 2 : 1;
-}
-
-function load(port, path, duration) {
-  return autocannon({
-    url: `http://127.0.0.1:${port}${path}`,
-    method: 'POST',
-    headers: requestHeaders,
-    body: REQUEST_BODY,
-    connections: settings.connections,
-    pipelining: 1,
-    duration,
-    timeout: 10,
-  });
 }
 
 /** Sum of the Redis counters under a prefix: how many requests the limiter counted. */
@@ -201,118 +152,263 @@ async function counted(redis, prefix) {
   return values.reduce((sum, v) => sum + Number(v ?? 0), 0);
 }
 
-async function runScenario(scenario, env) {
-  const { upstreamPort, redis, redisUrl } = env;
+/** tollgate_requests_total of one limiter, by decision, from the admin listener. */
+async function decisions(adminPort, limiter) {
+  const res = await httpRequest(adminPort, { path: '/metrics', timeoutMs: 5000 });
+  if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}: ${res.body.slice(0, 200)}`);
+  const out = {};
+  const re = /^tollgate_requests_total\{([^}]*)\} (\d+)/gm;
+  for (const m of res.body.matchAll(re)) {
+    const labels = Object.fromEntries([...m[1].matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    if (labels.limiter === limiter) out[labels.decision] = (out[labels.decision] ?? 0) + Number(m[2]);
+  }
+  return out;
+}
+
+function diffCounts(before, after) {
+  const out = {};
+  for (const k of Object.keys(after))
+    if (after[k] - (before[k] ?? 0) !== 0) out[k] = after[k] - (before[k] ?? 0);
+  return out;
+}
+
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+
+/** Waits until a cluster primary has forked all its workers (they inherit its CPU). */
+async function waitForWorkers(proc, workers, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (processTree(proc.child.pid).length < workers + 1) {
+    if (!proc.alive) throw new Error(describeExit(proc));
+    if (Date.now() > deadline) throw new Error(`${proc.name}: ${workers} workers did not start`);
+    await sleep(50);
+  }
+}
+
+/** Pins every thread of every process of the server's tree, and returns what taskset then reports. */
+function pinTree(pid, cpu) {
+  const tree = processTree(pid);
+  for (const p of tree) pinProcess(p, cpu);
+  return [...new Set(tree.map((p) => affinityOf(p)))].join(' ');
+}
+
+/**
+ * One run of a scenario: start its server (pinned), probe it, warm it up, then measure one window
+ * with CPU, Redis and limiter snapshots right before and after it.
+ */
+async function runScenario(scenario, ctx, { profileName } = {}) {
+  const { upstreamPort, redis, redisUrl, pinning, loadgen } = ctx;
   if (redis) await redis.flushall();
+  const cpu = pinning.pinned ? pinning.serverCpu : undefined;
+  const port = await freePort();
+  const adminPort = scenario.kind === 'tollgate' ? await freePort() : undefined;
+  const childEnv = { PORT: String(port), UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}` };
+  if (scenario.redis) childEnv.REDIS_URL = redisUrl;
+  const logs = new Map(); // "level msg" -> count
   let proc;
-  let port = upstreamPort;
-  const logs = new Map(); // "level msg" -> { count, example }
-  if (scenario.kind !== 'upstream') {
-    port = await freePort();
-    const childEnv = { PORT: String(port), UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}` };
-    if (scenario.redis) childEnv.REDIS_URL = redisUrl;
-    if (scenario.kind === 'tollgate') {
-      childEnv.LOG_LEVEL = 'warn';
-      Object.assign(childEnv, scenario.env);
-      const nodeArgs = settings.cpuProf
-        ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR, '--cpu-prof-name', `${scenario.id}.cpuprofile`]
-        : [];
-      proc = startNode(scenario.id, 'dist/cli.js', {
-        nodeArgs,
-        args: ['start', '--config', 'bench/gateway.yaml'],
-        env: childEnv,
-        onJson: (line) => {
-          if (typeof line.level !== 'number' || line.level < 40) return;
-          const key = `${line.level >= 50 ? 'error' : 'warn'} ${line.msg}`;
-          const entry = logs.get(key) ?? { count: 0, example: line };
-          entry.count++;
-          logs.set(key, entry);
-        },
-      });
-    } else {
-      proc = startNode(scenario.id, scenario.script, { env: { ...childEnv, ...scenario.env } });
-    }
-    await waitForHttp(proc, port);
+  if (scenario.kind === 'tollgate') {
+    Object.assign(childEnv, { LOG_LEVEL: 'warn', ADMIN_PORT: String(adminPort) }, scenario.env);
+    const nodeArgs = profileName
+      ? [
+          '--cpu-prof',
+          '--cpu-prof-dir',
+          PROFILE_DIR,
+          '--cpu-prof-name',
+          profileName,
+          '--cpu-prof-interval',
+          String(PROFILE_INTERVAL_US),
+        ]
+      : [];
+    proc = startNode(scenario.id, 'dist/cli.js', {
+      nodeArgs,
+      args: ['start', '--config', 'bench/gateway.yaml'],
+      env: childEnv,
+      cpu,
+      onJson: (line) => {
+        if (typeof line.level !== 'number' || line.level < 40) return;
+        const key = `${line.level >= 50 ? 'error' : 'warn'} "${line.msg}"`;
+        logs.set(key, (logs.get(key) ?? 0) + 1);
+      },
+    });
+  } else {
+    proc = startNode(scenario.id, scenario.script, { env: { ...childEnv, ...scenario.env }, cpu });
   }
+  const pid = proc.child.pid;
   try {
-    const probes = await probe(scenario, port);
-    if (settings.warmup > 0) await load(port, scenario.path, settings.warmup);
-    const warm = await counterSnapshot(scenario, redis);
-    const result = await load(port, scenario.path, settings.duration);
-    const after = await counterSnapshot(scenario, redis);
-    if (proc && !proc.alive) throw new Error(`${scenario.id} died under load: ${describeExit(proc)}`);
-    const expected = result.statusCodeStats[scenario.expect]?.count ?? 0;
-    const responses = Object.values(result.statusCodeStats).reduce((n, s) => n + s.count, 0);
+    await waitForHttp(proc, port);
+    if (scenario.workers) await waitForWorkers(proc, scenario.workers);
+    const affinity = cpu === undefined ? undefined : pinTree(pid, cpu);
+    await probe(scenario, port);
+    const load = (seconds) =>
+      loadgen.run({
+        port,
+        path: scenario.path,
+        seconds,
+        connections: settings.connections,
+        body: REQUEST_BODY,
+      });
+    if (settings.warmup > 0) await load(settings.warmup);
+
+    const watchRedis = scenario.redis && redis;
+    const countedBefore = scenario.counterPrefix ? await counted(redis, scenario.counterPrefix) : undefined;
+    const decisionsBefore = scenario.decisions ? await decisions(adminPort, scenario.decisions) : undefined;
+    const redisBefore = watchRedis ? await redisSnapshot(redis) : undefined;
+    const cpuBefore = cpuTimeAvailable ? sampleTree(pid) : undefined;
+    const cpusBefore = sampleCpus();
+    const fromUs = nowUs();
+    const result = await load(settings.duration);
+    const toUs = nowUs();
+    const cpusAfter = sampleCpus();
+    const cpuAfter = cpuTimeAvailable ? sampleTree(pid) : undefined;
+    const redisAfter = watchRedis ? await redisSnapshot(redis) : undefined;
+    const decisionsAfter = scenario.decisions ? await decisions(adminPort, scenario.decisions) : undefined;
+    const countedAfter = scenario.counterPrefix ? await counted(redis, scenario.counterPrefix) : undefined;
+    if (!proc.alive) throw new Error(`${scenario.id} died under load: ${describeExit(proc)}`);
+
+    const unexpected =
+      result.statusCodes !== undefined
+        ? result.responses - (result.statusCodes[scenario.expect] ?? 0)
+        : scenario.expect === 200
+          ? result.non2xx
+          : result.responses - result.non2xx; // wrk tells only 2xx/3xx from the rest
+    const cpuTime = cpuBefore && cpuAfter ? cpuBetween(cpuBefore, cpuAfter) : undefined;
+    const windowUs = toUs - fromUs;
+    const serverCpuLoad = pinning.pinned
+      ? cpuLoadBetween(cpusBefore, cpusAfter, pinning.serverCpu)
+      : undefined;
+    const sharedCpuLoad = pinning.pinned ? cpuLoadBetween(cpusBefore, cpusAfter, pinning.restCpu) : undefined;
     return {
-      id: scenario.id,
-      label: scenario.label,
-      expect: scenario.expect,
-      rps: result.requests.average,
-      p50: result.latency.p50,
-      p99: result.latency.p99,
-      latencyMax: result.latency.max,
-      responses,
-      expected,
-      unexpected: responses - expected,
-      statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats).map(([k, v]) => [k, v.count])),
-      errors: result.errors,
-      timeouts: result.timeouts,
-      resets: result.resets,
-      durationSec: result.duration,
-      probes,
-      // Counter increase during the measured run, against the responses that run got.
-      counted: after !== undefined && warm !== undefined ? after - warm : undefined,
-      logs: [...logs].map(([key, { count, example }]) => ({ key, count, example })),
+      proc,
+      fromUs,
+      toUs,
+      run: {
+        rps: result.rps,
+        responses: result.responses,
+        durationSec: result.durationSec,
+        p50Ms: result.p50Ms,
+        p99Ms: result.p99Ms,
+        maxMs: result.maxMs,
+        errors: result.errors,
+        unexpected,
+        statusCodes: result.statusCodes,
+        cpuUs: cpuTime?.cpuUs,
+        cpuPerReq: cpuTime ? cpuTime.cpuUs / result.responses : undefined,
+        // Share of one CPU the server's processes used during the window: near 100% when pinned
+        // means its CPU was what bounded the throughput.
+        cpuBusy: cpuTime ? cpuTime.cpuUs / windowUs : undefined,
+        // The pinned CPUs as a whole (every process on them, not only the bench's): how much of
+        // the server's CPU others took, and whether the shared CPU was the bottleneck.
+        othersOnServerCpu:
+          serverCpuLoad && cpuTime ? Math.max(0, serverCpuLoad.busy - cpuTime.cpuUs / windowUs) : undefined,
+        sharedCpuBusy: sharedCpuLoad?.busy,
+        steal: serverCpuLoad ? Math.max(serverCpuLoad.steal, sharedCpuLoad?.steal ?? 0) : undefined,
+        processes: cpuTime?.perProcess.map((p) => ({ name: p.name, cpuPerReq: p.cpuUs / result.responses })),
+        exitedDuringWindow: cpuTime?.exited,
+        affinity,
+        redis:
+          redisBefore && redisAfter
+            ? (({ scriptCalls, otherCalls, commands, cpuUs }) => ({
+                scriptCalls,
+                otherCalls,
+                commands,
+                scriptCallsPerResponse: scriptCalls / result.responses,
+                cpuPerReq: cpuUs / result.responses,
+              }))(redisBetween(redisBefore, redisAfter))
+            : undefined,
+        counted: countedBefore !== undefined ? countedAfter - countedBefore : undefined,
+        decisions: decisionsBefore ? diffCounts(decisionsBefore, decisionsAfter) : undefined,
+        logs: Object.fromEntries(logs),
+      },
     };
-  } finally {
-    if (proc) await stop(proc);
+  } catch (err) {
+    await stop(proc);
+    throw err;
   }
 }
 
-function counterSnapshot(scenario, redis) {
-  return scenario.counterPrefix && redis ? counted(redis, scenario.counterPrefix) : undefined;
+/** One extra run under --cpu-prof; its steps are an estimate, its req/s are not reported. */
+async function profileScenario(scenario, ctx) {
+  const name = `${scenario.id}.cpuprofile`;
+  const file = join(ROOT, PROFILE_DIR, name);
+  rmSync(file, { force: true });
+  const { proc, fromUs, toUs, run } = await runScenario(scenario, ctx, { profileName: name });
+  await stop(proc, 15_000); // the profile is written as the process exits
+  if (!existsSync(file)) throw new Error(`${scenario.id}: no profile was written to ${file}`);
+  const summary = summariseProfile(JSON.parse(readFileSync(file, 'utf8')), fromUs, toUs);
+  const perReq = (us) => us / run.responses;
+  return {
+    id: scenario.id,
+    file: join(PROFILE_DIR, name),
+    responses: run.responses,
+    rps: run.rps,
+    statCpuPerReq: run.cpuPerReq,
+    profiledPerReq: perReq(summary.busyUs),
+    windowed: summary.windowed,
+    samples: summary.samples,
+    intervalUs: PROFILE_INTERVAL_US,
+    steps: summary.steps.map((s) => ({
+      step: s.step,
+      usPerReq: perReq(s.us),
+      beneathPerReq: perReq(s.beneathUs),
+      share: s.us / summary.busyUs,
+    })),
+  };
 }
 
-/** Of several runs of one scenario, the one with the median throughput. */
-function median(runs) {
-  const sorted = [...runs].sort((a, b) => a.rps - b.rps);
-  return { ...sorted[Math.floor((sorted.length - 1) / 2)], rounds: runs.map((r) => r.rps) };
-}
-
-/** Whether a command is on the PATH. */
-function onPath(command) {
-  return (process.env.PATH ?? '').split(':').some((d) => d && existsSync(join(d, command)));
+function describeRun(r) {
+  const parts = [
+    `${Math.round(r.rps)} req/s`,
+    r.cpuPerReq !== undefined
+      ? `${r.cpuPerReq.toFixed(1)} CPU µs/req (CPU ${Math.round(r.cpuBusy * 100)}% busy)`
+      : '',
+    r.othersOnServerCpu !== undefined
+      ? `others took ${Math.round(r.othersOnServerCpu * 100)}% of its CPU, shared CPU ${Math.round(r.sharedCpuBusy * 100)}% busy`
+      : '',
+    `p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms`,
+    `${r.unexpected} unexpected, ${r.errors} errors`,
+    r.redis ? `${r.redis.scriptCallsPerResponse.toFixed(3)} script calls/response` : '',
+    r.counted !== undefined ? `${r.counted} counted in Redis for ${r.responses} responses` : '',
+    r.decisions ? `decisions ${JSON.stringify(r.decisions)}` : '',
+    Object.keys(r.logs).length ? `logged ${JSON.stringify(r.logs)}` : '',
+  ];
+  return parts.filter(Boolean).join(', ');
 }
 
 async function main() {
-  const load = loadavg()
-    .map((n) => n.toFixed(2))
-    .join(' ');
+  const loadBefore = loadavg();
   if (!existsSync(join(ROOT, 'dist', 'cli.js')))
     throw new Error('dist/cli.js is missing: run `npm run build`');
+  const unknown = [...settings.only, ...settings.profile].filter((id) => !SCENARIOS.some((s) => s.id === id));
+  if (unknown.length)
+    throw new Error(`unknown scenario(s) ${unknown.join(', ')}: ${SCENARIOS.map((s) => s.id)}`);
   const wanted = settings.only.length ? SCENARIOS.filter((s) => settings.only.includes(s.id)) : SCENARIOS;
   const scenarios = wanted.filter((s) => {
     if (!s.requires || onPath(s.requires)) return true;
     log(`${s.id}: skipped, ${s.requires} is not installed (Debian: apt-get install nginx-light)`);
     return false;
   });
-  if (scenarios.length === 0)
-    throw new Error(`BENCH_ONLY matches no scenario (${SCENARIOS.map((s) => s.id)})`);
-  if (settings.cpuProf) mkdirSync(join(ROOT, PROFILE_DIR), { recursive: true });
+  if (scenarios.length === 0) throw new Error('no scenario to run');
+  const profiled = scenarios.filter((s) => settings.profile.includes(s.id));
 
+  const loadgen = chooseLoadGenerator();
+  if (loadgen.note) log(`NOTE: ${loadgen.note}`);
+  const pinning = planPinning(loadgen.name);
+  if (pinning.pinned) pinProcess(process.pid, pinning.restCpu); // wrk, upstream and Redis inherit it
+  log(pinning.statement);
+  if (!cpuTimeAvailable) log('no /proc here: CPU µs per request cannot be measured');
+  if (profiled.length) mkdirSync(join(ROOT, PROFILE_DIR), { recursive: true });
   log(
-    `${scenarios.length} scenarios × ${settings.rounds} round(s): ${settings.connections} connections, ` +
-      `${settings.warmup} s warm-up + ${settings.duration} s measured each, POST with a ${REQUEST_BODY.length}-byte JSON body`,
+    `${scenarios.length} scenarios × ${settings.rounds} round(s), ${loadgen.name} with ` +
+      `${settings.connections} connections: ${settings.warmup} s warm-up + ${settings.duration} s measured ` +
+      `each, POST with a ${REQUEST_BODY.length}-byte JSON body` +
+      (profiled.length ? `; then one --cpu-prof run of ${profiled.map((s) => s.id).join(', ')}` : ''),
   );
-  log('tollgate runs with LOG_LEVEL=warn (no per-request access log); every server has its own process');
-  if (settings.cpuProf)
-    log(`tollgate runs with --cpu-prof: profiles go to ${PROFILE_DIR}/<scenario>.cpuprofile`);
 
   const redisPort = await freePort();
   const redisProc = startNode('redis-server', 'bench/servers/redis.js', { env: { PORT: String(redisPort) } });
   const redis = await waitForRedis(redisProc, redisPort);
   const redisUrl = `redis://127.0.0.1:${redisPort}`;
-  log(`redis-server on port ${redisPort} (no persistence)`);
+  const redisVersion = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1];
+  log(`redis-server ${redisVersion} on port ${redisPort} (no persistence)`);
 
   const upstreamPort = await freePort();
   const upstream = startNode('upstream', 'bench/servers/upstream.js', {
@@ -321,58 +417,72 @@ async function main() {
   await waitForHttp(upstream, upstreamPort);
   log(`upstream (node:http, 200 + ${UPSTREAM_BODY.length}-byte JSON) on port ${upstreamPort}`);
 
+  const ctx = { upstreamPort, redis, redisUrl, pinning, loadgen };
   const runs = new Map(scenarios.map((s) => [s.id, []]));
+  const profiles = [];
   try {
     for (let round = 1; round <= settings.rounds; round++) {
       for (const scenario of scenarios) {
         if (!upstream.alive) throw new Error(describeExit(upstream));
-        log(`${settings.rounds > 1 ? `round ${round}: ` : ''}${scenario.id}: ${scenario.label}`);
-        const r = await runScenario(scenario, { upstreamPort, redis, redisUrl });
-        runs.get(scenario.id).push(r);
-        log(
-          `  ${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ` +
-            `${r.unexpected} unexpected, ${r.errors} errors` +
-            (r.counted !== undefined ? `, ${r.counted} counted in Redis for ${r.responses} responses` : '') +
-            (r.logs.length
-              ? `, gateway logged ${r.logs.map((l) => `${l.count}× "${l.key}"`).join(', ')}`
-              : ''),
-        );
-        await sleep(300); // let sockets of the last run close
+        const { proc, run } = await runScenario(scenario, ctx);
+        await stop(proc);
+        runs.get(scenario.id).push(run);
+        log(`round ${round}/${settings.rounds} ${scenario.id}: ${describeRun(run)}`);
+        await sleep(200); // let the last run's sockets close
       }
+    }
+    for (const scenario of profiled) {
+      const p = await profileScenario(scenario, ctx);
+      profiles.push(p);
+      log(
+        `profile of ${scenario.id}: ${p.file}, ${p.profiledPerReq.toFixed(1)} µs/req of JS-thread samples ` +
+          `(/proc: ${p.statCpuPerReq?.toFixed(1)} µs/req under the profiler)`,
+      );
     }
   } finally {
     redis.disconnect();
     await stopAll();
   }
 
-  const results = scenarios.map((s) => median(runs.get(s.id)));
-  const base = results.find((r) => r.id === 'undici');
-  for (const r of results) r.ratio = base ? r.rps / base.rps : undefined;
-  const targets = checkTargets(results);
+  const cpu = cpus();
   const meta = {
     date: new Date().toISOString(),
-    ...settings,
+    rounds: settings.rounds,
+    duration: settings.duration,
+    warmup: settings.warmup,
+    connections: settings.connections,
+    loadGenerator: loadgen.version,
+    loadGeneratorNote: loadgen.note,
+    threads: loadgen.name === 'wrk' ? 1 : undefined,
+    pinning,
+    clockTicks,
     node: process.version,
-    load,
+    redis: redisVersion,
+    machine: `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, Linux ${release()}`,
+    loadBefore: loadBefore.map((n) => n.toFixed(2)).join(' '),
+    loadAfter: loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' '),
   };
-  printReport(results, targets, meta);
-  await writeReports(results, targets, meta);
+  const report = summarise(scenarios, runs, profiles, meta);
+  printReport(report);
+  await writeReports(report);
   log('wrote bench/results.md and bench/results.json');
-  const bad = results.filter((r) => r.errors > 0 || r.unexpected > 0).map((r) => r.id);
-  if (bad.length) log(`WARNING: unexpected statuses or errors in ${bad.join(', ')} (see the notes above)`);
 }
 
 // Everything stops by itself: the whole run has a time budget.
-const budgetMs =
-  (settings.rounds * SCENARIOS.length * (settings.warmup + settings.duration + 20) + 60) * 1000;
+const runSeconds = settings.warmup + settings.duration + 30;
+const budgetMs = ((settings.rounds * SCENARIOS.length + settings.profile.length) * runSeconds + 60) * 1000;
 const watchdog = setTimeout(() => {
   console.error(`[bench] still running after ${budgetMs / 1000} s: giving up`);
+  stopLoad();
   stopAll().finally(() => process.exit(1));
 }, budgetMs);
 
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, () => {
     console.error(`[bench] ${signal}: stopping the servers`);
+    stopLoad();
     stopAll().finally(() => process.exit(130));
   });
 }
@@ -382,6 +492,7 @@ main().then(
   (err) => {
     clearTimeout(watchdog);
     console.error(`[bench] aborted: ${err.message}`);
+    stopLoad();
     stopAll().finally(() => process.exit(1));
   },
 );

@@ -1,8 +1,10 @@
 // Child processes of the bench: spawning, readiness, probing, stopping, and their output.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
+import { delimiter, join } from 'node:path';
 import { URL, fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
@@ -26,13 +28,22 @@ export function freePort() {
   });
 }
 
+/** Whether a command is on the PATH. */
+export function onPath(command) {
+  return (process.env.PATH ?? '').split(delimiter).some((d) => d && existsSync(join(d, command)));
+}
+
 /**
  * Starts `node [nodeArgs] script [args]` from the repository root, with the lifeline preloaded so
- * the child stops when the bench does. Keeps the last lines of its output; JSON lines (pino) are
- * also handed to `onJson`.
+ * the child stops when the bench does. With `cpu`, it starts under `taskset -c <cpu>` (taskset
+ * execs node, so the pid is node's, and every thread and child it makes inherits the CPU). Keeps
+ * the last lines of its output; JSON lines (pino) are also handed to `onJson`.
  */
-export function startNode(name, script, { args = [], nodeArgs = [], env = {}, onJson } = {}) {
-  const child = spawn(process.execPath, ['--import', LIFELINE, ...nodeArgs, script, ...args], {
+export function startNode(name, script, { args = [], nodeArgs = [], env = {}, onJson, cpu } = {}) {
+  const nodeCommand = [process.execPath, '--import', LIFELINE, ...nodeArgs, script, ...args];
+  const [command, ...commandArgs] =
+    cpu === undefined ? nodeCommand : ['taskset', '-c', String(cpu), ...nodeCommand];
+  const child = spawn(command, commandArgs, {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

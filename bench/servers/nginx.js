@@ -1,5 +1,6 @@
 // nginx proxy_pass to the bench upstream, as a peer: the Debian nginx binary run in the foreground
-// with a generated config (keep-alive to the upstream, access log off, 2 worker processes).
+// with a generated config (keep-alive to the upstream, access log off, NGINX_WORKERS worker
+// processes, default 1: the bench gives the server under test one CPU).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,7 @@ const upstream = new URL(process.env.UPSTREAM_URL);
 writeFileSync(
   conf,
   `daemon off;
-worker_processes 2;
+worker_processes ${Number(process.env.NGINX_WORKERS ?? 1)};
 pid ${join(dir, 'nginx.pid')};
 error_log ${join(dir, 'error.log')} warn;
 events { worker_connections 4096; }

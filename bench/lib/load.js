@@ -1,0 +1,93 @@
+// The load generators: wrk (a separate process, which pinning places on the shared CPU) or, where
+// wrk is missing, autocannon inside the bench process. Both return the same summary:
+// { responses, durationSec, rps, p50Ms, p99Ms, maxMs, errors, non2xx, statusCodes? }.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+const WRK_SCRIPT = fileURLToPath(new URL('../wrk/post.lua', import.meta.url));
+const SUMMARY_PREFIX = 'WRK_SUMMARY ';
+const running = new Set();
+
+/** Stops a wrk still running (the bench was interrupted). */
+export function stopLoad() {
+  for (const child of running) child.kill('SIGKILL');
+}
+
+/**
+ * wrk -t1 -c<connections> for whole seconds, POSTing `body` as JSON. The Lua script prints one
+ * JSON summary line; everything else wrk prints is kept for error messages.
+ */
+export function wrkLoad({ port, path, seconds, connections, body, bin = 'wrk' }) {
+  const args = [
+    '-t1',
+    `-c${connections}`,
+    `-d${seconds}s`,
+    '--timeout',
+    '10s',
+    '-s',
+    WRK_SCRIPT,
+    `http://127.0.0.1:${port}${path}`,
+  ];
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { env: { ...process.env, BENCH_BODY: body }, stdio: 'pipe' });
+    running.add(child);
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c) => (out += c));
+    child.stderr.setEncoding('utf8').on('data', (c) => (out += c));
+    const timer = setTimeout(() => child.kill('SIGKILL'), (seconds + 20) * 1000);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      running.delete(child);
+      reject(new Error(`cannot run ${bin}: ${err.message}`));
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      running.delete(child);
+      const line = out.split('\n').find((l) => l.startsWith(SUMMARY_PREFIX));
+      if (code !== 0 || !line) {
+        reject(new Error(`wrk failed (${signal ?? `code ${code}`}): ${out.trim().slice(-500)}`));
+        return;
+      }
+      const s = JSON.parse(line.slice(SUMMARY_PREFIX.length));
+      const durationSec = s.durationUs / 1e6;
+      resolve({
+        responses: s.responses,
+        durationSec,
+        rps: s.responses / durationSec,
+        p50Ms: s.p50Us / 1000,
+        p99Ms: s.p99Us / 1000,
+        maxMs: s.maxUs / 1000,
+        errors: s.connectErrors + s.readErrors + s.writeErrors + s.timeouts,
+        non2xx: s.non2xx3xx,
+      });
+    });
+  });
+}
+
+/** The fallback: autocannon in this process (it then shares the bench runner's CPU). */
+export async function autocannonLoad({ port, path, seconds, connections, body }) {
+  const r = await autocannon({
+    url: `http://127.0.0.1:${port}${path}`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+    connections,
+    pipelining: 1,
+    duration: seconds,
+    timeout: 10,
+  });
+  const statusCodes = Object.fromEntries(Object.entries(r.statusCodeStats).map(([k, v]) => [k, v.count]));
+  const responses = Object.values(statusCodes).reduce((n, c) => n + c, 0);
+  return {
+    responses,
+    durationSec: r.duration,
+    rps: responses / r.duration,
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    maxMs: r.latency.max,
+    errors: r.errors,
+    non2xx: responses - (r['2xx'] ?? 0) - (r['3xx'] ?? 0),
+    statusCodes,
+  };
+}

@@ -1,0 +1,185 @@
+// What `npm run bench` measures. Every scenario is one server under test in its own process (or
+// process tree), loaded with POSTs of a small JSON body that the bench upstream answers 200.
+//
+// kind: 'script' (a bench server), 'tollgate' (dist/cli.js with bench/gateway.yaml).
+// redis: the server gets REDIS_URL (and the report counts Redis commands per response).
+// expect: the status every response should have. limit: the X-RateLimit-Limit the probe must see.
+// counterPrefix: Redis keys holding the limiter's counters (their growth is compared with responses).
+// decisions: the tollgate limiter whose decisions (admin /metrics) are compared with responses.
+
+export const HUGE_LIMIT = '1000000000';
+
+/** The baseline of every ratio: what forwarding costs with nothing else in the request path. */
+export const BASELINE = 'undici-stream';
+
+export const SCENARIOS = [
+  {
+    id: 'undici-stream',
+    label: 'bare undici forwarding (Pool.stream): the baseline',
+    kind: 'script',
+    script: 'bench/servers/undici-proxy.js',
+    env: { UNDICI_MODE: 'stream' },
+    path: '/bench/forward',
+    expect: 200,
+  },
+  {
+    id: 'undici',
+    label: 'bare undici forwarding (Pool.dispatch, the technique tollgate uses)',
+    kind: 'script',
+    script: 'bench/servers/undici-proxy.js',
+    env: { UNDICI_MODE: 'dispatch' },
+    path: '/bench/forward',
+    expect: 200,
+  },
+  {
+    id: 'direct',
+    label: 'the upstream itself (node:http answering, no forwarding)',
+    kind: 'script',
+    script: 'bench/servers/upstream.js',
+    path: '/bench/forward',
+    expect: 200,
+  },
+  {
+    id: 'http-proxy',
+    label: 'bare http-proxy 1.18 forwarding (keep-alive agent)',
+    kind: 'script',
+    script: 'bench/servers/http-proxy.js',
+    path: '/bench/forward',
+    expect: 200,
+  },
+  {
+    id: 'tollgate-memory',
+    label: 'tollgate, memory store, one IP limiter',
+    kind: 'tollgate',
+    path: '/bench/forward',
+    expect: 200,
+    limit: HUGE_LIMIT,
+    decisions: 'bench-forward',
+  },
+  {
+    id: 'tollgate-redis',
+    label: 'tollgate, Redis store, one IP limiter',
+    kind: 'tollgate',
+    redis: true,
+    path: '/bench/forward',
+    expect: 200,
+    limit: HUGE_LIMIT,
+    counterPrefix: 'tg:',
+    decisions: 'bench-forward',
+  },
+  {
+    id: 'tollgate-redis-w2',
+    label: 'tollgate, Redis store, workers: 2',
+    kind: 'tollgate',
+    redis: true,
+    env: { WORKERS: '2' },
+    path: '/bench/forward',
+    expect: 200,
+    limit: HUGE_LIMIT,
+    counterPrefix: 'tg:',
+    decisions: 'bench-forward',
+    workers: 2,
+  },
+  {
+    id: 'tollgate-429',
+    label: 'tollgate, 429 for a flooding key (Redis, over-limit cache)',
+    kind: 'tollgate',
+    redis: true,
+    path: '/bench/flood',
+    expect: 429,
+    limit: '1',
+    decisions: 'bench-flood',
+  },
+  {
+    id: 'tollgate-429-nocache',
+    label: 'tollgate, 429 for a flooding key (Redis, overLimitCache: false)',
+    kind: 'tollgate',
+    redis: true,
+    path: '/bench/flood-nocache',
+    expect: 429,
+    limit: '1',
+    decisions: 'bench-flood-nocache',
+  },
+  {
+    id: 'rlf',
+    label: 'rate-limiter-flexible (Redis) + http-proxy: the Node peer',
+    kind: 'script',
+    script: 'bench/servers/rlf-http-proxy.js',
+    redis: true,
+    path: '/bench/forward',
+    expect: 200,
+    limit: HUGE_LIMIT,
+    counterPrefix: 'rlf:',
+  },
+  {
+    id: 'express',
+    label: 'express 5 + express-rate-limit + rate-limit-redis + http-proxy-middleware',
+    kind: 'script',
+    script: 'bench/servers/express-peer.js',
+    redis: true,
+    path: '/bench/forward',
+    expect: 200,
+    limit: HUGE_LIMIT,
+    counterPrefix: 'rl:',
+  },
+  {
+    id: 'nginx',
+    label: 'nginx proxy_pass (Debian nginx, 1 worker, no limiting)',
+    kind: 'script',
+    script: 'bench/servers/nginx.js',
+    requires: 'nginx',
+    path: '/bench/forward',
+    expect: 200,
+  },
+];
+
+/**
+ * The ratios (req/s vs bare undici Pool.stream, pinned) in the performance issue that asked for
+ * this bench, measured before any of its work: the report shows this run's beside them.
+ */
+export const ISSUE_BASELINE = new Map([
+  ['undici-stream', 1.0],
+  ['tollgate-memory', 0.62],
+  ['tollgate-redis', 0.43],
+  ['rlf', 0.44],
+  ['tollgate-429', 1.21],
+]);
+
+/** Profiled by default, in one extra run each after the measured rounds. */
+export const DEFAULT_PROFILED = ['tollgate-memory', 'tollgate-redis'];
+
+/**
+ * The issue's targets: ratios in the same run, as req/s (the issue's terms) and as CPU per request
+ * (base CPU µs/req ÷ this one's, the req/s ratio a saturated CPU would give).
+ */
+export const TARGETS = [
+  {
+    name: 'tollgate memory store ≥ 0.90× bare undici forwarding',
+    of: 'tollgate-memory',
+    over: BASELINE,
+    min: 0.9,
+  },
+  {
+    name: 'tollgate Redis store ≥ 0.80× bare undici forwarding',
+    of: 'tollgate-redis',
+    over: BASELINE,
+    min: 0.8,
+  },
+  {
+    name: 'tollgate + Redis ≥ 2× rate-limiter-flexible + http-proxy',
+    of: 'tollgate-redis',
+    over: 'rlf',
+    min: 2,
+  },
+  {
+    name: '429 path ≥ 3× tollgate + Redis forwarded throughput',
+    of: 'tollgate-429',
+    over: 'tollgate-redis',
+    min: 3,
+  },
+  // Ratios printed for information, with no target.
+  { name: '429 path with / without the over-limit cache', of: 'tollgate-429', over: 'tollgate-429-nocache' },
+  { name: 'tollgate + Redis, workers: 2 / one process', of: 'tollgate-redis-w2', over: 'tollgate-redis' },
+  { name: 'tollgate + Redis / the express stack', of: 'tollgate-redis', over: 'express' },
+  { name: 'tollgate memory store / nginx proxy_pass', of: 'tollgate-memory', over: 'nginx' },
+];
