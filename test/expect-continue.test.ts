@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Gateway } from '../src/http/gateway.js';
 import { startGateway } from './helpers/gateway.js';
-import { waitFor } from './helpers/resilience-wait.js';
+import { waitFor } from './helpers/wait.js';
 import { TestUpstream } from './helpers/upstream.js';
 
 let upstream: TestUpstream;

@@ -6,7 +6,7 @@ import { limitHeaders, send, startGateway, type Reply } from './helpers/gateway.
 import { freePort } from './helpers/ports.js';
 import { RedisServer } from './helpers/redis-server.js';
 import { rawRequest, startPlainServer, type PlainServer } from './helpers/resilience-http.js';
-import { waitFor } from './helpers/resilience-wait.js';
+import { waitFor } from './helpers/wait.js';
 import { TestUpstream, type SeenRequest } from './helpers/upstream.js';
 
 /**

@@ -11,7 +11,7 @@ import { burst } from './helpers/burst.js';
 import { limitHeaders, send, startGateway, type Reply } from './helpers/gateway.js';
 import { scriptCalls } from './helpers/ops-metrics.js';
 import { RedisServer } from './helpers/redis-server.js';
-import { sleep } from './helpers/resilience-wait.js';
+import { sleep } from './helpers/wait.js';
 import { TestUpstream } from './helpers/upstream.js';
 
 /** `cachedLimit` is the one setting the reload test changes. */

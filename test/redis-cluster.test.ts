@@ -10,7 +10,7 @@ import { windowKey } from '../src/limits/plan.js';
 import { storeKind } from '../src/store/create-store.js';
 import { limitHeaders, send, startGateway, type Reply } from './helpers/gateway.js';
 import { RedisCluster } from './helpers/redis-cluster.js';
-import { sleep, waitFor } from './helpers/resilience-wait.js';
+import { sleep, waitFor } from './helpers/wait.js';
 import { TestUpstream, type SeenRequest } from './helpers/upstream.js';
 
 const MESSAGES = {

@@ -5,7 +5,7 @@ import type { Gateway } from '../src/http/gateway.js';
 import { capturingLogger } from './helpers/log-capture.js';
 import { startGateway } from './helpers/gateway.js';
 import { startPlainServer, type PlainServer } from './helpers/resilience-http.js';
-import { waitFor } from './helpers/resilience-wait.js';
+import { waitFor } from './helpers/wait.js';
 
 const { logger, lines: logged } = capturingLogger('warn');
 

@@ -4,7 +4,7 @@ import type { Gateway } from '../src/http/gateway.js';
 import { send, startGateway, type Reply } from './helpers/gateway.js';
 import { RedisServer } from './helpers/redis-server.js';
 import { connectOnce, startPlainServer, type PlainServer } from './helpers/resilience-http.js';
-import { timed, waitFor } from './helpers/resilience-wait.js';
+import { timed, waitFor } from './helpers/wait.js';
 import { TestUpstream } from './helpers/upstream.js';
 
 /**

@@ -3,7 +3,7 @@ import type { Gateway } from '../src/http/gateway.js';
 import { limitHeaders, send, startGateway, type Reply } from './helpers/gateway.js';
 import { RedisServer } from './helpers/redis-server.js';
 import { freezeRedis } from './helpers/resilience-redis.js';
-import { timed, waitFor } from './helpers/resilience-wait.js';
+import { timed, waitFor } from './helpers/wait.js';
 import { TestUpstream } from './helpers/upstream.js';
 
 /** Two routes, identical but for what their limiter does when Redis cannot answer. */

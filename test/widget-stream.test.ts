@@ -16,7 +16,7 @@ import { DEFAULT_CONFIG } from './helpers/default-config.js';
 import { embeddedEnv, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send, silentLogger } from './helpers/gateway.js';
 import { RedisServer } from './helpers/redis-server.js';
-import { sleep, waitFor } from './helpers/resilience-wait.js';
+import { sleep, waitFor } from './helpers/wait.js';
 
 interface StreamedMessage {
   id: number;

@@ -1,0 +1,69 @@
+/* eslint no-empty-pattern: ["error", { allowObjectPatternsAsParameters: true }] -- vitest reads a fixture's dependencies from its first parameter's pattern */
+import { test as base } from 'vitest';
+import type { Gateway, GatewayOptions } from '../../src/http/gateway.js';
+import { startGateway } from './gateway.js';
+import { RedisServer } from './redis-server.js';
+import { TestUpstream } from './upstream.js';
+
+/** Starts gateways for a test file, and closes every one of them after its last test. */
+export class GatewayLauncher {
+  readonly #running: Gateway[] = [];
+
+  /** A gateway from YAML text (see gatewayYaml), its ${...} references resolved from `env`. */
+  async start(yaml: string, env: Record<string, string> = {}, options: Partial<GatewayOptions> = {}) {
+    const gateway = await startGateway(yaml, env, options);
+    this.#running.push(gateway);
+    return gateway;
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all(this.#running.splice(0).map((g) => g.close()));
+  }
+}
+
+/**
+ * `test` with the servers a gateway test file shares, each started when a test (or a file-level
+ * hook) first names it, and stopped after the file's last test:
+ * - `redis`: a redis-server of the file's own, on a free port;
+ * - `upstream`: the echoing TestUpstream;
+ * - `gateways`: starts gateways, closed before the servers they use.
+ */
+export const test = base
+  .extend('redis', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const redis = await RedisServer.start();
+    onCleanup(() => redis.kill());
+    return redis;
+  })
+  .extend('upstream', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const upstream = await TestUpstream.start();
+    onCleanup(() => upstream.close());
+    return upstream;
+  })
+  .extend('gateways', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const gateways = new GatewayLauncher();
+    onCleanup(() => gateways.closeAll());
+    return gateways;
+  });
+
+export interface GatewaySetup {
+  /** The config (see gatewayYaml); ${REDIS_URL} and ${UPSTREAM_URL} are the file's redis-server and upstream. */
+  readonly config: string;
+  /** More environment for the config's ${...} references. */
+  readonly env?: Record<string, string>;
+  readonly options?: Partial<GatewayOptions>;
+  /** False for a config without Redis: then no redis-server is started for it. */
+  readonly redis?: boolean;
+}
+
+/** `test` with `gateway` too: one gateway of `setup` for the whole file, in front of its servers. */
+export function gatewayTest(setup: GatewaySetup) {
+  const env = setup.env ?? {};
+  if (setup.redis === false) {
+    return test.extend('gateway', { scope: 'file' }, async ({ upstream, gateways }) =>
+      gateways.start(setup.config, { UPSTREAM_URL: upstream.url, ...env }, setup.options),
+    );
+  }
+  return test.extend('gateway', { scope: 'file' }, async ({ redis, upstream, gateways }) =>
+    gateways.start(setup.config, { REDIS_URL: redis.url, UPSTREAM_URL: upstream.url, ...env }, setup.options),
+  );
+}
