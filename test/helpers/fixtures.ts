@@ -24,8 +24,9 @@ export class GatewayLauncher {
 /**
  * `test` with the servers a gateway test file shares, each started when a test (or a file-level
  * hook) first names it, and stopped after the file's last test:
- * - `redis`: a redis-server of the file's own, on a free port;
+ * - `redis`: a redis-server of the file's own, on a free port; `redisClient`: a client of it, to inspect keys;
  * - `upstream`: the echoing TestUpstream;
+ * - `gatewayEnv`: REDIS_URL and UPSTREAM_URL of those two, for a config's ${...} references;
  * - `gateways`: starts gateways, closed before the servers they use.
  */
 export const test = base
@@ -34,11 +35,20 @@ export const test = base
     onCleanup(() => redis.kill());
     return redis;
   })
+  .extend('redisClient', { scope: 'file' }, ({ redis }, { onCleanup }) => {
+    const client = redis.client();
+    onCleanup(() => client.disconnect());
+    return client;
+  })
   .extend('upstream', { scope: 'file' }, async ({}, { onCleanup }) => {
     const upstream = await TestUpstream.start();
     onCleanup(() => upstream.close());
     return upstream;
   })
+  .extend('gatewayEnv', { scope: 'file' }, ({ redis, upstream }): Record<string, string> => ({
+    REDIS_URL: redis.url,
+    UPSTREAM_URL: upstream.url,
+  }))
   .extend('gateways', { scope: 'file' }, async ({}, { onCleanup }) => {
     const gateways = new GatewayLauncher();
     onCleanup(() => gateways.closeAll());
@@ -63,7 +73,7 @@ export function gatewayTest(setup: GatewaySetup) {
       gateways.start(setup.config, { UPSTREAM_URL: upstream.url, ...env }, setup.options),
     );
   }
-  return test.extend('gateway', { scope: 'file' }, async ({ redis, upstream, gateways }) =>
-    gateways.start(setup.config, { REDIS_URL: redis.url, UPSTREAM_URL: upstream.url, ...env }, setup.options),
+  return test.extend('gateway', { scope: 'file' }, async ({ gatewayEnv, gateways }) =>
+    gateways.start(setup.config, { ...gatewayEnv, ...env }, setup.options),
   );
 }
