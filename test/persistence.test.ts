@@ -31,13 +31,7 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((gp) => gp.stop()));
 });
 
-function call(
-  gp: CliProcess,
-  method: string,
-  path: string,
-  form?: Record<string, string>,
-  key = ALICE_KEY,
-) {
+function call(gp: CliProcess, method: string, path: string, form?: Record<string, string>, key = ALICE_KEY) {
   const headers: Record<string, string> = { authorization: `Bearer ${key}`, accept: 'application/json' };
   if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
   return send(`${gp.url}${path}`, {

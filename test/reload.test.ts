@@ -2,10 +2,10 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { loadConfigText } from '../src/config/load.js';
 import { createStore } from '../src/store/create-store.js';
-import { CliProcess, runCli, startGatewayProcess } from './helpers/cli.js';
+import { runCli, startGatewayProcess, type CliProcess } from './helpers/cli.js';
 import { clientAddresses } from './helpers/clients.js';
 import { CountingStore } from './helpers/counting-store.js';
 import { replaceFile } from './helpers/files.js';

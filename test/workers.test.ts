@@ -53,7 +53,9 @@ const test = serversTest
 test('more than one worker with the in-process store is refused at start', async ({ dir, upstream }) => {
   const file = join(dir, 'memory.yaml');
   await writeFile(file, config(5));
-  const run = await runCli(['start', '--config', file], { env: { REDIS_URL: '', UPSTREAM_URL: upstream.url } });
+  const run = await runCli(['start', '--config', file], {
+    env: { REDIS_URL: '', UPSTREAM_URL: upstream.url },
+  });
   expect(run.code).toBe(1);
   expect(run.stderr).toContain(
     `${file}:4:10: workers: more than one worker needs a shared store (store.redis.url or store.redis.cluster)`,
@@ -79,7 +81,10 @@ describe('two workers on Redis', () => {
     expect(refused).toHaveLength(60);
     for (const r of refused) expect(r.text).toBe('{"error":{"code":"rate_limited","message":"enough"}}');
 
-    const served = await gp.waitForLog((l) => l['route'] === 'r', { count: 100, what: 'the access log lines' });
+    const served = await gp.waitForLog((l) => l['route'] === 'r', {
+      count: 100,
+      what: 'the access log lines',
+    });
     expect(served).toHaveLength(100);
     expect(new Set(served.map((l) => l['pid'])).size).toBe(2);
   });

@@ -101,7 +101,8 @@ export class CliProcess {
         timeoutMs,
         what: `${args.join(' ')} to listen`,
       });
-      if (admin) await cli.waitForLog((l) => isListening(l) && isAdmin(l), { timeoutMs, what: 'the admin listener' });
+      if (admin)
+        await cli.waitForLog((l) => isListening(l) && isAdmin(l), { timeoutMs, what: 'the admin listener' });
     } catch (err) {
       await cli.stop();
       throw err;

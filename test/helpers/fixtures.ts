@@ -1,4 +1,3 @@
-/* eslint no-empty-pattern: ["error", { allowObjectPatternsAsParameters: true }] -- vitest reads a fixture's dependencies from its first parameter's pattern */
 import { test as base } from 'vitest';
 import type { Gateway, GatewayOptions } from '../../src/http/gateway.js';
 import { startGateway } from './gateway.js';
@@ -27,7 +26,7 @@ export class GatewayLauncher {
  * - `redis`: a redis-server of the file's own, on a free port; `redisClient`: a client of it, to inspect keys;
  * - `upstream`: the echoing TestUpstream;
  * - `gatewayEnv`: REDIS_URL and UPSTREAM_URL of those two, for a config's ${...} references;
- * - `gateways`: starts gateways, closed before the servers they use.
+ * - `gateways`: starts gateways, and closes them after the file's last test.
  */
 export const test = base
   .extend('redis', { scope: 'file' }, async ({}, { onCleanup }) => {
