@@ -3,13 +3,10 @@ import type { Redis } from 'ioredis';
 import { describe, expect } from 'vitest';
 import type { Gateway } from '../src/http/gateway.js';
 import { hashPart } from '../src/identity/hash.js';
-import { sha256Hex } from '../src/credentials/digest.js';
-import { StaticTokenStore } from '../src/identity/workspace-token.js';
 import { windowKey } from '../src/limits/plan.js';
 import { burst } from './helpers/burst.js';
 import { clientAddresses, expectLimited } from './helpers/clients.js';
-import { DEFAULT_CONFIG, defaultEnv } from './helpers/default-config.js';
-import { test as serversTest } from './helpers/fixtures.js';
+import { shippedConfigTest } from './helpers/fixtures.js';
 import { limitHeaders, send, type Reply } from './helpers/gateway.js';
 import { visitorJwt } from './helpers/tokens.js';
 import type { TestUpstream } from './helpers/upstream.js';
@@ -22,19 +19,8 @@ const MESSAGES = {
   inline: 'Too Many Attempts.',
 };
 
-/** The shipped config on the file's Redis, every upstream the file's TestUpstream. */
-const test = serversTest.extend('gateway', { scope: 'file' }, ({ redis, upstream, gateways }) =>
-  gateways.start(
-    DEFAULT_CONFIG,
-    // The stream path is spent in bursts of one session here: the streams cap is another test's subject.
-    defaultEnv(upstream.url, {
-      REDIS_URL: redis.url,
-      TRUSTED_PROXIES: '127.0.0.1',
-      MAX_STREAMS_PER_SESSION: '0',
-    }),
-    { workspaceTokens: new StaticTokenStore([{ id: '7', sha256: sha256Hex('s3cret') }]) },
-  ),
-);
+// The stream path is spent in bursts of one session here: the streams cap is another test's subject.
+const test = shippedConfigTest({ MAX_STREAMS_PER_SESSION: '0' });
 
 /** The file's gateway, Redis client and upstream, for the tests and helpers below. */
 let gateway: Gateway;

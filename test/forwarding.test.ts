@@ -4,7 +4,7 @@ import { describe, expect } from 'vitest';
 import { test as serversTest } from './helpers/fixtures.js';
 import { gatewayYaml, limitHeaders, send, type Reply } from './helpers/gateway.js';
 import { freePort } from './helpers/ports.js';
-import { rawRequest } from './helpers/raw-http.js';
+import { sendAsIs } from './helpers/send-as-is.js';
 import { startPlainServer, type SeenRequest, type TestUpstream } from './helpers/upstream.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -206,7 +206,7 @@ describe.each(SURFACES)('bodies cross intact both ways ($name route)', (surface)
 describe.each(SURFACES)('headers ($name route)', (surface) => {
   test('hop-by-hop request headers are stripped, end-to-end ones kept', async () => {
     const probe = nextProbe();
-    const reply = await rawRequest(`${base}/echo`, {
+    const reply = await sendAsIs(`${base}/echo`, {
       headers: {
         host: surface.host,
         'x-client': probe,
@@ -266,7 +266,7 @@ describe.each(SURFACES)('headers ($name route)', (surface) => {
 
   test("a trusted peer's X-Forwarded-* are kept, and X-Forwarded-For is extended", async () => {
     const probe = nextProbe();
-    const reply = await rawRequest(`${base}/echo`, {
+    const reply = await sendAsIs(`${base}/echo`, {
       headers: {
         host: surface.host,
         'x-client': probe,
@@ -284,7 +284,7 @@ describe.each(SURFACES)('headers ($name route)', (surface) => {
 
   test("an untrusted peer's spoofed X-Forwarded-* are replaced", async () => {
     const probe = nextProbe();
-    const reply = await rawRequest(`${base}/echo`, {
+    const reply = await sendAsIs(`${base}/echo`, {
       localAddress: '127.0.0.2', // not in identity.trustedProxies
       headers: {
         host: surface.host,

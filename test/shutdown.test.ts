@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import type { Gateway } from '../src/http/gateway.js';
 import { test as serversTest } from './helpers/fixtures.js';
 import { gatewayYaml, send, startGateway, type Reply } from './helpers/gateway.js';
-import { connectOnce } from './helpers/raw-http.js';
+import { connectOnce } from './helpers/ports.js';
 import { startPlainServer } from './helpers/upstream.js';
 import { timed, waitFor } from './helpers/wait.js';
 

@@ -1,5 +1,8 @@
 import { test as base } from 'vitest';
 import type { Gateway, GatewayOptions } from '../../src/http/gateway.js';
+import { sha256Hex } from '../../src/credentials/digest.js';
+import { StaticTokenStore } from '../../src/identity/workspace-token.js';
+import { DEFAULT_CONFIG, defaultEnv } from './default-config.js';
 import { startGateway } from './gateway.js';
 import { RedisServer } from './redis-server.js';
 import { TestUpstream } from './upstream.js';
@@ -74,5 +77,20 @@ export function gatewayTest(setup: GatewaySetup) {
   }
   return test.extend('gateway', { scope: 'file' }, async ({ gatewayEnv, gateways }) =>
     gateways.start(setup.config, { ...gatewayEnv, ...env }, setup.options),
+  );
+}
+
+/**
+ * `test` with `gateway`: the shipped config (config/gateway.yaml) counting in the file's Redis,
+ * every upstream the file's TestUpstream, X-Forwarded-For trusted from 127.0.0.1, and one valid
+ * workspace token, 7|s3cret (a static store stands in for the database). `env` adds to its environment.
+ */
+export function shippedConfigTest(env: Record<string, string> = {}) {
+  return test.extend('gateway', { scope: 'file' }, ({ redis, upstream, gateways }) =>
+    gateways.start(
+      DEFAULT_CONFIG,
+      defaultEnv(upstream.url, { REDIS_URL: redis.url, TRUSTED_PROXIES: '127.0.0.1', ...env }),
+      { workspaceTokens: new StaticTokenStore([{ id: '7', sha256: sha256Hex('s3cret') }]) },
+    ),
   );
 }
