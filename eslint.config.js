@@ -62,6 +62,11 @@ export default tseslint.config(
     ),
   },
   {
+    // vitest reads a fixture's dependencies from its first parameter's pattern: `{}` means none.
+    files: ['test/**/*.ts'],
+    rules: { 'no-empty-pattern': ['error', { allowObjectPatternsAsParameters: true }] },
+  },
+  {
     files: ['bench/**/*.js', 'scripts/**/*.js'],
     languageOptions: { globals: globals.node },
   },

@@ -1,10 +1,29 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Two projects: `unit` holds pure tests (no processes, no sockets) and runs in seconds
+ * (`npm run test:unit`); `integration` starts real servers, Redis and tollgate processes, which
+ * run the compiled CLI that its global setup builds once. `npm test` runs both.
+ */
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    projects: [
+      {
+        extends: true,
+        // Pure tests keep no global state, so they share threads and one module graph: seconds, not a minute.
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], pool: 'threads', isolate: false },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/*.test.ts'],
+          globalSetup: ['test/setup/build-once.ts'],
+        },
+      },
+    ],
   },
 });

@@ -1,36 +1,24 @@
 // Requests an attacker writes by hand, against the shipped config, a real Redis and a real upstream:
 // odd targets, Connection tricks, two credentials, a Host with a trailing dot, and the original
 // clients' paths.
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { Gateway } from '../src/http/gateway.js';
-import { sha256Hex } from '../src/credentials/digest.js';
-import { StaticTokenStore } from '../src/identity/workspace-token.js';
 import { clientAddresses, expectLimited } from './helpers/clients.js';
-import { DEFAULT_CONFIG, defaultEnv } from './helpers/default-config.js';
-import { limitHeaders, startGateway, type Reply } from './helpers/gateway.js';
+import { shippedConfigTest } from './helpers/fixtures.js';
+import { limitHeaders, type Reply } from './helpers/gateway.js';
 import { rawRequest } from './helpers/raw-http.js';
-import { RedisServer } from './helpers/redis-server.js';
 import { visitorJwt } from './helpers/tokens.js';
-import { TestUpstream } from './helpers/upstream.js';
+import type { TestUpstream } from './helpers/upstream.js';
 
-let redis: RedisServer;
-let upstream: TestUpstream;
+const test = shippedConfigTest();
+
+/** The file's gateway and upstream, for the helpers and tests below. */
 let gateway: Gateway;
+let upstream: TestUpstream;
 const newClient = clientAddresses('203.0.113.');
-
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  upstream = await TestUpstream.start();
-  gateway = await startGateway(
-    DEFAULT_CONFIG,
-    defaultEnv(upstream.url, { REDIS_URL: redis.url, TRUSTED_PROXIES: '127.0.0.1' }),
-    { workspaceTokens: new StaticTokenStore([{ id: '7', sha256: sha256Hex('s3cret') }]) },
-  );
-});
-afterAll(async () => {
-  await gateway?.close();
-  await upstream?.close();
-  await redis?.kill();
+test.beforeAll(({ gateway: fileGateway, upstream: fileUpstream }) => {
+  gateway = fileGateway;
+  upstream = fileUpstream;
 });
 
 /** A raw request from one client address (through the trusted X-Forwarded-For). */

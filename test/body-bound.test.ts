@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Gateway } from '../src/http/gateway.js';
 import { DEFAULT_CONFIG } from './helpers/default-config.js';
 import { ALICE_KEY, dataDirWithWorkspaces, embeddedEnv } from './helpers/embedded.js';
-import { startGateway } from './helpers/gateway.js';
+import { gatewayYaml, startGateway } from './helpers/gateway.js';
 import { RawClient, type RawResponse } from './helpers/raw-client.js';
 import { RedisServer } from './helpers/redis-server.js';
-import { waitFor } from './helpers/resilience-wait.js';
+import { waitFor } from './helpers/wait.js';
 import { TestUpstream } from './helpers/upstream.js';
 
 const MB5 = 5 * 1024 * 1024;
@@ -161,8 +161,7 @@ describe('bounds of the config: the global default, a route override, 0 (unbound
     redis = await RedisServer.start();
     upstream = await TestUpstream.start();
     gateway = await startGateway(
-      `
-listeners: [{ host: 127.0.0.1, port: 0 }]
+      gatewayYaml(`
 store: { redis: { url: '\${REDIS_URL}', commandTimeout: 2s } }
 requests: { maxBodySize: 1kb, bodyTimeout: 400ms }
 upstreams: { app: { url: '\${UPSTREAM_URL}' } }
@@ -171,7 +170,7 @@ routes:
   - { name: larger, paths: [/larger], upstream: app, maxBodySize: 4kb }
   - { name: unbounded, paths: [/unbounded], upstream: app, maxBodySize: 0 }
   - { name: default, paths: ['/*'], upstream: app }
-`,
+`),
       { REDIS_URL: redis.url, UPSTREAM_URL: upstream.url },
     );
   });

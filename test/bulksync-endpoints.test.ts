@@ -8,6 +8,7 @@ import { createWorkspaceToken, findWorkspace } from '../src/services/workspaces.
 import { newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send, type Reply } from './helpers/gateway.js';
 import { RedisServer } from './helpers/redis-server.js';
+import { untilClockPast } from './helpers/wait.js';
 
 let redis: RedisServer;
 let gateway: Gateway;
@@ -324,7 +325,8 @@ describe('POST /v1/wp/posts/sync', () => {
     const ws = newWorkspace();
     await wp('posts/sync', ws.token, { items: [post(1), post(2), post(3)] });
     const before = rows('posts', ws.id) as Record<string, unknown>[];
-    await new Promise((r) => setTimeout(r, 5)); // so a moved timestamp would differ
+    // So that a moved timestamp would differ from every stored one.
+    await untilClockPast(Math.max(...before.map((row) => Date.parse(String(row['updated_at'])))));
 
     const reply = await wp('posts/sync', ws.token, { items: [post(1), post(2, 'Renamed')] });
     expectJson(reply, 200, {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DATABASE_FILE } from '../src/db/database.js';
-import { runCli, type CliRun } from './helpers/ops-process.js';
+import { runCli, type CliResult } from './helpers/cli.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { ALICE_KEY, BOB_KEY, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send } from './helpers/gateway.js';
@@ -25,8 +25,8 @@ afterAll(async () => {
   await gateway?.close();
 });
 
-const cli = (...args: string[]): Promise<CliRun> =>
-  runCli(args, 20_000, { DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
+const cli = (...args: string[]): Promise<CliResult> =>
+  runCli(args, { env: { DATA_DIR: dataDir, LOG_LEVEL: 'silent' } });
 
 describe('tollgate users create', () => {
   test(

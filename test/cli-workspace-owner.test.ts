@@ -7,7 +7,7 @@ import { DATABASE_FILE } from '../src/db/database.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send } from './helpers/gateway.js';
-import { runCli, type CliRun } from './helpers/ops-process.js';
+import { runCli, type CliResult } from './helpers/cli.js';
 
 const CREATED =
   /^created token ([0-9a-f]{12}) for workspace "([^"]+)" \(shown once\):\n(\1\|[A-Za-z0-9_-]{40})\n$/;
@@ -16,8 +16,11 @@ const NOT_YOURS =
   '"fields":{"website_id":["The selected website_id is invalid."]}}}';
 
 let dataDir: string;
-const cli = (...args: string[]): Promise<CliRun> =>
-  runCli(args, 30_000, { DATA_DIR: dataDir, LOG_LEVEL: 'silent', BOOTSTRAP_API_KEYS: '' });
+const cli = (...args: string[]): Promise<CliResult> =>
+  runCli(args, {
+    timeoutMs: 30_000,
+    env: { DATA_DIR: dataDir, LOG_LEVEL: 'silent', BOOTSTRAP_API_KEYS: '' },
+  });
 
 /** What the file holds: each workspace's owner, and how many tokens it has. */
 function workspaces(): Record<string, { owner: number | null; tokens: number }> {
@@ -35,7 +38,7 @@ function workspaces(): Record<string, { owner: number | null; tokens: number }> 
   }
 }
 
-function created(run: CliRun, workspace: string): string {
+function created(run: CliResult, workspace: string): string {
   expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
   const m = CREATED.exec(run.stdout);
   expect(m?.[2]).toBe(workspace);

@@ -1,32 +1,14 @@
 // The tollgate command as a user runs it: real processes, real exit codes.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect } from 'vitest';
+import { runCli, startGatewayProcess, type CliResult } from './helpers/cli.js';
+import { test } from './helpers/fixtures.js';
 import { send } from './helpers/gateway.js';
-import { TestUpstream } from './helpers/upstream.js';
 
-const CLI = ['--import', 'tsx', 'src/cli.ts'];
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-async function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const child = spawn(process.execPath, [...CLI, ...args], {
-    env: { ...process.env, DATA_DIR: dir, ...env },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const [code] = (await once(child, 'close')) as [number | null];
-  return { code, stdout, stderr };
-}
+const run = (args: string[], env: Record<string, string> = {}): Promise<CliResult> =>
+  runCli(args, { env: { DATA_DIR: dir, ...env } });
 
 let dir: string;
 beforeAll(async () => {
@@ -124,50 +106,24 @@ describe('tollgate explain', () => {
 });
 
 describe('tollgate start', () => {
-  let upstream: TestUpstream;
-  beforeAll(async () => {
-    upstream = await TestUpstream.start();
-  });
-  afterAll(async () => upstream?.close());
-
-  test('serves with the memory store and exits 0 on SIGTERM', async () => {
-    const child = spawn(process.execPath, [...CLI, 'start', '--config', 'config/gateway.yaml'], {
-      env: {
-        ...process.env,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        ADMIN_PORT: '0',
-        WIDGET_UPSTREAM: upstream.url,
-        DATA_DIR: dir,
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let logs = '';
-    child.stdout.on('data', (d: Buffer) => (logs += d.toString()));
-    const deadline = Date.now() + 20_000;
+  test('serves with the memory store and exits 0 on SIGTERM', async ({ upstream, onTestFinished }) => {
     // The public listener's port is read from its log line (port 0: no race for a free port).
-    const publicListening = () =>
-      logs
-        .split('\n')
-        .filter((l) => l.includes('"msg":"listening"') && l.includes('"listener":"public"'))
-        .map((l) => JSON.parse(l) as { port: number })[0];
-    while (!publicListening()) {
-      if (Date.now() > deadline || child.exitCode !== null)
-        throw new Error(`tollgate start did not listen:\n${logs}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-
-    const { port } = publicListening()!;
-    const reply = await send(`http://127.0.0.1:${port}/api/v1/widget/typing`, {
+    const gp = await startGatewayProcess('config/gateway.yaml', {
+      env: { PORT: '0', HOST: '127.0.0.1', ADMIN_PORT: '0', WIDGET_UPSTREAM: upstream.url, DATA_DIR: dir },
+    });
+    onTestFinished(async () => {
+      await gp.stop();
+    });
+    const reply = await send(`${gp.url}/api/v1/widget/typing`, {
       method: 'POST',
       headers: { 'user-agent': 'secret-agent' },
     });
     expect(reply.status).toBe(200);
     expect(reply.headers['x-ratelimit-remaining']).toBe('599');
-    child.kill('SIGTERM');
-    const [code] = (await once(child, 'close')) as [number];
-    expect(code).toBe(0);
+    gp.signal('SIGTERM');
+    expect((await gp.exit).code).toBe(0);
 
+    const logs = gp.stdout;
     const requestLog = logs.split('\n').find((l) => l.includes('"route":"widget-typing"'));
     expect(JSON.parse(requestLog!)).toMatchObject({
       method: 'POST',

@@ -1,16 +1,15 @@
 // CORS on the wire: preflights answered by the gateway (never counted, never forwarded), and the
 // CORS headers on every response of a CORS route — forwarded ones and the gateway's own 401, 413,
 // 429 and 502 — with exact header values, through real sockets and a real redis-server.
-import { once } from 'node:events';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { IncomingHttpHeaders } from 'node:http';
+import { describe, expect } from 'vitest';
 import type { Gateway } from '../src/http/gateway.js';
 import { clientAddresses } from './helpers/clients.js';
-import { send, startGateway, type Reply } from './helpers/gateway.js';
+import { test as serversTest } from './helpers/fixtures.js';
+import { gatewayYaml, send, type Reply } from './helpers/gateway.js';
 import { freePort } from './helpers/ports.js';
-import { RedisServer } from './helpers/redis-server.js';
 import { TEST_JWT_SECRET, visitorJwt } from './helpers/tokens.js';
+import { startPlainServer } from './helpers/upstream.js';
 
 const EXPOSED =
   'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Request-Id, RateLimit, RateLimit-Policy';
@@ -18,8 +17,7 @@ const PREFLIGHT_VARY = 'Origin, Access-Control-Request-Method, Access-Control-Re
 const SHOP = 'https://shop.example';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-const CONFIG = `
-listeners: [{ host: 127.0.0.1, port: 0 }]
+const CONFIG = gatewayYaml(`
 store:
   redis: { url: '\${REDIS_URL}', commandTimeout: 2s }
 identity:
@@ -58,7 +56,7 @@ routes:
     upstream: app
     cors: { origins: 'https://a.example', methods: [PUT], maxAge: 5s }
   - { name: plain, paths: ['/*'], upstream: app }
-`;
+`);
 
 /** What the upstream received: method and path. */
 interface Seen {
@@ -67,44 +65,43 @@ interface Seen {
   readonly headers: IncomingHttpHeaders;
 }
 
-let redis: RedisServer;
-let upstream: Server;
-let gateway: Gateway;
 const seen: Seen[] = [];
 const newClient = clientAddresses('203.0.113.');
 
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  // An upstream that answers with CORS headers of its own, which the gateway must not pass on.
-  upstream = createServer((req, res) => {
-    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
-    req.resume();
-    const vary = new URL(req.url ?? '/', 'http://u').searchParams.get('vary');
-    res.writeHead(200, {
-      'content-type': 'application/json',
-      'access-control-allow-origin': 'https://evil.example',
-      'access-control-allow-credentials': 'true',
-      'access-control-expose-headers': 'X-Internal',
-      'x-internal': 'secret',
-      ...(vary ? { vary } : {}),
+/** `corsUpstream`: an upstream that answers with CORS headers of its own, which the gateway must not pass on. */
+const test = serversTest
+  .extend('corsUpstream', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const server = await startPlainServer((req, res) => {
+      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+      req.resume();
+      const vary = new URL(req.url ?? '/', 'http://u').searchParams.get('vary');
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'access-control-allow-origin': 'https://evil.example',
+        'access-control-allow-credentials': 'true',
+        'access-control-expose-headers': 'X-Internal',
+        'x-internal': 'secret',
+        ...(vary ? { vary } : {}),
+      });
+      res.end('{"upstream":true}');
     });
-    res.end('{"upstream":true}');
-  });
-  upstream.listen(0, '127.0.0.1');
-  await once(upstream, 'listening');
-  gateway = await startGateway(CONFIG, {
-    REDIS_URL: redis.url,
-    JWT_SECRET: TEST_JWT_SECRET,
-    UPSTREAM_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
-    DOWN_URL: `http://127.0.0.1:${await freePort()}`,
-    LISTED_ORIGINS: `${SHOP}, http://localhost:3000`,
-  });
-});
-afterAll(async () => {
-  await gateway?.close();
-  upstream?.closeAllConnections();
-  await new Promise((r) => upstream?.close(r));
-  await redis?.kill();
+    onCleanup(() => server.close());
+    return server;
+  })
+  .extend('gateway', { scope: 'file' }, async ({ redis, corsUpstream, gateways }) =>
+    gateways.start(CONFIG, {
+      REDIS_URL: redis.url,
+      JWT_SECRET: TEST_JWT_SECRET,
+      UPSTREAM_URL: corsUpstream.url,
+      DOWN_URL: `http://127.0.0.1:${await freePort()}`,
+      LISTED_ORIGINS: `${SHOP}, http://localhost:3000`,
+    }),
+  );
+
+/** The file's gateway, for the helpers below. */
+let gateway: Gateway;
+test.beforeAll(({ gateway: fileGateway }) => {
+  gateway = fileGateway;
 });
 
 const url = (path: string) => `${gateway.url()}${path}`;

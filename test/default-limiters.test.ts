@@ -1,18 +1,15 @@
 // Each limiter of the shipped config at its exact edge, through the real gateway and a real Redis.
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { clientAddresses, expectLimited } from './helpers/clients.js';
+import { describe, expect } from 'vitest';
 import type { Gateway } from '../src/http/gateway.js';
 import { hashPart } from '../src/identity/hash.js';
-import { sha256Hex } from '../src/credentials/digest.js';
-import { StaticTokenStore } from '../src/identity/workspace-token.js';
 import { windowKey } from '../src/limits/plan.js';
 import { burst } from './helpers/burst.js';
-import { DEFAULT_CONFIG, defaultEnv } from './helpers/default-config.js';
-import { limitHeaders, send, startGateway, type Reply } from './helpers/gateway.js';
-import { RedisServer } from './helpers/redis-server.js';
+import { clientAddresses, expectLimited } from './helpers/clients.js';
+import { shippedConfigTest } from './helpers/fixtures.js';
+import { limitHeaders, send, type Reply } from './helpers/gateway.js';
 import { visitorJwt } from './helpers/tokens.js';
-import { TestUpstream } from './helpers/upstream.js';
+import type { TestUpstream } from './helpers/upstream.js';
 
 const MESSAGES = {
   init: 'Too many widget initialization requests. Please try again shortly.',
@@ -22,32 +19,18 @@ const MESSAGES = {
   inline: 'Too Many Attempts.',
 };
 
-let redis: RedisServer;
+// The stream path is spent in bursts of one session here: the streams cap is another test's subject.
+const test = shippedConfigTest({ MAX_STREAMS_PER_SESSION: '0' });
+
+/** The file's gateway, Redis client and upstream, for the tests and helpers below. */
+let gateway: Gateway;
 let inspect: Redis;
 let upstream: TestUpstream;
-let gateway: Gateway;
 const newClient = clientAddresses();
-
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  inspect = redis.client();
-  upstream = await TestUpstream.start();
-  gateway = await startGateway(
-    DEFAULT_CONFIG,
-    // The stream path is spent in bursts of one session here: the streams cap is another test's subject.
-    defaultEnv(upstream.url, {
-      REDIS_URL: redis.url,
-      TRUSTED_PROXIES: '127.0.0.1',
-      MAX_STREAMS_PER_SESSION: '0',
-    }),
-    { workspaceTokens: new StaticTokenStore([{ id: '7', sha256: sha256Hex('s3cret') }]) },
-  );
-});
-afterAll(async () => {
-  await gateway?.close();
-  await upstream?.close();
-  inspect?.disconnect();
-  await redis?.kill();
+test.beforeAll(({ gateway: fileGateway, redisClient, upstream: fileUpstream }) => {
+  gateway = fileGateway;
+  inspect = redisClient;
+  upstream = fileUpstream;
 });
 
 const post = (path: string, headers: Record<string, string>) =>

@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Gateway } from '../src/http/gateway.js';
 import { DEFAULT_CONFIG } from './helpers/default-config.js';
 import { dataDirWithWorkspaces, embeddedEnv } from './helpers/embedded.js';
-import { send, startGateway, type Reply } from './helpers/gateway.js';
+import { gatewayYaml, send, startGateway, type Reply } from './helpers/gateway.js';
 import { RedisServer } from './helpers/redis-server.js';
-import { waitFor } from './helpers/resilience-wait.js';
+import { waitFor } from './helpers/wait.js';
 
 const streamsRefusal = (holder: string, max: number) =>
   JSON.stringify({
@@ -185,15 +185,14 @@ describe('streams have their own connections to the upstream', () => {
     upstream.listen(0, '127.0.0.1');
     await once(upstream, 'listening');
     gateway = await startGateway(
-      `
-listeners: [{ host: 127.0.0.1, port: 0 }]
+      gatewayYaml(`
 identity: { trustedProxies: ['127.0.0.1'] }
 streams: { maxPerIp: 2 }
 upstreams: { app: { url: '\${UPSTREAM_URL}', connections: 2, streamConnections: 4 } }
 routes:
   - { name: events, methods: [GET], paths: [/events], upstream: app, stream: true }
   - { name: rest, paths: ['/*'], upstream: app }
-`,
+`),
       { UPSTREAM_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}` },
     );
   });

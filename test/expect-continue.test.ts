@@ -1,19 +1,13 @@
 // "Expect: 100-continue": the gateway says "continue" only to a request it will forward.
 import { connect } from 'node:net';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
-import { startGateway } from './helpers/gateway.js';
-import { waitFor } from './helpers/resilience-wait.js';
-import { TestUpstream } from './helpers/upstream.js';
+import { expect } from 'vitest';
+import { gatewayTest } from './helpers/fixtures.js';
+import { gatewayYaml } from './helpers/gateway.js';
+import { waitFor } from './helpers/wait.js';
 
-let upstream: TestUpstream;
-let gateway: Gateway;
-
-beforeAll(async () => {
-  upstream = await TestUpstream.start();
-  gateway = await startGateway(
-    `
-listeners: [{ host: 127.0.0.1, port: 0 }]
+const test = gatewayTest({
+  redis: false,
+  config: gatewayYaml(`
 upstreams:
   app: { url: '\${UPSTREAM_URL}' }
 routes:
@@ -22,21 +16,15 @@ routes:
     upstream: app
     limiters: [{ windows: [{ limit: 1, period: 1h, key: [ip] }] }]
   - { name: small, paths: [/small], upstream: app, maxBodySize: 10 }
-`,
-    { UPSTREAM_URL: upstream.url },
-  );
-});
-afterAll(async () => {
-  await gateway?.close();
-  await upstream?.close();
+`),
 });
 
 /**
  * Sends the head with "Expect: 100-continue", and the body only if the gateway says continue.
  * Resolves with everything the gateway wrote.
  */
-function expectContinue(path: string, body: string): Promise<string> {
-  const { port } = new URL(gateway.url());
+function expectContinue(gatewayUrl: string, path: string, body: string): Promise<string> {
+  const { port } = new URL(gatewayUrl);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), '127.0.0.1');
     let text = '';
@@ -57,8 +45,8 @@ function expectContinue(path: string, body: string): Promise<string> {
   });
 }
 
-test('an allowed request gets 100 Continue, then its body is forwarded', async () => {
-  const text = await expectContinue('/once', 'hello');
+test('an allowed request gets 100 Continue, then its body is forwarded', async ({ gateway, upstream }) => {
+  const text = await expectContinue(gateway.url(), '/once', 'hello');
   expect(text.startsWith('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n')).toBe(true);
   await waitFor(
     () => upstream.seen.length,
@@ -67,17 +55,20 @@ test('an allowed request gets 100 Continue, then its body is forwarded', async (
   );
 });
 
-test('a limited request gets its 429 at once, with no 100 Continue, and nothing is forwarded', async () => {
+test('a limited request gets its 429 at once, with no 100 Continue, and nothing is forwarded', async ({
+  gateway,
+  upstream,
+}) => {
   const before = upstream.seen.length;
-  const text = await expectContinue('/once', 'hello');
+  const text = await expectContinue(gateway.url(), '/once', 'hello');
   expect(text.startsWith('HTTP/1.1 429 Too Many Requests\r\n')).toBe(true);
   expect(text.endsWith('{"error":{"code":"rate_limited","message":"Too Many Attempts."}}')).toBe(true);
   expect(upstream.seen.length).toBe(before);
 });
 
-test('a declared body over the bound gets its 413 with no 100 Continue', async () => {
+test('a declared body over the bound gets its 413 with no 100 Continue', async ({ gateway, upstream }) => {
   const before = upstream.seen.length;
-  const text = await expectContinue('/small', 'x'.repeat(11));
+  const text = await expectContinue(gateway.url(), '/small', 'x'.repeat(11));
   expect(text.startsWith('HTTP/1.1 413 Payload Too Large\r\n')).toBe(true);
   expect(
     text.endsWith('{"error":{"code":"payload_too_large","message":"The request body exceeds 10 bytes."}}'),

@@ -1,20 +1,18 @@
 // `tollgate explain` shows how the gateway treats the original clients' paths and the odd targets.
-import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { expect, test } from 'vitest';
+import { runCli } from './helpers/cli.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-explain-'));
 
 async function explain(...args: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)(
-    process.execPath,
-    ['dist/cli.js', 'explain', '--config', 'config/gateway.yaml', ...args],
-    { env: { ...process.env, DATA_DIR: dataDir } },
-  );
-  return stdout;
+  const run = await runCli(['explain', '--config', 'config/gateway.yaml', ...args], {
+    env: { DATA_DIR: dataDir },
+  });
+  expect(run.code, run.stderr).toBe(0);
+  return run.stdout;
 }
 
 test.each([

@@ -4,44 +4,46 @@ import { decodeJwt } from 'jose';
 import { afterEach, describe, expect, test } from 'vitest';
 import { newDataDir } from './helpers/embedded.js';
 import { limitHeaders, send, type Reply } from './helpers/gateway.js';
-import { GatewayProcess, type LogLine } from './helpers/ops-process.js';
+import { startGatewayProcess, type CliProcess, type LogLine } from './helpers/cli.js';
 
 const CONFIG = 'config/gateway.yaml';
 const ADMIN_LINE = 'first start: created user "admin"; keep this API key, it is not shown again';
 const DEMO_LINE =
   'first start: created workspace "demo"; try POST /api/v1/widget/init with {"workspace":"demo"}';
 
-const running: GatewayProcess[] = [];
+const running: CliProcess[] = [];
 afterEach(async () => {
   await Promise.all(running.splice(0).map((gp) => gp.stop()));
 });
 
 /** `tollgate start` with the shipped config's defaults, but ephemeral ports and its own data directory. */
-async function start(dataDir: string, extra: Record<string, string> = {}): Promise<GatewayProcess> {
-  const gp = await GatewayProcess.start(CONFIG, {
-    HOST: '127.0.0.1',
-    PORT: '0',
-    ADMIN_PORT: '0',
-    DATA_DIR: dataDir,
-    BOOTSTRAP_API_KEYS: '',
-    BOOTSTRAP_WORKSPACE_TOKEN: '',
-    CONFIG_WATCH: 'false',
-    LOG_LEVEL: 'info',
-    ...extra,
+async function start(dataDir: string, extra: Record<string, string> = {}): Promise<CliProcess> {
+  const gp = await startGatewayProcess(CONFIG, {
+    env: {
+      HOST: '127.0.0.1',
+      PORT: '0',
+      ADMIN_PORT: '0',
+      DATA_DIR: dataDir,
+      BOOTSTRAP_API_KEYS: '',
+      BOOTSTRAP_WORKSPACE_TOKEN: '',
+      CONFIG_WATCH: 'false',
+      LOG_LEVEL: 'info',
+      ...extra,
+    },
   });
   running.push(gp);
   return gp;
 }
 
 /** The README's first request: `curl -X POST …/api/v1/widget/init -d '{"workspace":"demo"}'`. */
-const init = (gp: GatewayProcess, workspace = 'demo'): Promise<Reply> =>
+const init = (gp: CliProcess, workspace = 'demo'): Promise<Reply> =>
   send(`${gp.url}/api/v1/widget/init`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'user-agent': 'curl/8.5.0' },
     body: JSON.stringify({ workspace }),
   });
 
-const firstStartLines = (gp: GatewayProcess): LogLine[] =>
+const firstStartLines = (gp: CliProcess): LogLine[] =>
   gp.logs().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('first start:'));
 
 const UNKNOWN_WORKSPACE = {

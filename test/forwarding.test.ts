@@ -1,21 +1,18 @@
 import { Readable } from 'node:stream';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
-import { limitHeaders, send, startGateway, type Reply } from './helpers/gateway.js';
+import { describe, expect } from 'vitest';
+import { test as serversTest } from './helpers/fixtures.js';
+import { gatewayYaml, limitHeaders, send, type Reply } from './helpers/gateway.js';
 import { freePort } from './helpers/ports.js';
-import { RedisServer } from './helpers/redis-server.js';
-import { rawRequest, startPlainServer, type PlainServer } from './helpers/resilience-http.js';
-import { waitFor } from './helpers/resilience-wait.js';
-import { TestUpstream, type SeenRequest } from './helpers/upstream.js';
+import { sendAsIs } from './helpers/send-as-is.js';
+import { startPlainServer, type SeenRequest, type TestUpstream } from './helpers/upstream.js';
+import { waitFor } from './helpers/wait.js';
 
 /**
  * Every path exists twice: on Host limited.test behind a limiter (keyed by X-Client, so each test
  * counts from a fresh window), and on any other host with no limiter at all.
  */
-const CONFIG = `
-listeners:
-  - { name: public, host: 127.0.0.1, port: 0 }
+const CONFIG = gatewayYaml(`
 shutdown:
   drainTimeout: 1s
 store:
@@ -40,16 +37,14 @@ routes:
   - { name: open-down, paths: ['/down/*'], upstream: down }
   - { name: open-hops, paths: [/hops], upstream: hops }
   - { name: open, paths: ['/*'], upstream: app }
-`;
+`);
 
-const ONLY_CONFIG = `
-listeners:
-  - { name: public, host: 127.0.0.1, port: 0 }
+const ONLY_CONFIG = gatewayYaml(`
 upstreams:
   app: { url: '\${UPSTREAM_URL}' }
 routes:
   - { name: only, paths: [/only], upstream: app }
-`;
+`);
 
 const LIMIT = 1000;
 const PERIOD_MS = 60_000;
@@ -70,43 +65,42 @@ const LIMITED: Surface = { name: 'limited', host: 'limited.test' };
 const UNLIMITED: Surface = { name: 'unlimited', host: 'open.test' };
 const SURFACES = [LIMITED, UNLIMITED];
 
-let redis: RedisServer;
-let upstream: TestUpstream;
-let hops: PlainServer;
-let gateway: Gateway;
-let base: string;
-
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  upstream = await TestUpstream.start();
-  hops = await startPlainServer((_req, res) => {
-    res.writeHead(200, {
-      connection: 'x-upstream-hop',
-      'x-upstream-hop': 'must not pass',
-      'keep-alive': 'timeout=77',
-      'proxy-authenticate': 'Basic realm="upstream"',
-      upgrade: 'h2c',
-      'x-end-to-end': 'kept',
-      'x-request-id': 'upstream-chosen',
-      'retry-after': '120',
-      ratelimit: '"upstream";r=1;t=1',
-      'content-type': 'text/plain',
+/** `hops`: an upstream that answers with hop-by-hop headers; `gateway`: CONFIG in front of them all. */
+const test = serversTest
+  .extend('hops', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const hops = await startPlainServer((_req, res) => {
+      res.writeHead(200, {
+        connection: 'x-upstream-hop',
+        'x-upstream-hop': 'must not pass',
+        'keep-alive': 'timeout=77',
+        'proxy-authenticate': 'Basic realm="upstream"',
+        upgrade: 'h2c',
+        'x-end-to-end': 'kept',
+        'x-request-id': 'upstream-chosen',
+        'retry-after': '120',
+        ratelimit: '"upstream";r=1;t=1',
+        'content-type': 'text/plain',
+      });
+      res.end('hops');
     });
-    res.end('hops');
-  });
-  gateway = await startGateway(CONFIG, {
-    REDIS_URL: redis.url,
-    UPSTREAM_URL: upstream.url,
-    DOWN_URL: `http://127.0.0.1:${await freePort()}`, // nothing listens there
-    HOPS_URL: hops.url,
-  });
+    onCleanup(() => hops.close());
+    return hops;
+  })
+  .extend('gateway', { scope: 'file' }, async ({ redis, upstream, hops, gateways }) =>
+    gateways.start(CONFIG, {
+      REDIS_URL: redis.url,
+      UPSTREAM_URL: upstream.url,
+      DOWN_URL: `http://127.0.0.1:${await freePort()}`, // nothing listens there
+      HOPS_URL: hops.url,
+    }),
+  );
+
+/** The file's gateway and upstream, for the helpers below. */
+let base: string;
+let upstream: TestUpstream;
+test.beforeAll(({ gateway, upstream: fileUpstream }) => {
   base = gateway.url();
-});
-afterAll(async () => {
-  await gateway?.close();
-  await hops?.close();
-  await upstream?.close();
-  await redis?.kill();
+  upstream = fileUpstream;
 });
 
 let probes = 0;
@@ -212,7 +206,7 @@ describe.each(SURFACES)('bodies cross intact both ways ($name route)', (surface)
 describe.each(SURFACES)('headers ($name route)', (surface) => {
   test('hop-by-hop request headers are stripped, end-to-end ones kept', async () => {
     const probe = nextProbe();
-    const reply = await rawRequest(`${base}/echo`, {
+    const reply = await sendAsIs(`${base}/echo`, {
       headers: {
         host: surface.host,
         'x-client': probe,
@@ -272,7 +266,7 @@ describe.each(SURFACES)('headers ($name route)', (surface) => {
 
   test("a trusted peer's X-Forwarded-* are kept, and X-Forwarded-For is extended", async () => {
     const probe = nextProbe();
-    const reply = await rawRequest(`${base}/echo`, {
+    const reply = await sendAsIs(`${base}/echo`, {
       headers: {
         host: surface.host,
         'x-client': probe,
@@ -290,7 +284,7 @@ describe.each(SURFACES)('headers ($name route)', (surface) => {
 
   test("an untrusted peer's spoofed X-Forwarded-* are replaced", async () => {
     const probe = nextProbe();
-    const reply = await rawRequest(`${base}/echo`, {
+    const reply = await sendAsIs(`${base}/echo`, {
       localAddress: '127.0.0.2', // not in identity.trustedProxies
       headers: {
         host: surface.host,
@@ -421,13 +415,8 @@ describe('responses outside limited surfaces', () => {
   });
 
   describe('with a config whose only route is /only', () => {
-    let only: Gateway;
-    beforeAll(async () => {
-      only = await startGateway(ONLY_CONFIG, { UPSTREAM_URL: upstream.url });
-    });
-    afterAll(() => only?.close());
-
-    test('an unknown route answers 404 route_not_found, without rate-limit headers', async () => {
+    test('an unknown route answers 404 route_not_found, without rate-limit headers', async ({ gateways }) => {
+      const only = await gateways.start(ONLY_CONFIG, { UPSTREAM_URL: upstream.url });
       for (const path of ['/', '/elsewhere', '/only/more', '/onlyx']) {
         const reply = await send(`${only.url()}${path}`);
         expectGatewayError(reply, 404, 'route_not_found', 'No route matches this request.');

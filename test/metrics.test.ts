@@ -2,24 +2,21 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect } from 'vitest';
 import { reloadFromFile } from '../src/cli/reloader.js';
 import { loadConfigText } from '../src/config/load.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { hashPart } from '../src/identity/hash.js';
 import { windowKey } from '../src/limits/plan.js';
-import { limitHeaders, send, silentLogger, startGateway } from './helpers/gateway.js';
-import { sampleValue, samples, scrape } from './helpers/ops-metrics.js';
+import { test as serversTest } from './helpers/fixtures.js';
+import { gatewayYaml, limitHeaders, send, silentLogger } from './helpers/gateway.js';
 import { freePort } from './helpers/ports.js';
-import { RedisServer } from './helpers/redis-server.js';
-import { TestUpstream } from './helpers/upstream.js';
+import { sampleValue, samples, scrape } from './helpers/prometheus.js';
 
 /** Literal URLs (no ${VAR}), so the same text also serves as a config file for reloadFromFile. */
 function config(redisUrl: string, upstreamUrl: string, deadUrl: string): string {
-  return `
-listeners:
-  - { name: public, host: 127.0.0.1, port: 0 }
-admin: { host: 127.0.0.1, port: 0 }
+  return gatewayYaml(
+    `
 store:
   redis: { url: '${redisUrl}', commandTimeout: 2s }
 identity:
@@ -41,31 +38,43 @@ routes:
   - { name: keyed, paths: ['/k/*'], upstream: app, limiters: [b] }
   - { name: status, paths: ['/status/*'], upstream: app }
   - { name: dead, paths: ['/dead/*'], upstream: gone }
-`;
+`,
+    { admin: true },
+  );
 }
 
 const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 const ROUTE_NOT_FOUND = '{"error":{"code":"route_not_found","message":"No route matches this request."}}';
 
-let redis: RedisServer;
-let upstream: TestUpstream;
-let gateway: Gateway;
-let text: string;
-let dir: string;
+/** `text`: the config (its dead upstream a port nothing listens on: the connection is refused). */
+const test = serversTest
+  .extend('dir', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const dir = await mkdtemp(join(tmpdir(), 'tollgate-metrics-'));
+    onCleanup(() => rm(dir, { recursive: true, force: true }));
+    return dir;
+  })
+  .extend('text', { scope: 'file' }, async ({ redis, upstream }) =>
+    config(redis.url, upstream.url, `http://127.0.0.1:${await freePort()}`),
+  )
+  .extend('gateway', { scope: 'file' }, ({ text, gateways }) => gateways.start(text))
+  .extend('only', { scope: 'file' }, ({ upstream, gateways }) =>
+    gateways.start(
+      gatewayYaml(
+        `
+upstreams:
+  app: { url: '${upstream.url}' }
+routes:
+  - { name: x, paths: [/x], upstream: app }
+`,
+        { admin: true },
+      ),
+    ),
+  );
 
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  upstream = await TestUpstream.start();
-  dir = await mkdtemp(join(tmpdir(), 'tollgate-metrics-'));
-  // A port nothing listens on: the gateway's connection is refused.
-  text = config(redis.url, upstream.url, `http://127.0.0.1:${await freePort()}`);
-  gateway = await startGateway(text);
-});
-afterAll(async () => {
-  await gateway?.close();
-  await upstream?.close();
-  await redis?.kill();
-  if (dir) await rm(dir, { recursive: true, force: true });
+/** The file's gateway, for the helpers below. */
+let gateway: Gateway;
+test.beforeAll(({ gateway: fileGateway }) => {
+  gateway = fileGateway;
 });
 
 const get = (path: string, headers: Record<string, string> = {}) =>
@@ -180,7 +189,7 @@ describe('GET /metrics on the admin listener', () => {
     expect([...labelNames].sort()).toEqual(['decision', 'le', 'limiter', 'result', 'route', 'upstream']);
   });
 
-  test('reloads are counted by result', async () => {
+  test('reloads are counted by result', async ({ text, dir }) => {
     const before = samples(await metrics(), 'tollgate_requests_total');
 
     await gateway.reload(loadConfigText(text, 'same.yaml', {}));
@@ -241,7 +250,9 @@ describe('GET /metrics on the admin listener', () => {
     expect(reply.text).toBe(ROUTE_NOT_FOUND);
   });
 
-  test('once Redis is gone, requests count as store_error and the store errors are counted', async () => {
+  test('once Redis is gone, requests count as store_error and the store errors are counted', async ({
+    redis,
+  }) => {
     await redis.kill();
     const before = sampleValue(await metrics(), 'tollgate_store_duration_seconds_count')!;
     // A fresh client: no over-limit cache entry answers for it. onStoreError defaults to open.
@@ -262,21 +273,7 @@ describe('GET /metrics on the admin listener', () => {
 });
 
 describe('a gateway whose only route is /x', () => {
-  let only: Gateway;
-  beforeAll(async () => {
-    only = await startGateway(`
-listeners:
-  - { name: public, host: 127.0.0.1, port: 0 }
-admin: { host: 127.0.0.1, port: 0 }
-upstreams:
-  app: { url: '${upstream.url}' }
-routes:
-  - { name: x, paths: [/x], upstream: app }
-`);
-  });
-  afterAll(async () => only?.close());
-
-  test('does not serve /metrics on its public port; the admin port does', async () => {
+  test('does not serve /metrics on its public port; the admin port does', async ({ only, upstream }) => {
     const seen = upstream.seen.length;
     const pub = await send(`${only.url()}/metrics`);
     expect(pub.status).toBe(404);
@@ -295,20 +292,16 @@ routes:
     expect(samples(m, 'tollgate_requests_total')).toEqual([]);
   });
 
-  test('a config without admin has no admin listener', async () => {
-    const noAdmin = await startGateway(`
-listeners:
-  - { name: public, host: 127.0.0.1, port: 0 }
+  test('a config without admin has no admin listener', async ({ upstream, gateways }) => {
+    const noAdmin = await gateways.start(
+      gatewayYaml(`
 upstreams:
   app: { url: '${upstream.url}' }
 routes:
   - { name: x, paths: [/x], upstream: app }
-`);
-    try {
-      expect(noAdmin.adminUrl).toBeUndefined();
-      expect((await send(`${noAdmin.url()}/metrics`)).text).toBe(ROUTE_NOT_FOUND);
-    } finally {
-      await noAdmin.close();
-    }
+`),
+    );
+    expect(noAdmin.adminUrl).toBeUndefined();
+    expect((await send(`${noAdmin.url()}/metrics`)).text).toBe(ROUTE_NOT_FOUND);
   });
 });

@@ -12,12 +12,11 @@ import { CHANGED_KINDS, FULL_SYNC_KINDS } from '../src/services/bulksync/kinds.j
 import { openServiceDatabase, startService, type RunningService } from '../src/services/registry.js';
 import { createWorkspaceToken } from '../src/services/workspaces.js';
 import { newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
-import { send, silentLogger, startGateway, type Reply } from './helpers/gateway.js';
+import { gatewayYaml, send, silentLogger, startGateway, type Reply } from './helpers/gateway.js';
 import { TEST_JWT_SECRET } from './helpers/tokens.js';
 
 /** A gateway whose only routes send these paths to the embedded services, with no limiter in the way. */
-const CONFIG = `
-listeners: [{ host: 127.0.0.1, port: 0 }]
+const CONFIG = gatewayYaml(`
 log: { level: silent }
 reload: { watch: false }
 identity:
@@ -32,7 +31,7 @@ upstreams:
 routes:
   - { name: wp, paths: ['/v1/wp/*', '/api/v1/wp/*'], upstream: bulksync }
   - { name: widget, paths: ['/api/v1/widget/*'], upstream: widget }
-`;
+`);
 
 const WP_ENDPOINTS = [
   'handshake',

@@ -1,24 +1,22 @@
 // The over-limit cache: once a window is spent, the gateway refuses that key from process memory,
 // with the same answer the store would give, and without a Redis round trip.
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { clientAddresses, rateLimitedBody } from './helpers/clients.js';
+import { describe, expect } from 'vitest';
 import { loadConfigText } from '../src/config/load.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { hashPart } from '../src/identity/hash.js';
 import { windowKey } from '../src/limits/plan.js';
 import { burst } from './helpers/burst.js';
-import { limitHeaders, send, startGateway, type Reply } from './helpers/gateway.js';
-import { scriptCalls } from './helpers/ops-metrics.js';
-import { RedisServer } from './helpers/redis-server.js';
-import { sleep } from './helpers/resilience-wait.js';
-import { TestUpstream } from './helpers/upstream.js';
+import { clientAddresses, rateLimitedBody } from './helpers/clients.js';
+import { gatewayTest } from './helpers/fixtures.js';
+import { gatewayYaml, limitHeaders, send, type Reply } from './helpers/gateway.js';
+import { scriptCalls } from './helpers/redis-server.js';
+import type { TestUpstream } from './helpers/upstream.js';
+import { untilClockPast } from './helpers/wait.js';
 
 /** `cachedLimit` is the one setting the reload test changes. */
 function config(cachedLimit: number): string {
-  return `
-listeners:
-  - { name: public, host: 127.0.0.1, port: 0 }
+  return gatewayYaml(`
 store:
   redis: { url: '\${REDIS_URL}', commandTimeout: 2s }
 identity:
@@ -45,30 +43,24 @@ routes:
   - { name: uncached, paths: ['/uncached/*'], upstream: app, limiters: [uncached] }
   - { name: short, paths: ['/short/*'], upstream: app, limiters: [short] }
   - { name: mixed, paths: ['/mixed/*'], upstream: app, limiters: [mixed-minute, mixed-hour] }
-`;
+`);
 }
 
 const body = rateLimitedBody;
 
-let redis: RedisServer;
+const test = gatewayTest({ config: config(3) });
+
+/** The file's gateway, Redis client, upstream and config environment, for the helpers below. */
+let gateway: Gateway;
 let inspect: Redis;
 let upstream: TestUpstream;
-let gateway: Gateway;
 let env: Record<string, string>;
 const newClient = clientAddresses();
-
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  inspect = redis.client();
-  upstream = await TestUpstream.start();
-  env = { REDIS_URL: redis.url, UPSTREAM_URL: upstream.url };
-  gateway = await startGateway(config(3), env);
-});
-afterAll(async () => {
-  await gateway?.close();
-  await upstream?.close();
-  inspect?.disconnect();
-  await redis?.kill();
+test.beforeAll(({ gateway: fileGateway, redisClient, upstream: fileUpstream, gatewayEnv }) => {
+  gateway = fileGateway;
+  inspect = redisClient;
+  upstream = fileUpstream;
+  env = gatewayEnv;
 });
 
 const get = (ip: string, path: string, base = gateway.url()) =>
@@ -135,14 +127,16 @@ describe('a spent window is refused from process memory', () => {
     expect(await inspect.get(key)).toBe('3');
   });
 
-  test('a gateway without the entry gets the same answer from Redis, then caches it too', async () => {
+  test('a gateway without the entry gets the same answer from Redis, then caches it too', async ({
+    gateways,
+  }) => {
     const ip = newClient();
     const last = await spend(ip, '/cached/a', 3);
     const reset = Number(last.headers['x-ratelimit-reset']);
     const fromCache = await get(ip, '/cached/a');
     expectRefused(fromCache, 3, 'Refused from the cache.', reset);
 
-    const other = await startGateway(config(3), env);
+    const other = await gateways.start(config(3), env);
     try {
       const callsBefore = await scriptCalls(inspect);
       const fromRedis = await get(ip, '/cached/a', other.url());
@@ -184,9 +178,8 @@ describe('a spent window is refused from process memory', () => {
     expect(await scriptCalls(inspect)).toBe(callsBefore);
 
     // X-RateLimit-Reset is rounded up to whole seconds, so once it has passed, so has the window.
-    const waitMs = reset * 1000 - Date.now() + 100;
-    expect(waitMs).toBeLessThanOrEqual(3100);
-    await sleep(waitMs);
+    expect(reset * 1000 - Date.now()).toBeLessThanOrEqual(3000);
+    await untilClockPast(reset * 1000 + 100);
 
     const allowed = await get(ip, '/short/a');
     expect(allowed.status).toBe(200);

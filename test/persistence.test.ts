@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, expect, test } from 'vitest';
@@ -6,7 +5,7 @@ import { DATABASE_FILE } from '../src/db/database.js';
 import { MIGRATIONS } from '../src/db/migrations/index.js';
 import { ALICE_KEY, BOB_KEY, embeddedEnv, newDataDir } from './helpers/embedded.js';
 import { send, type Reply } from './helpers/gateway.js';
-import { GatewayProcess } from './helpers/ops-process.js';
+import { startGatewayProcess, type CliProcess } from './helpers/cli.js';
 
 /**
  * The websites survive the process: a graceful restart, and a kill -9 right after the API
@@ -20,10 +19,10 @@ interface Website {
   url: string;
 }
 
-const running: GatewayProcess[] = [];
+const running: CliProcess[] = [];
 
-async function start(dataDir: string): Promise<GatewayProcess> {
-  const gp = await GatewayProcess.start(CONFIG, embeddedEnv(dataDir, { LOG_LEVEL: 'info' }));
+async function start(dataDir: string): Promise<CliProcess> {
+  const gp = await startGatewayProcess(CONFIG, { env: embeddedEnv(dataDir, { LOG_LEVEL: 'info' }) });
   running.push(gp);
   return gp;
 }
@@ -32,13 +31,7 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((gp) => gp.stop()));
 });
 
-function call(
-  gp: GatewayProcess,
-  method: string,
-  path: string,
-  form?: Record<string, string>,
-  key = ALICE_KEY,
-) {
+function call(gp: CliProcess, method: string, path: string, form?: Record<string, string>, key = ALICE_KEY) {
   const headers: Record<string, string> = { authorization: `Bearer ${key}`, accept: 'application/json' };
   if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
   return send(`${gp.url}${path}`, {
@@ -50,7 +43,7 @@ function call(
 
 const data = <T>(reply: Reply): T => (reply.json() as { data: T }).data;
 
-async function create(gp: GatewayProcess, form: Record<string, string>, key = ALICE_KEY): Promise<Website> {
+async function create(gp: CliProcess, form: Record<string, string>, key = ALICE_KEY): Promise<Website> {
   const reply = await call(gp, 'POST', '/api/v1/websites', form, key);
   expect(reply.status, reply.text).toBe(201);
   return data<Website>(reply);
@@ -86,9 +79,8 @@ test(
     expect(updated.status).toBe(200);
     const deleted = await call(second, 'DELETE', `/websites/${created[0]!.id}/destroy`);
     expect(deleted.status).toBe(200);
-    const exited = once(second.child, 'exit');
-    second.child.kill('SIGKILL');
-    expect(await exited).toEqual([null, 'SIGKILL']);
+    second.signal('SIGKILL');
+    expect(await second.exit).toEqual({ code: null, signal: 'SIGKILL' });
 
     // Third life: the acknowledged state, exactly.
     const revived = await start(dataDir);

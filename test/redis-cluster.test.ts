@@ -1,17 +1,18 @@
 // The Redis Cluster store through the real gateway, against a real 3-master, 3-replica cluster.
 import calculateSlot from 'cluster-key-slot';
 import { Pool } from 'undici';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { clientAddresses, expectLimited } from './helpers/clients.js';
+import { describe, expect } from 'vitest';
 import type { CompiledLimiter } from '../src/config/rule-table.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { hashPart } from '../src/identity/hash.js';
 import { windowKey } from '../src/limits/plan.js';
 import { storeKind } from '../src/store/create-store.js';
-import { limitHeaders, send, startGateway, type Reply } from './helpers/gateway.js';
+import { clientAddresses, expectLimited } from './helpers/clients.js';
+import { test as serversTest } from './helpers/fixtures.js';
+import { gatewayYaml, limitHeaders, send, type Reply } from './helpers/gateway.js';
 import { RedisCluster } from './helpers/redis-cluster.js';
-import { sleep, waitFor } from './helpers/resilience-wait.js';
-import { TestUpstream, type SeenRequest } from './helpers/upstream.js';
+import type { SeenRequest, TestUpstream } from './helpers/upstream.js';
+import { waitFor } from './helpers/wait.js';
 
 const MESSAGES = {
   init: 'Too many widget initialization requests. Please try again shortly.',
@@ -28,9 +29,7 @@ const COMMAND_TIMEOUT_MS = 2000;
  * while the cluster changes. The over-limit cache is off where a test must reach the cluster's script.
  * The command timeout is generous: exactness tests must see counting, not the store-error path.
  */
-const CONFIG = `
-listeners:
-  - { name: public, host: 127.0.0.1, port: 0 }
+const CONFIG = gatewayYaml(`
 shutdown:
   drainTimeout: 1s
 store:
@@ -66,25 +65,29 @@ routes:
   - { name: shared, paths: ['/shared/*'], upstream: app, limiters: [shared] }
   - { name: split, paths: [/split], upstream: app, limiters: [per-ip, per-agent] }
   - { name: flow, paths: [/flow], upstream: app, limiters: [flow] }
-`;
+`);
 
+/** `cluster`: a 3-master, 3-replica Redis Cluster of the file's own; `pair`: two gateways counting in it. */
+const test = serversTest
+  .extend('cluster', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const cluster = await RedisCluster.start();
+    onCleanup(() => cluster.stop());
+    return cluster;
+  })
+  .extend('pair', { scope: 'file' }, async ({ cluster, upstream, gateways }) => {
+    const env = { REDIS_CLUSTER_NODES: cluster.seeds.join(','), UPSTREAM_URL: upstream.url };
+    return [await gateways.start(CONFIG, env), await gateways.start(CONFIG, env)];
+  });
+
+/** The file's cluster, upstream and gateways, for the tests and helpers below. */
 let cluster: RedisCluster;
 let upstream: TestUpstream;
-let gateways: Gateway[] = [];
-
-beforeAll(async () => {
-  cluster = await RedisCluster.start();
-  upstream = await TestUpstream.start();
-  const env = { REDIS_CLUSTER_NODES: cluster.seeds.join(','), UPSTREAM_URL: upstream.url };
-  gateways.push(await startGateway(CONFIG, env));
-  gateways.push(await startGateway(CONFIG, env));
+let gateways: Gateway[];
+test.beforeAll(({ cluster: fileCluster, upstream: fileUpstream, pair }) => {
+  cluster = fileCluster;
+  upstream = fileUpstream;
+  gateways = pair;
 }, 120_000); // a 6-node cluster on a loaded 2-core machine
-afterAll(async () => {
-  await Promise.all(gateways.map((g) => g.close()));
-  gateways = [];
-  await upstream?.close();
-  await cluster?.stop();
-});
 
 // Every test has its own client addresses (trusted X-Forwarded-For), so budgets never mix.
 const newClient = clientAddresses();
@@ -262,6 +265,15 @@ function flow(clients: readonly { ip: string; ua: string }[], workers: number) {
   };
 }
 
+/** Waits until at least 12 of the flow's requests sent after `sinceMs` have been answered. */
+async function flowing(traffic: ReturnType<typeof flow>, sinceMs: number, what: string): Promise<void> {
+  await waitFor(
+    () => traffic.answers.filter((a) => a.sentAt > sinceMs).length,
+    (n) => n >= 12,
+    { what },
+  );
+}
+
 test('MOVED/ASK during a live slot migration: every request counted exactly once', async () => {
   const ranges = await cluster.slots();
   const masterOf = (slot: number) => ranges.find((r) => r.from <= slot && slot <= r.to)!.master;
@@ -282,11 +294,11 @@ test('MOVED/ASK during a live slot migration: every request counted exactly once
   await Promise.all(cluster.livePorts.map((p) => cluster.call(p, 'CONFIG', 'RESETSTAT')));
 
   const traffic = flow(clients, 12);
-  await sleep(200);
+  await flowing(traffic, 0, 'traffic before the migration');
   const started = Date.now();
   const migration = await cluster.migrateSlot(slot, target, 400);
   const finished = Date.now();
-  await sleep(300);
+  await flowing(traffic, finished, 'traffic after the migration');
   await traffic.stop();
 
   expect(migration.keys.sort()).toEqual(
@@ -326,7 +338,7 @@ test('a master killed while requests flow: answers stay prompt, the replica take
     expect(remainingOf(await request('/flow', client.ip, client.ua))).toBe(BIG - 1 - i);
 
   const traffic = flow([client], 8);
-  await sleep(200);
+  await flowing(traffic, 0, 'traffic before the kill');
   await cluster.kill(master);
   // The replica is promoted (node timeout 1 s, then an election), and every live node agrees.
   await waitFor(

@@ -2,29 +2,27 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { clientAddresses } from './helpers/clients.js';
+import { describe, expect } from 'vitest';
 import { loadConfigText } from '../src/config/load.js';
-import type { Gateway } from '../src/http/gateway.js';
-import { limitHeaders, send, startGateway, type Reply } from './helpers/gateway.js';
-import { sampleValue, scrape } from './helpers/ops-metrics.js';
-import { GatewayProcess, replaceFile, runCli } from './helpers/ops-process.js';
-import { RedisServer } from './helpers/redis-server.js';
-import { freezeRedis } from './helpers/resilience-redis.js';
-import { sleep, waitFor } from './helpers/resilience-wait.js';
+import { createStore } from '../src/store/create-store.js';
+import { runCli, startGatewayProcess, type CliProcess } from './helpers/cli.js';
+import { clientAddresses } from './helpers/clients.js';
+import { CountingStore } from './helpers/counting-store.js';
+import { replaceFile } from './helpers/files.js';
+import { test as serversTest } from './helpers/fixtures.js';
+import { gatewayYaml, limitHeaders, send, type Reply } from './helpers/gateway.js';
+import { sampleValue, scrape } from './helpers/prometheus.js';
 import { TestUpstream } from './helpers/upstream.js';
+import { waitFor } from './helpers/wait.js';
 
 const ROUTE_NOT_FOUND = '{"error":{"code":"route_not_found","message":"No route matches this request."}}';
 
-describe('Gateway.reload in process', () => {
-  /**
-   * Two upstreams the reloads move /slow between (`slow` absent: no such route); /app/* stays on
-   * the old one. Every route shares the per-ip limiter.
-   */
-  function config(o: { limit: number; slow?: 'old' | 'new'; app?: 'old' | 'new' }): string {
-    return `
-listeners:
-  - { name: public, host: 127.0.0.1, port: 0 }
+/**
+ * Two upstreams the reloads move /slow between (`slow` absent: no such route); /app/* stays on
+ * the old one. Every route shares the per-ip limiter.
+ */
+function config(o: { limit: number; slow?: 'old' | 'new'; app?: 'old' | 'new' }): string {
+  return gatewayYaml(`
 store:
   redis: { url: '\${REDIS_URL}', commandTimeout: 2s }
 identity:
@@ -38,34 +36,43 @@ limiters:
 routes:
 ${o.slow ? `  - { name: slow, paths: [/slow], upstream: ${o.slow}, limiters: [per-ip] }` : ''}
   - { name: app, paths: ['/app/*'], upstream: ${o.app ?? 'old'}, limiters: [per-ip] }
-`;
-  }
+`);
+}
 
-  let redis: RedisServer;
-  let oldUpstream: TestUpstream;
-  let newUpstream: TestUpstream;
-  let gateway: Gateway;
-  let env: Record<string, string>;
+/**
+ * The file's upstream is the old one; the gateway counts in the file's Redis through a store
+ * that tells when a request has reached it.
+ */
+const inProcessTest = serversTest
+  .extend('newUpstream', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const upstream = await TestUpstream.start();
+    onCleanup(() => upstream.close());
+    return upstream;
+  })
+  .extend('env', { scope: 'file' }, ({ redis, upstream, newUpstream }) => ({
+    REDIS_URL: redis.url,
+    OLD_URL: upstream.url,
+    NEW_URL: newUpstream.url,
+  }))
+  .extend('store', { scope: 'file' }, ({ env }) => {
+    const table = loadConfigText(config({ limit: 5, slow: 'old' }), 'test.yaml', env);
+    return new CountingStore(createStore(table.config.store));
+  })
+  .extend('gateway', { scope: 'file' }, ({ gateways, env, store }) =>
+    gateways.start(config({ limit: 5, slow: 'old' }), env, { store }),
+  )
+  .extend('reload', { scope: 'file' }, ({ gateway, env }) => {
+    return (o: Parameters<typeof config>[0]) =>
+      gateway.reload(loadConfigText(config(o), 'reloaded.yaml', env));
+  })
+  .extend('get', { scope: 'file' }, ({ gateway }) => {
+    return (ip: string, path: string) =>
+      send(`${gateway.url()}${path}`, { headers: { 'x-forwarded-for': ip } });
+  });
+
+describe('Gateway.reload in process', () => {
+  const test = inProcessTest;
   const newClient = clientAddresses();
-
-  beforeAll(async () => {
-    redis = await RedisServer.start();
-    oldUpstream = await TestUpstream.start();
-    newUpstream = await TestUpstream.start();
-    env = { REDIS_URL: redis.url, OLD_URL: oldUpstream.url, NEW_URL: newUpstream.url };
-    gateway = await startGateway(config({ limit: 5, slow: 'old' }), env);
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await oldUpstream?.close();
-    await newUpstream?.close();
-    await redis?.kill();
-  });
-
-  const reload = (o: Parameters<typeof config>[0]) =>
-    gateway.reload(loadConfigText(config(o), 'reloaded.yaml', env));
-  const get = (ip: string, path: string) =>
-    send(`${gateway.url()}${path}`, { headers: { 'x-forwarded-for': ip } });
   const seenBy = (upstream: TestUpstream, url: string) => upstream.seen.filter((s) => s.url === url).length;
 
   function expectCounted(reply: Reply, limit: number, remaining: number): void {
@@ -77,7 +84,7 @@ ${o.slow ? `  - { name: slow, paths: [/slow], upstream: ${o.slow}, limiters: [pe
     });
   }
 
-  test('counters survive a reload: remaining continues where it was', async () => {
+  test('counters survive a reload: remaining continues where it was', async ({ get, reload }) => {
     const ip = newClient();
     expectCounted(await get(ip, '/app/a'), 5, 4);
     expectCounted(await get(ip, '/app/a'), 5, 3);
@@ -91,7 +98,7 @@ ${o.slow ? `  - { name: slow, paths: [/slow], upstream: ${o.slow}, limiters: [pe
     expect(refused.headers['x-ratelimit-limit']).toBe('5');
   });
 
-  test('a changed limit applies at once to the running counters', async () => {
+  test('a changed limit applies at once to the running counters', async ({ get, reload }) => {
     const ip = newClient();
     for (const remaining of [4, 3, 2]) expectCounted(await get(ip, '/app/b'), 5, remaining);
     await reload({ limit: 10, slow: 'old' });
@@ -108,7 +115,12 @@ ${o.slow ? `  - { name: slow, paths: [/slow], upstream: ${o.slow}, limiters: [pe
     await reload({ limit: 5, slow: 'old' });
   });
 
-  test('a request in flight when its route moves to another upstream finishes on the old one', async () => {
+  test('a request in flight when its route moves to another upstream finishes on the old one', async ({
+    get,
+    reload,
+    upstream: oldUpstream,
+    newUpstream,
+  }) => {
     const ip = newClient();
     const inFlight = get(ip, '/slow?ms=1500');
     await waitFor(
@@ -131,7 +143,11 @@ ${o.slow ? `  - { name: slow, paths: [/slow], upstream: ${o.slow}, limiters: [pe
     expect(seenBy(newUpstream, '/slow?ms=1500')).toBe(0);
   });
 
-  test('a request in flight when its route is removed still gets its answer', async () => {
+  test('a request in flight when its route is removed still gets its answer', async ({
+    get,
+    reload,
+    newUpstream,
+  }) => {
     const ip = newClient();
     await reload({ limit: 5, slow: 'new' });
     const inFlight = get(ip, '/slow?ms=1000');
@@ -153,13 +169,26 @@ ${o.slow ? `  - { name: slow, paths: [/slow], upstream: ${o.slow}, limiters: [pe
     await reload({ limit: 5, slow: 'old' });
   });
 
-  test('a request waiting on the store during a reload is forwarded under the table it started with', async () => {
+  test('a request waiting on the store during a reload is forwarded under the table it started with', async ({
+    get,
+    reload,
+    redis,
+    store,
+    upstream: oldUpstream,
+    newUpstream,
+  }) => {
     const ip = newClient();
-    const frozen = await freezeRedis(redis);
+    const frozen = redis.freeze();
     let inFlight: Promise<Reply>;
     try {
+      const asked = store.asked;
       inFlight = get(ip, '/app/frozen');
-      await sleep(1000); // it has matched its route and now waits on Redis (command timeout: 2 s)
+      // It has matched its route and now waits on Redis (command timeout: 2 s).
+      await waitFor(
+        () => store.asked,
+        (n) => n === asked + 1,
+        { what: 'the request to reach the store' },
+      );
       await reload({ limit: 5, slow: 'old', app: 'new' });
     } finally {
       frozen.thaw();
@@ -178,61 +207,64 @@ ${o.slow ? `  - { name: slow, paths: [/slow], upstream: ${o.slow}, limiters: [pe
   });
 });
 
+/** A config file's text; `upstream` "ghost" makes it invalid (an unknown upstream). */
+function configText(upstreamUrl: string, o: { limit: number; watch: boolean; upstream?: string }): string {
+  return gatewayYaml(
+    `
+reload: { watch: ${o.watch} }
+upstreams:
+  app: { url: '${upstreamUrl}' }
+limiters:
+  per-ip:
+    windows: [{ limit: ${o.limit}, period: 1m, key: [ip] }]
+routes:
+  - { name: app, paths: ['/*'], upstream: ${o.upstream ?? 'app'}, limiters: [per-ip] }
+`,
+    { admin: true },
+  );
+}
+
+/** `tollgate start` on a file of its own folder (the watch is on the folder), stopped after the test. */
+const processTest = serversTest
+  .extend('dir', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const dir = await mkdtemp(join(tmpdir(), 'tollgate-reload-'));
+    onCleanup(() => rm(dir, { recursive: true, force: true }));
+    return dir;
+  })
+  .extend('startProcess', async ({ dir }, { onCleanup }) => {
+    const processes: CliProcess[] = [];
+    onCleanup(async () => {
+      await Promise.all(processes.map((p) => p.stop()));
+    });
+    return async (name: string, text: string): Promise<{ gp: CliProcess; file: string }> => {
+      const file = join(await mkdtemp(join(dir, `${name}-`)), 'gateway.yaml');
+      await writeFile(file, text);
+      const gp = await startGatewayProcess(file, { admin: true });
+      processes.push(gp);
+      return { gp, file };
+    };
+  });
+
 describe('tollgate start reloads its config file', () => {
-  let upstream: TestUpstream;
-  let dir: string;
-  const processes: GatewayProcess[] = [];
-
-  beforeAll(async () => {
-    upstream = await TestUpstream.start();
-    dir = await mkdtemp(join(tmpdir(), 'tollgate-reload-'));
-  });
-  afterAll(async () => {
-    await Promise.all(processes.map((p) => p.stop()));
-    await upstream?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
-
-  /** A config file's text; `upstream` "ghost" makes it invalid (an unknown upstream). */
-  function fileText(o: { limit: number; watch: boolean; upstream?: string }): string {
-    return [
-      'listeners:',
-      '  - { name: public, host: 127.0.0.1, port: 0 }',
-      'admin: { host: 127.0.0.1, port: 0 }',
-      `reload: { watch: ${o.watch} }`,
-      'upstreams:',
-      `  app: { url: '${upstream.url}' }`,
-      'limiters:',
-      '  per-ip:',
-      `    windows: [{ limit: ${o.limit}, period: 1m, key: [ip] }]`,
-      'routes:',
-      `  - { name: app, paths: ['/*'], upstream: ${o.upstream ?? 'app'}, limiters: [per-ip] }`,
-      '',
-    ].join('\n');
-  }
-
-  async function startProcess(name: string, text: string): Promise<{ gp: GatewayProcess; file: string }> {
-    const sub = await mkdtemp(join(dir, `${name}-`)); // its own folder: the watch is on the folder
-    const file = join(sub, 'gateway.yaml');
-    await writeFile(file, text);
-    const gp = await GatewayProcess.start(file, {}, { admin: true });
-    processes.push(gp);
-    return { gp, file };
-  }
-
-  const limitOf = async (gp: GatewayProcess) => (await send(`${gp.url}/x`)).headers['x-ratelimit-limit'];
-  const reloadsOf = async (gp: GatewayProcess) => {
+  const test = processTest;
+  const limitOf = async (gp: CliProcess) => (await send(`${gp.url}/x`)).headers['x-ratelimit-limit'];
+  const reloadsOf = async (gp: CliProcess) => {
     const text = await scrape(gp.adminUrl);
     return {
       success: sampleValue(text, 'tollgate_config_reloads_total{result="success"}'),
       failure: sampleValue(text, 'tollgate_config_reloads_total{result="failure"}'),
     };
   };
-  const logged = (gp: GatewayProcess, msg: string) => gp.logs().filter((l) => l.msg === msg);
+  const logged = (gp: CliProcess, msg: string) => gp.logs().filter((l) => l.msg === msg);
 
-  test('file watch: an edit applies, an invalid file is refused with file:line:col and the old config serves on', async () => {
+  test('file watch: an edit applies, an invalid file is refused with file:line:col and the old config serves on', async ({
+    upstream,
+    startProcess,
+  }) => {
+    const fileText = (o: Parameters<typeof configText>[1]) => configText(upstream.url, o);
     const { gp, file } = await startProcess('watch', fileText({ limit: 100, watch: true }));
     expect(await limitOf(gp)).toBe('100');
+    expect(gp.fileWatches()).toBe(1); // the folder's
     expect(await reloadsOf(gp)).toEqual({ success: 0, failure: 0 });
 
     // Edited in place (truncate and write in one synchronous step, so no reload can read it half-written).
@@ -283,12 +315,14 @@ describe('tollgate start reloads its config file', () => {
     expect(await gp.stop()).toBe(0);
   }, 60_000);
 
-  test('with reload.watch false, an edit waits for SIGHUP', async () => {
+  test('with reload.watch false, an edit waits for SIGHUP', async ({ upstream, startProcess }) => {
+    const fileText = (o: Parameters<typeof configText>[1]) => configText(upstream.url, o);
     const { gp, file } = await startProcess('sighup', fileText({ limit: 100, watch: false }));
     expect(await limitOf(gp)).toBe('100');
 
     await writeFile(file, fileText({ limit: 150, watch: false }));
-    await sleep(1000); // five times the watch debounce
+    // Nothing watches the file, so nothing can take the edit up before SIGHUP does.
+    expect(gp.fileWatches()).toBe(0);
     expect(await limitOf(gp)).toBe('100');
     expect(logged(gp, 'config reloaded')).toHaveLength(0);
     expect(await reloadsOf(gp)).toEqual({ success: 0, failure: 0 });

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Gateway } from '../src/http/gateway.js';
@@ -109,35 +110,40 @@ describe('analysis: good, decent and bad pages', () => {
 
 describe('analysis: off the event loop', () => {
   test('while a large page is analysed, an unrelated request of another host is answered first', async () => {
-    const websites = () =>
-      send(`${gateway.url()}/api/v1/websites`, {
-        headers: { accept: 'application/json', authorization: `Bearer ${ALICE_KEY}` },
+    // A gateway of its own, whose analysis pool has no thread yet: the one it starts for this page
+    // tells when the page has been fetched, read and handed over.
+    const own = await startEmbeddedGateway();
+    try {
+      const websites = () =>
+        send(`${own.url()}/api/v1/websites`, {
+          headers: { accept: 'application/json', authorization: `Bearer ${ALICE_KEY}` },
+        });
+      // Started beforehand, so that only the analysis stands between the two replies.
+      expect((await websites()).status).toBe(200);
+
+      const order: string[] = [];
+      const handedOver = once(process, 'worker');
+      const analysed = store(pages.url('/large'), analyzerApi(own.url())).then((reply) => {
+        order.push('analysis');
+        return reply;
       });
-    // Started beforehand, so that only the analysis stands between the two replies.
-    expect((await websites()).status).toBe(200);
+      await handedOver;
+      // An analysis on the event loop would hold this request back until it ended.
+      const other = await websites();
+      order.push('websites');
+      const reply = await analysed;
 
-    const order: string[] = [];
-    const served = pages.whenServed('/large');
-    const analysed = store(pages.url('/large')).then((reply) => {
-      order.push('analysis');
-      return reply;
-    });
-    await served;
-    // Time for the gateway to read and decompress the page and start on it (an analysis on the
-    // event loop would hold this timer back until it ended).
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const other = await websites();
-    order.push('websites');
-    const reply = await analysed;
-
-    expect(other.status).toBe(200);
-    expect(reply.status, reply.text).toBe(201);
-    expect(order).toEqual(['websites', 'analysis']);
-    // The results stay small: lists and texts are cut, the counts are whole.
-    const { results } = (reply.json() as { data: { results: Record<string, { value: unknown }> } }).data;
-    expect(reply.text.length).toBeLessThan(20_000);
-    expect(results.image_keywords!.value).toBe(LARGE_SECTIONS);
-    expect(results.page_size!.value).toBe(Buffer.byteLength(largePageHtml()));
+      expect(other.status).toBe(200);
+      expect(reply.status, reply.text).toBe(201);
+      expect(order).toEqual(['websites', 'analysis']);
+      // The results stay small: lists and texts are cut, the counts are whole.
+      const { results } = (reply.json() as { data: { results: Record<string, { value: unknown }> } }).data;
+      expect(reply.text.length).toBeLessThan(20_000);
+      expect(results.image_keywords!.value).toBe(LARGE_SECTIONS);
+      expect(results.page_size!.value).toBe(Buffer.byteLength(largePageHtml()));
+    } finally {
+      await own.close();
+    }
   });
 });
 

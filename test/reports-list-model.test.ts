@@ -7,6 +7,7 @@ import type { Results } from '../src/services/reports/checks/types.js';
 import type { ReportResult } from '../src/services/reports/score.js';
 import { ReportStore, type ReportRow } from '../src/services/reports/store.js';
 import { ALICE_KEY, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
+import { pageOf } from './helpers/list-pages.js';
 import { analyzerApi } from './helpers/test-pages.js';
 
 /**
@@ -69,8 +70,12 @@ type Query = typeof queryArb extends fc.Arbitrary<infer Q> ? Q : never;
 /** The shipped config's services.reports.publicUrl (REPORTS_PUBLIC_URL unset), not the Host sent. */
 const PATH = 'http://analyzer.localhost:8080/api/v1/reports';
 
-/** The reference: filter, order (ties by id, in the same direction), then cut the page. */
-function model(rows: ReportRow[], q: Query) {
+/**
+ * The reference: filter, order (ties by id, in the same direction), then deal the rows out into
+ * pages of per_page (pageOf). `sent` is the query string as sent: the links keep its other
+ * parameters, in their order, and put page last.
+ */
+function model(rows: ReportRow[], q: Query, sent: string) {
   const filtered = rows.filter(
     (r) =>
       (!q.search || r.url.toLowerCase().includes(q.search.toLowerCase())) &&
@@ -84,38 +89,19 @@ function model(rows: ReportRow[], q: Query) {
     const y = b[key];
     return sign * ((x < y ? -1 : x > y ? 1 : 0) || a.id - b.id);
   });
-  const perPage = q.per_page ?? 10;
   const page = q.page ?? 1;
-  const ids = sorted.slice((page - 1) * perPage, page * perPage).map((r) => r.id);
-  const lastPage = Math.max(1, Math.ceil(filtered.length / perPage));
-  // The links keep every other parameter, in the order sent, and put page last.
-  const link = (n: number) => {
-    const params = new URLSearchParams(
-      Object.entries(q)
-        .filter(([k]) => k !== 'page')
-        .map(([k, v]): [string, string] => [k, String(v)]),
-    );
-    params.set('page', String(n));
-    return `${PATH}?${params.toString()}`;
-  };
-  const from = ids.length > 0 ? (page - 1) * perPage + 1 : null;
+  const shown = pageOf(sorted, q.per_page ?? 10, page);
+  const others = sent.split('&').filter((p) => p !== '' && !p.startsWith('page='));
+  const link = (n: number) => `${PATH}?${[...others, `page=${n}`].join('&')}`;
   return {
-    ids,
+    ids: shown.rows.map((r) => r.id),
     links: {
       first: link(1),
-      last: link(lastPage),
+      last: link(shown.meta.last_page),
       prev: page > 1 ? link(page - 1) : null,
-      next: page < lastPage ? link(page + 1) : null,
+      next: shown.hasNext ? link(page + 1) : null,
     },
-    meta: {
-      current_page: page,
-      from,
-      last_page: lastPage,
-      path: PATH,
-      per_page: perPage,
-      to: from === null ? null : from + ids.length - 1,
-      total: filtered.length,
-    },
+    meta: { ...shown.meta, path: PATH },
   };
 }
 
@@ -146,7 +132,7 @@ test('list filters, sorting and paging agree with the model', async () => {
           const reply = await api('GET', `/api/v1/reports?${params.toString()}`, { key: ALICE_KEY });
           expect(reply.status, reply.text).toBe(200);
           const body = reply.json() as { data: { id: number }[]; links: unknown; meta: unknown };
-          const expected = model(rows, q);
+          const expected = model(rows, q, params.toString());
           expect(
             body.data.map((r) => r.id),
             params.toString(),

@@ -1,38 +1,17 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Gateway } from '../src/http/gateway.js';
+import { startCli, type CliProcess } from './helpers/cli.js';
 import { ALICE_KEY, embeddedEnv, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send } from './helpers/gateway.js';
-import { waitFor } from './helpers/resilience-wait.js';
 
-/** `tollgate serve websites --port 0` as its own process; resolves with its address once it listens. */
-async function serveAlone(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli.ts', 'serve', 'websites', '--port', '0', '--config', 'config/gateway.yaml'],
-    {
-      env: { ...process.env, ...embeddedEnv(dataDir, { LOG_LEVEL: 'info' }) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const url = await waitFor(
-    () => {
-      if (child.exitCode !== null) throw new Error(`serve exited early:\n${out}`);
-      const line = out.split('\n').find((l) => l.includes('"msg":"listening"'));
-      return line ? String((JSON.parse(line) as { url: string }).url) : undefined;
-    },
-    (u) => u !== undefined,
-    { timeoutMs: 20_000, what: 'tollgate serve to listen' },
-  );
-  return { child, url: url! };
-}
+/** `tollgate serve websites --port 0` as its own process, listening. */
+const serveAlone = (dataDir: string): Promise<CliProcess> =>
+  startCli(['serve', 'websites', '--port', '0', '--config', 'config/gateway.yaml'], {
+    env: embeddedEnv(dataDir, { LOG_LEVEL: 'info' }),
+  });
 
 describe('tollgate serve: one embedded service alone, fronted by a gateway elsewhere', () => {
-  let service: { child: ChildProcess; url: string };
+  let service: CliProcess;
   let gateway: Gateway;
 
   beforeAll(async () => {
@@ -42,11 +21,7 @@ describe('tollgate serve: one embedded service alone, fronted by a gateway elsew
   });
   afterAll(async () => {
     await gateway?.close();
-    if (service && service.child.exitCode === null) {
-      const exited = once(service.child, 'exit');
-      service.child.kill('SIGTERM');
-      await exited;
-    }
+    await service?.stop();
   });
 
   test('answers on its own port', async () => {
@@ -78,8 +53,7 @@ describe('tollgate serve: one embedded service alone, fronted by a gateway elsew
   });
 
   test('stops cleanly on SIGTERM', async () => {
-    const exited = once(service.child, 'exit') as Promise<[number | null]>;
-    service.child.kill('SIGTERM');
-    expect((await exited)[0]).toBe(0);
+    service.signal('SIGTERM');
+    expect((await service.exit).code).toBe(0);
   });
 });

@@ -1,17 +1,16 @@
 // The gateway and the embedded services meet only through the interface the CLI wires in: a
 // pure-proxy config never loads the services' code, and a config (or a reload) that names a
 // service loads it then.
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect } from 'vitest';
 import { loadConfigText } from '../src/config/load.js';
-import type { Gateway } from '../src/http/gateway.js';
+import { startGatewayProcess } from './helpers/cli.js';
 import { newDataDir } from './helpers/embedded.js';
-import { send, startGateway } from './helpers/gateway.js';
-import { GatewayProcess } from './helpers/ops-process.js';
-import { TestUpstream } from './helpers/upstream.js';
+import { test as serversTest } from './helpers/fixtures.js';
+import { gatewayYaml, send } from './helpers/gateway.js';
 
 /** The CommonJS packages only the services use. */
 const SERVICE_PACKAGES = ['better-sqlite3', 'fastify', 'piscina'];
@@ -20,8 +19,8 @@ const UNAUTHENTICATED = { message: 'Unauthenticated.' };
 const PROBE = pathToFileURL(join(import.meta.dirname, 'helpers', 'loaded-packages.mjs')).href;
 
 /** One remote upstream, one limiter, the memory store; `services` settings, but no upstream names one. */
-const pureProxy = (upstreamUrl: string, services = '') => `
-listeners: [{ name: public, host: 127.0.0.1, port: 0 }]
+const pureProxy = (upstreamUrl: string, services = '') =>
+  gatewayYaml(`
 reload: { watch: false }
 identity: { workspaceTokens: { source: static } }
 ${services}
@@ -31,14 +30,14 @@ limiters:
   per-ip: { windows: [{ limit: 100, period: 1m, key: [ip] }] }
 routes:
   - { name: all, paths: ['/*'], upstream: app, limiters: [per-ip] }
-`;
+`);
 
 const servicesIn = (dataDir: string) =>
   `services: { dataDir: '${dataDir}', bootstrapApiKeys: [tg_boundary_key_0123456789] }`;
 
 /** The pure proxy plus /api/v1/websites* on the embedded websites service. */
-const withWebsites = (upstreamUrl: string, dataDir: string) => `
-listeners: [{ name: public, host: 127.0.0.1, port: 0 }]
+const withWebsites = (upstreamUrl: string, dataDir: string) =>
+  gatewayYaml(`
 reload: { watch: false }
 identity: { workspaceTokens: { source: static } }
 ${servicesIn(dataDir)}
@@ -50,21 +49,20 @@ limiters:
 routes:
   - { name: websites, paths: ['/api/v1/websites*'], upstream: site, limiters: [per-ip] }
   - { name: all, paths: ['/*'], upstream: app, limiters: [per-ip] }
-`;
+`);
 
-let upstream: TestUpstream;
-let dir: string;
-beforeAll(async () => {
-  upstream = await TestUpstream.start();
-  dir = await mkdtemp(join(tmpdir(), 'tollgate-boundary-'));
+/** `dir` for the config files of `tollgate start`. */
+const test = serversTest.extend('dir', { scope: 'file' }, async ({}, { onCleanup }) => {
+  const dir = await mkdtemp(join(tmpdir(), 'tollgate-boundary-'));
+  onCleanup(() => rm(dir, { recursive: true, force: true }));
+  return dir;
 });
-afterAll(() => upstream?.close());
 
 /** Runs `tollgate start` on the config, sends one request, stops it; the packages it loaded, and the reply. */
-async function startAndSend(yaml: string, path: string) {
+async function startAndSend(dir: string, yaml: string, path: string) {
   const file = join(dir, `${Math.random().toString(36).slice(2)}.yaml`);
   await writeFile(file, yaml);
-  const gateway = await GatewayProcess.start(file, { NODE_OPTIONS: `--import=${PROBE}` });
+  const gateway = await startGatewayProcess(file, { env: { NODE_OPTIONS: `--import=${PROBE}` } });
   let reply;
   try {
     reply = await send(`${gateway.url}${path}`);
@@ -77,16 +75,20 @@ async function startAndSend(yaml: string, path: string) {
 }
 
 describe('tollgate start', () => {
-  test('a pure-proxy config forwards without ever loading fastify, SQLite or the analysis threads', async () => {
-    const { reply, loaded } = await startAndSend(pureProxy(upstream.url), '/hello');
+  test('a pure-proxy config forwards without ever loading fastify, SQLite or the analysis threads', async ({
+    dir,
+    upstream,
+  }) => {
+    const { reply, loaded } = await startAndSend(dir, pureProxy(upstream.url), '/hello');
     expect(reply.status).toBe(200);
     expect(upstream.seen.at(-1)).toMatchObject({ method: 'GET', url: '/hello' });
     expect(loaded).toContain('undici'); // the probe sees the gateway's own packages
     expect(loaded.filter((p) => SERVICE_PACKAGES.includes(p))).toEqual([]);
   });
 
-  test('a config whose upstream names a service loads it and forwards to it', async () => {
+  test('a config whose upstream names a service loads it and forwards to it', async ({ dir, upstream }) => {
     const { reply, loaded } = await startAndSend(
+      dir,
       withWebsites(upstream.url, newDataDir()),
       '/api/v1/websites',
     );
@@ -97,13 +99,10 @@ describe('tollgate start', () => {
 });
 
 describe('a gateway that started as a pure proxy', () => {
-  let gateway: Gateway;
-  afterAll(() => gateway?.close());
-
-  test('loads and starts a service when a reload first names it', async () => {
+  test('loads and starts a service when a reload first names it', async ({ upstream, gateways }) => {
     // services.* is read at start (it changes only on restart), so it is there from the start.
     const dataDir = newDataDir();
-    gateway = await startGateway(pureProxy(upstream.url, servicesIn(dataDir)));
+    const gateway = await gateways.start(pureProxy(upstream.url, servicesIn(dataDir)));
     const before = await send(`${gateway.url()}/api/v1/websites`);
     expect(before.status).toBe(200);
     expect(upstream.seen.at(-1)).toMatchObject({ url: '/api/v1/websites' });

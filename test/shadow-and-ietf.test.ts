@@ -1,16 +1,15 @@
 // Shadow limiters (per limiter and the global switch), and the IETF RateLimit-Policy / RateLimit headers.
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { clientAddresses } from './helpers/clients.js';
+import { describe, expect } from 'vitest';
 import { loadConfigText } from '../src/config/load.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { hashPart } from '../src/identity/hash.js';
 import { windowKey } from '../src/limits/plan.js';
-import { send, startGateway, type Reply } from './helpers/gateway.js';
-import { sampleValue, scrape } from './helpers/ops-metrics.js';
-import { RedisServer } from './helpers/redis-server.js';
+import { clientAddresses } from './helpers/clients.js';
+import { test as serversTest } from './helpers/fixtures.js';
+import { gatewayYaml, send, type Reply } from './helpers/gateway.js';
+import { sampleValue, scrape } from './helpers/prometheus.js';
 import { TEST_JWT_SECRET, visitorJwt } from './helpers/tokens.js';
-import { TestUpstream } from './helpers/upstream.js';
 
 /** Every header a limiter may add to a response. */
 const LIMIT_HEADERS = [
@@ -28,28 +27,9 @@ const limitAndIetfHeaders = (reply: Reply) =>
 
 const TWO_WINDOWS_POLICY = '"l.0";q=5;w=60, "l.1";q=100;w=3600';
 
-let redis: RedisServer;
-let inspect: Redis;
-let upstream: TestUpstream;
-const newClient = clientAddresses();
-
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  inspect = redis.client();
-  upstream = await TestUpstream.start();
-});
-afterAll(async () => {
-  await upstream?.close();
-  inspect?.disconnect();
-  await redis?.kill();
-});
-
-describe('per-limiter shadow, and the IETF headers of a listener', () => {
-  const CONFIG = `
-listeners:
-  - { name: ietf, host: 127.0.0.1, port: 0, ietfHeaders: true }
-  - { name: plain, host: 127.0.0.1, port: 0 }
-admin: { host: 127.0.0.1, port: 0 }
+/** Per-limiter shadow; the same routes on a listener with the IETF headers and on one without. */
+const LISTENERS_CONFIG = gatewayYaml(
+  `
 store:
   redis: { url: '\${REDIS_URL}', commandTimeout: 2s }
 identity:
@@ -70,12 +50,55 @@ routes:
   - { name: shadow, paths: ['/shadow/*', '/status/*'], upstream: app, limiters: [watch] }
   - { name: mixed, paths: ['/mixed/*'], upstream: app, limiters: [e, watch] }
   - { name: two, paths: ['/two/*'], upstream: app, limiters: [l] }
-`;
+`,
+  { listeners: [{ name: 'ietf', ietfHeaders: true }, { name: 'plain' }], admin: true },
+);
+
+/** Every limiter shadowed, or none, by the global switch. */
+function shadowConfig(shadow: boolean): string {
+  return gatewayYaml(
+    `
+shadow: ${shadow}
+store:
+  redis: { url: '\${REDIS_URL}', keyPrefix: 'global:', commandTimeout: 2s }
+identity:
+  trustedProxies: [127.0.0.1]
+  jwt: { secret: '${TEST_JWT_SECRET}', algorithms: [HS256] }
+upstreams:
+  app: { url: '\${UPSTREAM_URL}' }
+limiters:
+  normal:
+    windows: [{ limit: 2, period: 1m, key: [ip] }]
+  session:
+    windows: [{ limit: 2, period: 1m, key: [jwt] }]
+routes:
+  - { name: normal, paths: ['/n/*'], upstream: app, limiters: [normal] }
+  - { name: session, paths: ['/j/*'], upstream: app, limiters: [session] }
+`,
+    { listeners: [{ ietfHeaders: true }], admin: true },
+  );
+}
+
+const test = serversTest
+  .extend('listenersGateway', { scope: 'file' }, ({ gatewayEnv, gateways }) =>
+    gateways.start(LISTENERS_CONFIG, gatewayEnv),
+  )
+  .extend('shadowGateway', { scope: 'file' }, ({ gatewayEnv, gateways }) =>
+    gateways.start(shadowConfig(true), gatewayEnv),
+  );
+
+/** The file's Redis client, for the tests below. */
+let inspect: Redis;
+const newClient = clientAddresses();
+test.beforeAll(({ redisClient }) => {
+  inspect = redisClient;
+});
+
+describe('per-limiter shadow, and the IETF headers of a listener', () => {
   let gateway: Gateway;
-  beforeAll(async () => {
-    gateway = await startGateway(CONFIG, { REDIS_URL: redis.url, UPSTREAM_URL: upstream.url });
+  test.beforeAll(({ listenersGateway }) => {
+    gateway = listenersGateway;
   });
-  afterAll(async () => gateway?.close());
 
   const get = (listener: 'ietf' | 'plain', ip: string, path: string) =>
     send(`${gateway.url(listener)}${path}`, { headers: { 'x-forwarded-for': ip } });
@@ -211,36 +234,12 @@ routes:
 });
 
 describe('the global shadow switch', () => {
-  function config(shadow: boolean): string {
-    return `
-listeners:
-  - { name: public, host: 127.0.0.1, port: 0, ietfHeaders: true }
-admin: { host: 127.0.0.1, port: 0 }
-shadow: ${shadow}
-store:
-  redis: { url: '\${REDIS_URL}', keyPrefix: 'global:', commandTimeout: 2s }
-identity:
-  trustedProxies: [127.0.0.1]
-  jwt: { secret: '${TEST_JWT_SECRET}', algorithms: [HS256] }
-upstreams:
-  app: { url: '\${UPSTREAM_URL}' }
-limiters:
-  normal:
-    windows: [{ limit: 2, period: 1m, key: [ip] }]
-  session:
-    windows: [{ limit: 2, period: 1m, key: [jwt] }]
-routes:
-  - { name: normal, paths: ['/n/*'], upstream: app, limiters: [normal] }
-  - { name: session, paths: ['/j/*'], upstream: app, limiters: [session] }
-`;
-  }
   let env: Record<string, string>;
   let gateway: Gateway;
-  beforeAll(async () => {
-    env = { REDIS_URL: redis.url, UPSTREAM_URL: upstream.url };
-    gateway = await startGateway(config(true), env);
+  test.beforeAll(({ shadowGateway, gatewayEnv }) => {
+    gateway = shadowGateway;
+    env = gatewayEnv;
   });
-  afterAll(async () => gateway?.close());
 
   const get = (path: string, headers: Record<string, string>) => send(`${gateway.url()}${path}`, { headers });
 
@@ -279,7 +278,7 @@ routes:
   test('switched off by a reload, the same limiters enforce against the counts they kept', async () => {
     const ip = newClient();
     for (let i = 0; i < 3; i++) expect((await get('/n/x', { 'x-forwarded-for': ip })).status).toBe(200);
-    await gateway.reload(loadConfigText(config(false), 'enforcing.yaml', env));
+    await gateway.reload(loadConfigText(shadowConfig(false), 'enforcing.yaml', env));
     try {
       const refused = await get('/n/x', { 'x-forwarded-for': ip });
       expect(refused.status).toBe(429);
@@ -289,7 +288,7 @@ routes:
       expect(missing.status).toBe(401);
       expect(missing.text).toBe('{"error":{"code":"missing_token","message":"Visitor token missing."}}');
     } finally {
-      await gateway.reload(loadConfigText(config(true), 'shadow.yaml', env));
+      await gateway.reload(loadConfigText(shadowConfig(true), 'shadow.yaml', env));
     }
     const again = await get('/n/x', { 'x-forwarded-for': ip });
     expect(again.status).toBe(200);

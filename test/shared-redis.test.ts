@@ -1,9 +1,7 @@
 import { Pool } from 'undici';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
-import { send, startGateway, type Reply } from './helpers/gateway.js';
-import { RedisServer } from './helpers/redis-server.js';
-import { TestUpstream } from './helpers/upstream.js';
+import { expect } from 'vitest';
+import { test as serversTest } from './helpers/fixtures.js';
+import { gatewayYaml, send, type Reply } from './helpers/gateway.js';
 
 const MESSAGE = 'Shared budget spent: try again in a minute.';
 const LIMIT = 50;
@@ -13,9 +11,7 @@ const PER_INSTANCE = 100;
  * One limiter of 50 a minute per client IP. The command timeout is generous on purpose: under a
  * burst of 200 the test must see counting, not the store-error path.
  */
-const CONFIG = `
-listeners:
-  - { name: public, host: 127.0.0.1, port: 0 }
+const CONFIG = gatewayYaml(`
 shutdown:
   drainTimeout: 1s
 store:
@@ -28,42 +24,46 @@ limiters:
     windows: [{ limit: ${LIMIT}, period: 1m, key: [ip] }]
 routes:
   - { name: api, paths: ['/*'], upstream: app, limiters: [shared] }
-`;
+`);
 
 const RATE_LIMITED = JSON.stringify({ error: { code: 'rate_limited', message: MESSAGE } });
 
-let redis: RedisServer;
-let upstream: TestUpstream;
-let gateways: Gateway[] = [];
-let pools: Pool[] = [];
-
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  upstream = await TestUpstream.start();
-  const env = { REDIS_URL: redis.url, UPSTREAM_URL: upstream.url };
-  gateways = [await startGateway(CONFIG, env), await startGateway(CONFIG, env)];
-  // One connection per request, so all 200 are truly in flight at once.
-  pools = gateways.map((g) => new Pool(g.url(), { connections: PER_INSTANCE }));
-});
-afterAll(async () => {
-  await Promise.all(pools.map((p) => p.close()));
-  await Promise.all(gateways.map((g) => g.close()));
-  await upstream?.close();
-  await redis?.kill();
-});
+/**
+ * `instances`: two gateways of CONFIG on the file's Redis, each with a pool of 100 connections (one
+ * per request, so all 200 are truly in flight at once).
+ */
+const test = serversTest.extend(
+  'instances',
+  { scope: 'file' },
+  async ({ gatewayEnv, gateways }, { onCleanup }) => {
+    const started = [await gateways.start(CONFIG, gatewayEnv), await gateways.start(CONFIG, gatewayEnv)];
+    const instances = started.map((gateway) => ({
+      gateway,
+      pool: new Pool(gateway.url(), { connections: PER_INSTANCE }),
+    }));
+    onCleanup(async () => {
+      await Promise.all(instances.map((i) => i.pool.close()));
+    });
+    return instances;
+  },
+);
 
 interface Answer {
   readonly instance: number;
   readonly reply: Reply;
 }
 
-test('two instances sharing one Redis let exactly 50 of 200 concurrent requests through', async () => {
-  expect(gateways[0]!.url()).not.toBe(gateways[1]!.url());
+test('two instances sharing one Redis let exactly 50 of 200 concurrent requests through', async ({
+  instances,
+  upstream,
+}) => {
+  expect(instances[0]!.gateway.url()).not.toBe(instances[1]!.gateway.url());
 
   const answers: Answer[] = await Promise.all(
     Array.from({ length: 2 * PER_INSTANCE }, async (_, i): Promise<Answer> => {
       const instance = i % 2;
-      const reply = await send(`${gateways[instance]!.url()}/burst/${i}`, { dispatcher: pools[instance] });
+      const { gateway, pool } = instances[instance]!;
+      const reply = await send(`${gateway.url()}/burst/${i}`, { dispatcher: pool });
       return { instance, reply };
     }),
   );
@@ -100,9 +100,12 @@ test('two instances sharing one Redis let exactly 50 of 200 concurrent requests 
     expect(answers.filter((a) => a.instance === instance)).toHaveLength(PER_INSTANCE);
 });
 
-test('after the burst, both instances refuse the same key with the same X-RateLimit-Reset (±1)', async () => {
+test('after the burst, both instances refuse the same key with the same X-RateLimit-Reset (±1)', async ({
+  instances,
+  upstream,
+}) => {
   const [a, b] = await Promise.all(
-    gateways.map((g, i) => send(`${g.url()}/after`, { dispatcher: pools[i] })),
+    instances.map(({ gateway, pool }) => send(`${gateway.url()}/after`, { dispatcher: pool })),
   );
   for (const reply of [a!, b!]) {
     expect(reply.status).toBe(429);

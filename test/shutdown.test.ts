@@ -1,20 +1,18 @@
 import { Pool } from 'undici';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { expect } from 'vitest';
 import type { Gateway } from '../src/http/gateway.js';
-import { send, startGateway, type Reply } from './helpers/gateway.js';
-import { RedisServer } from './helpers/redis-server.js';
-import { connectOnce, startPlainServer, type PlainServer } from './helpers/resilience-http.js';
-import { timed, waitFor } from './helpers/resilience-wait.js';
-import { TestUpstream } from './helpers/upstream.js';
+import { test as serversTest } from './helpers/fixtures.js';
+import { gatewayYaml, send, startGateway, type Reply } from './helpers/gateway.js';
+import { connectOnce } from './helpers/ports.js';
+import { startPlainServer } from './helpers/upstream.js';
+import { timed, waitFor } from './helpers/wait.js';
 
 /**
  * A limited route to TestUpstream, and /hang to an upstream that reports when a request arrives.
  * Each gateway gets its own key prefix, so every test counts from a fresh window.
  */
 function config(drainTimeout: string, keyPrefix: string): string {
-  return `
-listeners:
-  - { name: public, host: 127.0.0.1, port: 0 }
+  return gatewayYaml(`
 shutdown:
   drainTimeout: ${drainTimeout}
 store:
@@ -28,53 +26,49 @@ limiters:
 routes:
   - { name: hang, paths: [/hang], upstream: hanging, limiters: [per-ip] }
   - { name: app, paths: ['/*'], upstream: app, limiters: [per-ip] }
-`;
+`);
 }
 
 /** Generous: proves close() does not hang, not how fast it is. */
 const CLOSE_BOUND_MS = 6000;
 
-let redis: RedisServer;
-let upstream: TestUpstream;
-let hanging: PlainServer;
-/** Requests that reached the hanging upstream, and how many of them the gateway then abandoned. */
-const hangs = { arrived: 0, closed: 0 };
-
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  upstream = await TestUpstream.start();
-  hanging = await startPlainServer((req, res) => {
-    hangs.arrived++;
-    req.resume();
-    res.on('close', () => hangs.closed++); // never answers
-  });
-});
-afterAll(async () => {
-  await hanging?.close();
-  await upstream?.close();
-  await redis?.kill();
-});
-
-/** Each test's gateway and client pool; closed again after the test if the test did not get there. */
-let gateway: Gateway | undefined;
-let pool: Pool | undefined;
-afterEach(async () => {
-  await gateway?.close();
-  await pool?.destroy();
-  gateway = undefined;
-  pool = undefined;
-});
-
 let started = 0;
-async function start(drainTimeout: string): Promise<{ gateway: Gateway; pool: Pool; port: number }> {
-  gateway = await startGateway(config(drainTimeout, `shutdown-${++started}:`), {
-    REDIS_URL: redis.url,
-    UPSTREAM_URL: upstream.url,
-    HANGING_URL: hanging.url,
+
+/**
+ * `hanging`: an upstream that never answers, counting the requests that arrived and those the
+ * gateway then abandoned. `start`: a gateway of the test's own (it closes it itself; if it did not
+ * get there, it is closed after the test), with a client pool.
+ */
+const test = serversTest
+  .extend('hanging', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const hangs = { arrived: 0, closed: 0 };
+    const server = await startPlainServer((req, res) => {
+      hangs.arrived++;
+      req.resume();
+      res.on('close', () => hangs.closed++); // never answers
+    });
+    onCleanup(() => server.close());
+    return { url: server.url, hangs };
+  })
+  .extend('start', async ({ redis, upstream, hanging }, { onCleanup }) => {
+    const opened: { gateway: Gateway; pool: Pool }[] = [];
+    onCleanup(async () => {
+      for (const { gateway, pool } of opened) {
+        await gateway.close();
+        await pool.destroy();
+      }
+    });
+    return async (drainTimeout: string) => {
+      const gateway = await startGateway(config(drainTimeout, `shutdown-${++started}:`), {
+        REDIS_URL: redis.url,
+        UPSTREAM_URL: upstream.url,
+        HANGING_URL: hanging.url,
+      });
+      const pool = new Pool(gateway.url(), { connections: 4 });
+      opened.push({ gateway, pool });
+      return { gateway, pool, port: gateway.listeners[0]!.port };
+    };
   });
-  pool = new Pool(gateway.url(), { connections: 4 });
-  return { gateway, pool, port: gateway.listeners[0]!.port };
-}
 
 type Settled = { readonly ok: true; readonly reply: Reply } | { readonly ok: false; readonly error: unknown };
 
@@ -86,7 +80,10 @@ function inFlight(url: string, dispatcher: Pool): Promise<Settled> {
   );
 }
 
-test('close() lets an in-flight request finish, refuses new connections meanwhile, then resolves', async () => {
+test('close() lets an in-flight request finish, refuses new connections meanwhile, then resolves', async ({
+  start,
+  upstream,
+}) => {
   const { gateway, pool, port } = await start('10s');
   const before = upstream.seen.length;
   const events: string[] = [];
@@ -120,7 +117,10 @@ test('close() lets an in-flight request finish, refuses new connections meanwhil
   await expect(connectOnce(port)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
 });
 
-test('past shutdown.drainTimeout, close() cuts the in-flight connection and resolves', async () => {
+test('past shutdown.drainTimeout, close() cuts the in-flight connection and resolves', async ({
+  start,
+  hanging: { hangs },
+}) => {
   const { gateway, pool, port } = await start('300ms');
   const arrivedBefore = hangs.arrived;
   const closedBefore = hangs.closed;

@@ -7,11 +7,11 @@ import type { Gateway } from '../src/http/gateway.js';
 import { burst } from './helpers/burst.js';
 import { DEFAULT_CONFIG } from './helpers/default-config.js';
 import { dataDirWithWorkspaces, embeddedEnv } from './helpers/embedded.js';
-import { send, startGateway } from './helpers/gateway.js';
+import { gatewayYaml, send, startGateway } from './helpers/gateway.js';
 import { freePort } from './helpers/ports.js';
 import { RawClient } from './helpers/raw-client.js';
 import { RedisServer } from './helpers/redis-server.js';
-import { waitFor } from './helpers/resilience-wait.js';
+import { waitFor } from './helpers/wait.js';
 import { TestUpstream } from './helpers/upstream.js';
 
 const ATTACKER = '203.0.113.66';
@@ -46,13 +46,12 @@ describe('bodies are read at the gateway: slow uploads hold no upstream connecti
   beforeAll(async () => {
     upstream = await TestUpstream.start();
     gateway = await startGateway(
-      `
-listeners: [{ host: 127.0.0.1, port: 0 }]
+      gatewayYaml(`
 identity: { trustedProxies: ['127.0.0.1'] }
 requests: { bodyTimeout: 60s, maxInFlightPerIp: 1000 }
 upstreams: { app: { url: '\${UPSTREAM_URL}', connections: 2 } }
 routes: [{ name: all, paths: ['/*'], upstream: app }]
-`,
+`),
       { UPSTREAM_URL: upstream.url },
     );
   });
@@ -186,8 +185,7 @@ describe('a slot is given back however the request ends', () => {
   beforeAll(async () => {
     upstream = await TestUpstream.start();
     gateway = await startGateway(
-      `
-listeners: [{ host: 127.0.0.1, port: 0 }]
+      gatewayYaml(`
 identity: { trustedProxies: ['127.0.0.1'] }
 requests: { maxBodySize: 1kb, bodyTimeout: 300ms, maxInFlightPerIp: 1 }
 upstreams:
@@ -196,7 +194,7 @@ upstreams:
 routes:
   - { name: down, paths: [/down], upstream: down }
   - { name: all, paths: ['/*'], upstream: app }
-`,
+`),
       { UPSTREAM_URL: upstream.url, DOWN_URL: `http://127.0.0.1:${await freePort()}` },
     );
   });

@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
-import { limitHeaders, send, startGateway, type Reply } from './helpers/gateway.js';
+import { describe, expect } from 'vitest';
+import { gatewayTest } from './helpers/fixtures.js';
+import { gatewayYaml, limitHeaders, send, startGateway, type Reply } from './helpers/gateway.js';
 import { RedisServer } from './helpers/redis-server.js';
-import { freezeRedis } from './helpers/resilience-redis.js';
-import { timed, waitFor } from './helpers/resilience-wait.js';
-import { TestUpstream } from './helpers/upstream.js';
+import { timed, waitFor } from './helpers/wait.js';
 
 /** Two routes, identical but for what their limiter does when Redis cannot answer. */
-const CONFIG = `
-listeners:
-  - { name: public, host: 127.0.0.1, port: 0 }
+const CONFIG = gatewayYaml(`
 shutdown:
   drainTimeout: 1s
 store:
@@ -29,7 +25,7 @@ limiters:
 routes:
   - { name: open, paths: ['/open/*'], upstream: app, limiters: [fails-open] }
   - { name: closed, paths: ['/closed/*'], upstream: app, limiters: [fails-closed] }
-`;
+`);
 
 const UNAVAILABLE =
   '{"error":{"code":"rate_limit_unavailable","message":"Rate limiting is temporarily unavailable. Please retry shortly."}}';
@@ -37,24 +33,19 @@ const UNAVAILABLE =
 /** Far more than the 1 s command timeout needs: it only proves a request does not wait on Redis. */
 const PROMPT_MS = 3000;
 
-interface Setup {
-  redis: RedisServer;
-  upstream: TestUpstream;
-  gateway: Gateway;
-}
-
-/** Fills `s` step by step, so that tearDown cleans up whatever started even if a later step fails. */
-async function setUp(s: Partial<Setup>): Promise<void> {
-  s.redis = await RedisServer.start();
-  s.upstream = await TestUpstream.start();
-  s.gateway = await startGateway(CONFIG, { REDIS_URL: s.redis.url, UPSTREAM_URL: s.upstream.url });
-}
-
-async function tearDown(s: Partial<Setup>): Promise<void> {
-  await s.gateway?.close();
-  await s.upstream?.close();
-  await s.redis?.kill();
-}
+/**
+ * The file's Redis, upstream and gateway; and `ownServers`, a Redis and a gateway for one test
+ * alone, for a test that must not inherit the counts (and the restarted Redis) others leave behind.
+ */
+const test = gatewayTest({ config: CONFIG }).extend('ownServers', async ({ upstream }, { onCleanup }) => {
+  const redis = await RedisServer.start();
+  const gateway = await startGateway(CONFIG, { REDIS_URL: redis.url, UPSTREAM_URL: upstream.url });
+  onCleanup(async () => {
+    await gateway.close();
+    await redis.kill();
+  });
+  return { redis, gateway, base: gateway.url() };
+});
 
 /** A request, with how long the gateway took to answer it. */
 async function timedSend(url: string): Promise<{ reply: Reply; ms: number }> {
@@ -100,83 +91,79 @@ async function firstCounted(url: string): Promise<Reply> {
   );
 }
 
-/** What one describe block runs against; `base` is the gateway's address. */
-type Running = Partial<Setup> & { readonly base: string };
-
-/** Starts Redis, an upstream and a gateway for one describe block, and stops them after it. */
-function useSetup(): Running {
-  const s: Partial<Setup> = {};
-  beforeAll(() => setUp(s));
-  afterAll(() => tearDown(s));
-  return Object.defineProperty(s, 'base', { get: () => s.gateway!.url() }) as Running;
-}
-
 describe('Redis killed, then restarted on the same port', () => {
-  const s = useSetup();
+  /** The file's gateway address, for the tests below. */
+  let base: string;
+  test.beforeAll(({ gateway }) => {
+    base = gateway.url();
+  });
 
   test('while Redis is up, both routes count exactly', async () => {
     for (const remaining of [9, 8, 7]) {
-      expectCounted(await send(`${s.base}/open/a`), remaining);
-      expectCounted(await send(`${s.base}/closed/a`), remaining);
+      expectCounted(await send(`${base}/open/a`), remaining);
+      expectCounted(await send(`${base}/closed/a`), remaining);
     }
-    const ready = await send(`${s.base}/readyz`);
+    const ready = await send(`${base}/readyz`);
     expect(ready.status).toBe(200);
     expect(ready.text).toBe('{"status":"ready"}');
   });
 
-  test('once Redis is killed, open forwards, closed answers 503, and each answers promptly', async () => {
-    await s.redis!.kill();
-    const closedSeen = s.upstream!.seen.filter((r) => r.url.startsWith('/closed/')).length;
+  test('once Redis is killed, open forwards, closed answers 503, and each answers promptly', async ({
+    redis,
+    upstream,
+  }) => {
+    await redis.kill();
+    const closedSeen = upstream.seen.filter((r) => r.url.startsWith('/closed/')).length;
 
     for (let i = 0; i < 5; i++) {
-      const open = await timedSend(`${s.base}/open/down-${i}`);
+      const open = await timedSend(`${base}/open/down-${i}`);
       expectForwardedUncounted(open.reply, `/open/down-${i}`);
       expect(open.ms).toBeLessThan(PROMPT_MS);
 
-      const closed = await timedSend(`${s.base}/closed/down-${i}`);
+      const closed = await timedSend(`${base}/closed/down-${i}`);
       expectRefused(closed.reply);
       expect(closed.ms).toBeLessThan(PROMPT_MS);
     }
-    expect(s.upstream!.seen.filter((r) => r.url.startsWith('/closed/')).length).toBe(closedSeen);
+    expect(upstream.seen.filter((r) => r.url.startsWith('/closed/')).length).toBe(closedSeen);
   });
 
   test('/readyz answers 503 while Redis is down', async () => {
-    const { reply, ms } = await timedSend(`${s.base}/readyz`);
+    const { reply, ms } = await timedSend(`${base}/readyz`);
     expect(reply.status).toBe(503);
     expect(reply.text).toBe('{"status":"store_unavailable"}');
     expect(ms).toBeLessThan(PROMPT_MS);
     // Liveness does not depend on the store.
-    const health = await send(`${s.base}/healthz`);
+    const health = await send(`${base}/healthz`);
     expect(health.status).toBe(200);
     expect(health.text).toBe('{"status":"ok"}');
   });
 
-  test('after a restart, counting resumes by itself from a fresh (empty) Redis', async () => {
-    await s.redis!.restart();
+  test('after a restart, counting resumes by itself from a fresh (empty) Redis', async ({ redis }) => {
+    await redis.restart();
 
-    const first = await firstCounted(`${s.base}/open/back`);
+    const first = await firstCounted(`${base}/open/back`);
     expectCounted(first, 9);
     expect(first.json()).toMatchObject({ url: '/open/back' });
-    expectCounted(await send(`${s.base}/open/back`), 8);
-    expectCounted(await send(`${s.base}/open/back`), 7);
+    expectCounted(await send(`${base}/open/back`), 8);
+    expectCounted(await send(`${base}/open/back`), 7);
 
-    expectCounted(await send(`${s.base}/closed/back`), 9);
-    expectCounted(await send(`${s.base}/closed/back`), 8);
+    expectCounted(await send(`${base}/closed/back`), 9);
+    expectCounted(await send(`${base}/closed/back`), 8);
 
-    const ready = await send(`${s.base}/readyz`);
+    const ready = await send(`${base}/readyz`);
     expect(ready.status).toBe(200);
     expect(ready.text).toBe('{"status":"ready"}');
   });
 });
 
 describe('Redis that hangs (SIGSTOP) instead of dying', () => {
-  const s = useSetup();
-
-  test('each request finishes within the command-timeout budget, then counting resumes on SIGCONT', async () => {
+  test('each request finishes within the command-timeout budget, then counting resumes on SIGCONT', async ({
+    ownServers: s,
+  }) => {
     expectCounted(await send(`${s.base}/open/a`), 9);
     expectCounted(await send(`${s.base}/closed/a`), 9);
 
-    const frozen = await freezeRedis(s.redis!);
+    const frozen = s.redis.freeze();
     try {
       for (let i = 0; i < 3; i++) {
         const open = await timedSend(`${s.base}/open/hung-${i}`);

@@ -1,20 +1,16 @@
 // A Redis that stops answering (SIGSTOP) must hold no request longer than the command timeout,
 // however many arrive together: ioredis queues auto-pipelined commands behind the pipeline in
 // flight and starts their timers only when they are written, which used to double the wait.
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
+import { expect } from 'vitest';
 import { burst } from './helpers/burst.js';
-import { send, startGateway } from './helpers/gateway.js';
-import { RedisServer } from './helpers/redis-server.js';
-import { freezeRedis } from './helpers/resilience-redis.js';
-import { timed } from './helpers/resilience-wait.js';
-import { TestUpstream } from './helpers/upstream.js';
+import { gatewayTest } from './helpers/fixtures.js';
+import { gatewayYaml, send } from './helpers/gateway.js';
+import { sleep, timed } from './helpers/wait.js';
 
 const TIMEOUT_MS = 500;
 
-const CONFIG = `
-listeners:
-  - { name: public, host: 127.0.0.1, port: 0 }
+const test = gatewayTest({
+  config: gatewayYaml(`
 store:
   redis: { url: '\${REDIS_URL}', commandTimeout: ${TIMEOUT_MS}ms, connectTimeout: 1s }
 upstreams:
@@ -25,32 +21,21 @@ limiters:
 routes:
   - { name: open, paths: ['/open/*'], upstream: app, limiters: [per-ip] }
   - { name: closed, paths: ['/closed/*'], upstream: app, limiters: [closed] }
-`;
-
-let redis: RedisServer;
-let upstream: TestUpstream;
-let gateway: Gateway;
-
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  upstream = await TestUpstream.start();
-  gateway = await startGateway(CONFIG, { REDIS_URL: redis.url, UPSTREAM_URL: upstream.url });
-});
-afterAll(async () => {
-  await gateway?.close();
-  await upstream?.close();
-  await redis?.kill();
+`),
 });
 
-test('20 concurrent clients against a stopped Redis: each answered within the command timeout', async () => {
+test('20 concurrent clients against a stopped Redis: each answered within the command timeout', async ({
+  gateway,
+  redis,
+}) => {
   // Warm: the script is loaded and the connection is ready before Redis stops.
   expect((await send(`${gateway.url()}/open/warm`)).headers['x-ratelimit-remaining']).toBe('999');
-  const frozen = await freezeRedis(redis);
+  const frozen = redis.freeze();
   try {
     for (const route of ['open', 'closed']) {
       // Three waves, each arriving while the previous one's commands are still unanswered.
       const waves = await burst(3, async (wave) => {
-        await new Promise((r) => setTimeout(r, wave * (TIMEOUT_MS / 3)));
+        await sleep(wave * (TIMEOUT_MS / 3)); // staggered arrivals, by design
         return burst(20, (i) => timed(() => send(`${gateway.url()}/${route}/w${wave}-${i}`)), 20);
       });
       const replies = waves.flat();

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Gateway } from '../src/http/gateway.js';
 import { ALICE_KEY, BOB_KEY, startEmbeddedGateway } from './helpers/embedded.js';
+import { pageOf } from './helpers/list-pages.js';
 import { send } from './helpers/gateway.js';
 
 /**
@@ -73,28 +74,15 @@ async function list(query: Query): Promise<ListBody> {
   return reply.json() as ListBody;
 }
 
-/** The reference: the owner's sites whose host contains the search (any case), sorted by host then id, one page of them. */
+/** The reference: the owner's sites whose host contains the search (any case), sorted by host then id, one page of them (pageOf). */
 function model(sites: readonly Site[], query: Query): ListBody {
   const search = (query.search ?? '').toLowerCase();
   const direction = query.sort === 'desc' ? -1 : 1;
   const matching = sites
     .filter((s) => s.url.includes(search))
     .sort((a, b) => (a.url === b.url ? a.id - b.id : a.url < b.url ? -direction : direction));
-  const perPage = query.per_page ?? 10;
-  const page = query.page ?? 1;
-  const rows = matching.slice((page - 1) * perPage, page * perPage);
-  const from = rows.length > 0 ? (page - 1) * perPage + 1 : null;
-  return {
-    data: rows,
-    meta: {
-      current_page: page,
-      from,
-      last_page: Math.max(1, Math.ceil(matching.length / perPage)),
-      per_page: perPage,
-      to: from === null ? null : from + rows.length - 1,
-      total: matching.length,
-    },
-  };
+  const { rows, meta } = pageOf(matching, query.per_page ?? 10, query.page ?? 1);
+  return { data: rows, meta };
 }
 
 /** Hosts from a small alphabet, so that searches often match several and sorting meets shared prefixes. */

@@ -1,4 +1,5 @@
 // The widget's Server-Sent Events stream, read through the real gateway while it stays open.
+import type { ServerResponse } from 'node:http';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { request, type Dispatcher } from 'undici';
@@ -16,7 +17,7 @@ import { DEFAULT_CONFIG } from './helpers/default-config.js';
 import { embeddedEnv, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send, silentLogger } from './helpers/gateway.js';
 import { RedisServer } from './helpers/redis-server.js';
-import { sleep, waitFor } from './helpers/resilience-wait.js';
+import { waitFor } from './helpers/wait.js';
 
 interface StreamedMessage {
   id: number;
@@ -268,9 +269,12 @@ async function streamApp(timing: StreamTiming) {
   const streams = new MessageStreams(store, notifier, { timing });
   const app = createServiceApp({ logger: silentLogger, errors: widgetErrors, bodyLimit: 1024 });
   app.addHook('preClose', async () => streams.endAll());
+  /** The server side of each stream opened, in order: a test sees its writes back up. */
+  const responses: ServerResponse[] = [];
   app.post<{ Params: { session: string }; Querystring: { after?: string } }>(
     '/stream/:session',
     async (request, reply) => {
+      responses.push(reply.raw);
       streams.open(reply, request.params.session, Number(request.query.after ?? 0));
       return reply;
     },
@@ -278,7 +282,7 @@ async function streamApp(timing: StreamTiming) {
   const url = await listen(app, '127.0.0.1', 0);
   const open = async (sessionId: string, after = 0) =>
     new EventReader((await request(`${url}/stream/${sessionId}?after=${after}`, { method: 'POST' })).body);
-  return { store, notifier, streams, app, url, open };
+  return { store, notifier, streams, app, url, open, responses };
 }
 
 let sessions = 0;
@@ -295,6 +299,8 @@ function newSession(store: WidgetStore): string {
 describe('one shared poller per service', () => {
   test('N open streams cost one read per tick, not two per stream; it runs only while a stream is open', async () => {
     const pollMs = 25;
+    // The poller's clock is the test's: ticks happen when it advances, and only then.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     const { store, streams, app, open } = await streamApp({ pollMs, pingMs: 60_000 });
     const polls = vi.spyOn(store, 'pollStreams');
     const ownReads = vi.spyOn(store, 'messagesAfter');
@@ -307,23 +313,22 @@ describe('one shared poller per service', () => {
       expect(ownReads).toHaveBeenCalledTimes(5);
       polls.mockClear();
       ownReads.mockClear();
-      const started = performance.now();
-      await sleep(10 * pollMs);
-      const elapsed = performance.now() - started;
-      const ticks = polls.mock.calls.length;
-      expect(ticks).toBeGreaterThanOrEqual(1);
-      expect(ticks).toBeLessThanOrEqual(Math.ceil(elapsed / pollMs) + 2);
+      vi.advanceTimersByTime(10 * pollMs);
+      expect(polls).toHaveBeenCalledTimes(10);
       expect(ownReads).not.toHaveBeenCalled();
       // Every call asked about the three followed sessions at once.
       for (const [, sessionIds] of polls.mock.calls) expect([...sessionIds].sort()).toEqual([a, b, c].sort());
 
-      // Messages stored without a notification (as another process would) reach exactly their session's streams.
+      // Messages stored without a notification (as another process would) reach exactly their
+      // session's streams, at the next tick.
       const toA = store.addMessage(a, 'agent', 'for a');
       const toC = store.addMessage(c, 'agent', 'for c');
+      vi.advanceTimersByTime(pollMs);
       expect(await readers[0]!.next()).toEqual({ id: String(toA.id), message: toA });
       expect(await readers[1]!.next()).toEqual({ id: String(toA.id), message: toA });
       expect(await readers[4]!.next()).toEqual({ id: String(toC.id), message: toC });
       const toB = store.addMessage(b, 'agent', 'for b');
+      vi.advanceTimersByTime(pollMs);
       for (const reader of readers.slice(2, 4))
         expect(await reader.next()).toEqual({ id: String(toB.id), message: toB });
       expect(ownReads).not.toHaveBeenCalled();
@@ -335,17 +340,21 @@ describe('one shared poller per service', () => {
         { what: 'the streams to close' },
       );
       expect(streams.status.polling).toBe(false);
+      // No timer is left to tick: however far the clock goes, nothing polls.
+      expect(vi.getTimerCount()).toBe(0);
       polls.mockClear();
-      await sleep(4 * pollMs);
+      vi.advanceTimersByTime(4 * pollMs);
       expect(polls).not.toHaveBeenCalled();
 
       // The next stream starts the poller again.
       const again = await open(a, store.lastMessageId(a));
       expect(streams.status).toEqual({ streams: 1, polling: true });
       const later = store.addMessage(a, 'visitor', 'still here');
+      vi.advanceTimersByTime(pollMs);
       expect(await again.next()).toEqual({ id: String(later.id), message: later });
       again.close();
     } finally {
+      vi.useRealTimers();
       await app.close();
     }
   });
@@ -378,7 +387,7 @@ describe('one shared poller per service', () => {
   });
 
   test('a client slower than its messages catches up in order, nothing lost and nothing twice', async () => {
-    const { store, notifier, app, url } = await streamApp({ pollMs: 20, pingMs: 60_000 });
+    const { store, notifier, app, url, responses } = await streamApp({ pollMs: 20, pingMs: 60_000 });
     try {
       const session = newSession(store);
       const { res, events } = await (async () => {
@@ -393,7 +402,12 @@ describe('one shared poller per service', () => {
         sent.push(store.addMessage(session, 'agent', `${i} ${body}`).id);
         if (i % 100 === 0) notifier.notify(session);
       }
-      await sleep(100);
+      // Not one read yet: the server's writes back up until its response waits for 'drain'.
+      await waitFor(
+        () => responses[0]!.writableNeedDrain,
+        (backedUp) => backedUp,
+        { what: "the stream's writes to back up" },
+      );
       const got = [];
       for (let i = 0; i < sent.length; i++) got.push(Number((await events.next())!.id));
       expect(got).toEqual(sent);

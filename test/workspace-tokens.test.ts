@@ -1,14 +1,14 @@
 // Workspace API tokens end to end: issued and revoked by the CLI, verified by the gateway (its
 // cached database store keys the wp-plugin limiter), counted in a real Redis.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runCli, type CliRun } from './helpers/ops-process.js';
+import { runCli, type CliResult } from './helpers/cli.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { burst } from './helpers/burst.js';
 import { expectLimited } from './helpers/clients.js';
 import { newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send, type Reply } from './helpers/gateway.js';
 import { RedisServer } from './helpers/redis-server.js';
-import { waitFor } from './helpers/resilience-wait.js';
+import { waitFor } from './helpers/wait.js';
 
 const WP_MESSAGE = 'Too many bulk-sync requests for this workspace. Please slow down.';
 const MISSING = { error: { code: 'missing_token', message: 'API token missing.' } };
@@ -29,8 +29,8 @@ afterAll(async () => {
 });
 
 /** `tollgate ARGS --config config/gateway.yaml` as a real process on this file's data directory. */
-const cli = (args: string[], dir = dataDir): Promise<CliRun> =>
-  runCli([...args, '--config', 'config/gateway.yaml'], 20_000, { DATA_DIR: dir, LOG_LEVEL: 'silent' });
+const cli = (args: string[], dir = dataDir): Promise<CliResult> =>
+  runCli([...args, '--config', 'config/gateway.yaml'], { env: { DATA_DIR: dir, LOG_LEVEL: 'silent' } });
 
 /** A token issued by `tollgate tokens create --workspace NAME`. */
 async function issue(workspace: string): Promise<{ id: string; token: string }> {

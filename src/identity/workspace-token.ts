@@ -50,8 +50,16 @@ export class CachedTokenStore implements WorkspaceTokenStore {
   constructor(
     private readonly inner: WorkspaceTokenStore,
     ttlMs: number,
+    /** The clock the ttl runs on (milliseconds); a test injects its own. */
+    clock?: { now(): number },
   ) {
-    this.#verified = new LRUCache({ max: 10_000, ttl: Math.max(1, ttlMs), ttlAutopurge: false });
+    this.#verified = new LRUCache({
+      max: 10_000,
+      ttl: Math.max(1, ttlMs),
+      ttlAutopurge: false,
+      // An injected clock is read at every lookup, not through lru-cache's 1 ms cache of it.
+      ...(clock && { perf: clock, ttlResolution: 0 }),
+    });
   }
 
   async verify(id: string, secret: string): Promise<boolean> {

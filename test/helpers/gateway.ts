@@ -6,6 +6,38 @@ import type { Gateway, GatewayOptions } from '../../src/http/gateway.js';
 
 export const silentLogger = pino({ level: 'silent' });
 
+/** One listener of a test gateway; it always binds 127.0.0.1 on an ephemeral port. */
+export interface TestListener {
+  readonly name?: string;
+  readonly ietfHeaders?: boolean;
+  readonly protocol?: 'http' | 'https';
+}
+
+export interface GatewayYamlOptions {
+  /** Default: one listener, named "public". */
+  readonly listeners?: readonly TestListener[];
+  /** Also an admin listener (GET /metrics), on an ephemeral port too. */
+  readonly admin?: boolean;
+}
+
+/**
+ * The Redis store at ${REDIS_URL}. The command timeout is generous on purpose: exactness tests
+ * must count, not fail open, when a loaded machine makes Redis slower than the 50 ms default.
+ */
+export const REDIS_STORE = "store: { redis: { url: '${REDIS_URL}', commandTimeout: 2s } }";
+
+/**
+ * A test gateway's config: the listener block every test shares (loopback, port 0: no port is
+ * ever chosen by a test), then the test's own sections (store, upstreams, limiters, routes...).
+ */
+export function gatewayYaml(sections: string, options: GatewayYamlOptions = {}): string {
+  const listeners = (options.listeners ?? [{}]).map(
+    (l) => `  - ${JSON.stringify({ host: '127.0.0.1', port: 0, ...l })}`,
+  );
+  const admin = options.admin ? ['admin: { host: 127.0.0.1, port: 0 }'] : [];
+  return ['listeners:', ...listeners, ...admin, sections.trim(), ''].join('\n');
+}
+
 /**
  * Starts a gateway from YAML text (env references resolved from `env`), on an ephemeral port, with
  * the embedded services wired in as `tollgate start` does.

@@ -1,4 +1,5 @@
-import { createServer } from 'node:net';
+import { once } from 'node:events';
+import { connect, createServer } from 'node:net';
 
 /** A TCP port that was free a moment ago. */
 export async function freePort(): Promise<number> {
@@ -11,4 +12,14 @@ export async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** Opens (and at once closes) a fresh TCP connection; rejects with the socket error, e.g. ECONNREFUSED. */
+export async function connectOnce(port: number, host = '127.0.0.1'): Promise<void> {
+  const socket = connect(port, host);
+  try {
+    await once(socket, 'connect');
+  } finally {
+    socket.destroy();
+  }
 }

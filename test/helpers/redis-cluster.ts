@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { freePort } from './ports.js';
-import { sleep, waitFor } from './resilience-wait.js';
+import { sleep, waitFor } from './wait.js';
 
 const HOST = '127.0.0.1';
 const run = promisify(execFile);

@@ -79,4 +79,45 @@ export class RedisServer {
   client(): Redis {
     return new Redis(this.url, { maxRetriesPerRequest: 1 });
   }
+
+  /** Freezes the process (SIGSTOP): it keeps every connection open and answers nothing until thawed. */
+  freeze(): FrozenRedis {
+    const child = this.#child;
+    if (!child?.pid || child.exitCode !== null || child.signalCode !== null) {
+      throw new Error('redis-server is not running');
+    }
+    child.kill('SIGSTOP');
+    let frozen = true;
+    return {
+      thaw() {
+        if (!frozen) return;
+        frozen = false;
+        child.kill('SIGCONT');
+      },
+    };
+  }
+}
+
+/** A redis-server frozen with SIGSTOP. */
+export interface FrozenRedis {
+  /** Sends SIGCONT. Safe to call more than once. */
+  thaw(): void;
+}
+
+/**
+ * Script executions Redis has run so far (EVALSHA and EVAL, every outcome), from INFO commandstats.
+ * The store runs one script per round trip, so a difference of this count is the round trips between.
+ */
+export async function scriptCalls(client: Redis): Promise<number> {
+  const info = await client.info('commandstats');
+  let total = 0;
+  for (const command of ['evalsha', 'eval']) {
+    const line = new RegExp(`^cmdstat_${command}:(.*)$`, 'm').exec(info)?.[1];
+    if (!line) continue;
+    for (const field of ['calls', 'rejected_calls', 'failed_calls']) {
+      const value = new RegExp(`(?:^|,)${field}=(\\d+)`).exec(line)?.[1];
+      total += Number(value ?? 0);
+    }
+  }
+  return total;
 }

@@ -2,6 +2,27 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/** A bare HTTP server with a handler of the test's own, for upstream behaviour TestUpstream lacks. */
+export interface PlainServer {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export async function startPlainServer(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<PlainServer> {
+  const server = createServer(handler);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
 export interface SeenRequest {
   readonly method: string;
   readonly url: string;

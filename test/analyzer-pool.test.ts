@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, test } from 'vitest';
-import { analyse } from '../../src/services/reports/analyse.js';
-import { AnalysisPool, AnalysisRefused } from '../../src/services/reports/analysis-pool.js';
-import type { PageFacts } from '../../src/services/reports/checks/types.js';
-import { BAD_PAGE, DECENT_PAGE, GOOD_PAGE, largePageHtml } from '../helpers/test-pages.js';
+import { analyse } from '../src/services/reports/analyse.js';
+import { AnalysisPool, AnalysisRefused } from '../src/services/reports/analysis-pool.js';
+import type { PageFacts } from '../src/services/reports/checks/types.js';
+import { BAD_PAGE, DECENT_PAGE, GOOD_PAGE, largePageHtml } from './helpers/test-pages.js';
 
 const pool = new AnalysisPool({ threads: 2, timeoutMs: 60_000, maxQueue: 64 });
 afterAll(() => pool.close());

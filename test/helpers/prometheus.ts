@@ -1,23 +1,4 @@
-import type { Redis } from 'ioredis';
 import { send } from './gateway.js';
-
-/**
- * Script executions Redis has run so far (EVALSHA and EVAL, every outcome), from INFO commandstats.
- * The store runs one script per round trip, so a difference of this count is the round trips between.
- */
-export async function scriptCalls(client: Redis): Promise<number> {
-  const info = await client.info('commandstats');
-  let total = 0;
-  for (const command of ['evalsha', 'eval']) {
-    const line = new RegExp(`^cmdstat_${command}:(.*)$`, 'm').exec(info)?.[1];
-    if (!line) continue;
-    for (const field of ['calls', 'rejected_calls', 'failed_calls']) {
-      const value = new RegExp(`(?:^|,)${field}=(\\d+)`).exec(line)?.[1];
-      total += Number(value ?? 0);
-    }
-  }
-  return total;
-}
 
 /** The Prometheus text of an admin listener's GET /metrics (which must answer 200). */
 export async function scrape(adminUrl: string): Promise<string> {

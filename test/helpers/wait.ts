@@ -21,3 +21,11 @@ export async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: nu
   const value = await fn();
   return { value, ms: performance.now() - started };
 }
+
+/**
+ * Resolves once the wall clock is past `epochMs`: for waits on the clock itself, such as a window's
+ * announced reset, or a timestamp that must come out later than one already stored.
+ */
+export async function untilClockPast(epochMs: number): Promise<void> {
+  while (Date.now() <= epochMs) await sleep(epochMs - Date.now() + 1);
+}

@@ -1,0 +1,62 @@
+import fc from 'fast-check';
+import { expect } from 'vitest';
+import type { WindowRequest, WindowStore } from '../../src/store/window-store.js';
+
+// A reference model of fixed windows, and random scenarios to hold a store against it.
+
+/** Reference: counts per key; a request passes when every enforced window has room, then counts everywhere. */
+export function model(batches: readonly WindowRequest[][]): { allowed: boolean[]; counts: number[][] } {
+  const counts = new Map<string, number>();
+  const out = { allowed: [] as boolean[], counts: [] as number[][] };
+  for (const batch of batches) {
+    const blocked = batch.some((w) => w.enforce && (counts.get(w.key) ?? 0) >= w.limit);
+    if (!blocked) for (const w of batch) counts.set(w.key, (counts.get(w.key) ?? 0) + 1);
+    out.allowed.push(!blocked);
+    out.counts.push(batch.map((w) => counts.get(w.key) ?? 0));
+  }
+  return out;
+}
+
+// Windows over a handful of keys with small limits, so limits are reached often. Periods are long: no expiry here.
+const windowArb = fc.record({
+  key: fc.constantFrom('a', 'b', 'c', 'd'),
+  limit: fc.integer({ min: 1, max: 4 }),
+  periodMs: fc.constant(600_000),
+  enforce: fc.boolean(),
+  cacheWhenSpent: fc.constant(false),
+});
+
+/** The store's answers to the batches, in the model's shape. */
+export async function replay(store: WindowStore, batches: WindowRequest[][]) {
+  const allowed: boolean[] = [];
+  const counts: number[][] = [];
+  for (const batch of batches) {
+    const results = await store.hit(batch);
+    const enforcedSpent = results.some((r, i) => batch[i]!.enforce && !r.allowed);
+    allowed.push(!enforcedSpent);
+    counts.push(results.map((r) => r.count));
+    for (const r of results) {
+      expect(r.resetAtMs).toBeGreaterThan(Date.now() + 500_000);
+    }
+  }
+  return { allowed, counts };
+}
+
+/** Batches of windows (one batch per request) over a handful of keys. */
+export const scenario = () => {
+  // The same key always carries the same limit within a scenario, as it does in a config.
+  return fc
+    .array(fc.uniqueArray(windowArb, { minLength: 1, maxLength: 3, selector: (w) => w.key }), {
+      minLength: 1,
+      maxLength: 25,
+    })
+    .map((batches) => {
+      const limits = new Map<string, number>();
+      return batches.map((b) =>
+        b.map((w) => {
+          if (!limits.has(w.key)) limits.set(w.key, w.limit);
+          return { ...w, limit: limits.get(w.key)! };
+        }),
+      );
+    });
+};
