@@ -2,36 +2,42 @@
 // call per slot, each slot deciding its requests in arrival order, as the reference model does.
 import calculateSlot from 'cluster-key-slot';
 import fc from 'fast-check';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { test as base, expect } from 'vitest';
 import { BATCH_WINDOW_LUA } from '../src/store/batch-window-script.js';
 import { BatchingStore } from '../src/store/batching-store.js';
 import { RedisClusterStore } from '../src/store/redis-cluster-store.js';
 import type { WindowRequest } from '../src/store/window-store.js';
-import { scriptCallsIn } from './helpers/redis-server.js';
 import { RedisCluster } from './helpers/redis-cluster.js';
+import { scriptCallsIn } from './helpers/redis-server.js';
 import { WindowModel } from './helpers/window-model.js';
 
-let cluster: RedisCluster;
-let store: RedisClusterStore;
-let batching: BatchingStore;
-let masters: number[];
-
-beforeAll(async () => {
-  cluster = await RedisCluster.start();
-  store = new RedisClusterStore({ nodes: cluster.seeds, commandTimeoutMs: 2000, connectTimeoutMs: 5000 });
-  batching = new BatchingStore(store, { timeoutMs: 2000 });
-  expect(await batching.connect()).toBe(true);
-  masters = await cluster.masters();
-  // Loaded everywhere, so every call counted below is one EVALSHA (a first call adds NOSCRIPT + EVAL).
-  for (const port of masters) await cluster.call(port, 'SCRIPT', 'LOAD', BATCH_WINDOW_LUA);
-}, 120_000); // a 6-node cluster on a loaded 2-core machine
-afterAll(async () => {
-  await batching?.close();
-  await cluster?.stop();
-});
+/**
+ * `cluster`: a 3-master, 3-replica Redis Cluster of the file's own, the batch script loaded on every
+ * master (so every call counted below is one EVALSHA: a first call adds NOSCRIPT + EVAL);
+ * `batching`: the batching store in front of the cluster store, as the gateway builds it.
+ */
+const test = base
+  .extend('cluster', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const cluster = await RedisCluster.start();
+    onCleanup(() => cluster.stop());
+    for (const port of await cluster.masters()) await cluster.call(port, 'SCRIPT', 'LOAD', BATCH_WINDOW_LUA);
+    return cluster;
+  })
+  .extend('batching', { scope: 'file' }, async ({ cluster }, { onCleanup }) => {
+    const store = new RedisClusterStore({
+      nodes: cluster.seeds,
+      commandTimeoutMs: 2000,
+      connectTimeoutMs: 5000,
+    });
+    const batching = new BatchingStore(store, { timeoutMs: 2000 });
+    onCleanup(() => batching.close());
+    expect(await batching.connect()).toBe(true);
+    return batching;
+  });
 
 /** Script calls on all masters so far. */
-async function clusterScriptCalls(): Promise<number> {
+async function clusterScriptCalls(cluster: RedisCluster): Promise<number> {
+  const masters = await cluster.masters();
   const infos = await Promise.all(masters.map((p) => cluster.call(p, 'INFO', 'commandstats')));
   return infos.reduce<number>((sum, info) => sum + scriptCallsIn(String(info)), 0);
 }
@@ -41,7 +47,7 @@ const TAGS = ['l0', 'l1', 'l2', 'l3', 'l4', 'l5'] as const;
 const LIMITS = [1, 2, 3, 2, 1, 4];
 type Tag = (typeof TAGS)[number];
 
-test('the tags lie in six different slots, spread over the masters', async () => {
+test('the tags lie in six different slots, spread over the masters', async ({ cluster }) => {
   expect(new Set(TAGS.map((t) => calculateSlot(`{${t}}`))).size).toBe(TAGS.length);
   const owners = await Promise.all(TAGS.map((t) => cluster.nodeForSlot(calculateSlot(`{${t}}`))));
   expect(new Set(owners).size).toBeGreaterThan(1);
@@ -63,7 +69,10 @@ const scenarioArb = fc.array(fc.array(requestArb, { minLength: 1, maxLength: 10 
 
 let run = 0;
 
-test('batches against the model: per slot, in order, all-or-nothing; one script call per slot', async () => {
+test('batches against the model: per slot, in order, all-or-nothing; one script call per slot', async ({
+  cluster,
+  batching,
+}) => {
   await fc.assert(
     fc.asyncProperty(scenarioArb, async (generated) => {
       const prefix = `run${run++}`;
@@ -91,9 +100,9 @@ test('batches against the model: per slot, in order, all-or-nothing; one script 
           }),
         );
         const slots = new Set(requests.flatMap((r) => r.map((w) => calculateSlot(w.key))));
-        const before = await clusterScriptCalls();
+        const before = await clusterScriptCalls(cluster);
         const results = await Promise.all(requests.map((r) => batching.hit(r)));
-        expect((await clusterScriptCalls()) - before).toBe(slots.size);
+        expect((await clusterScriptCalls(cluster)) - before).toBe(slots.size);
         // Limiters in different slots decide alone: the model decides each limiter's part in turn.
         requests.forEach((windows, r) => {
           const tags = [...new Set(windows.map((w) => w.key.split(':')[1]))];

@@ -1,13 +1,12 @@
 // Through the real gateway: a burst of concurrent requests costs far fewer Redis script calls than
 // requests (the hits of one event-loop turn share one call), and the limit still holds exactly.
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect } from 'vitest';
 import type { Gateway } from '../src/http/gateway.js';
-import { send, startGateway } from './helpers/gateway.js';
+import { test as serversTest } from './helpers/fixtures.js';
+import { gatewayYaml, send } from './helpers/gateway.js';
 import { scriptCalls } from './helpers/redis-server.js';
 import { WarmConnection, type WarmReply } from './helpers/warm-connection.js';
-import { RedisServer } from './helpers/redis-server.js';
-import { TestUpstream } from './helpers/upstream.js';
 
 const LIMIT = 50;
 const PER_INSTANCE = 100;
@@ -16,9 +15,7 @@ const PER_INSTANCE = 100;
  * The over-limit cache is off, so that every request, refused or not, reaches Redis; all requests
  * come from 127.0.0.1, so the in-flight cap per address is raised above the burst.
  */
-const CONFIG = `
-listeners:
-  - { name: public, host: 127.0.0.1, port: 0 }
+const CONFIG = gatewayYaml(`
 requests: { maxInFlightPerIp: 1000 }
 shutdown:
   drainTimeout: 1s
@@ -35,27 +32,13 @@ limiters:
 routes:
   - { name: shared, paths: ['/shared/*'], upstream: app, limiters: [shared] }
   - { name: flow, paths: ['/flow/*'], upstream: app, limiters: [flow] }
-`;
+`);
 
-let redis: RedisServer;
-let inspect: Redis;
-let upstream: TestUpstream;
-let gateways: Gateway[] = [];
-
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  inspect = redis.client();
-  upstream = await TestUpstream.start();
-  const env = { REDIS_URL: redis.url, UPSTREAM_URL: upstream.url };
-  gateways = [await startGateway(CONFIG, env), await startGateway(CONFIG, env)];
-  // Warm: each gateway has loaded the script (a first call adds NOSCRIPT + EVAL).
-  for (const g of gateways) expect((await send(`${g.url()}/flow/warm`)).status).toBe(200);
-});
-afterAll(async () => {
-  await Promise.all(gateways.map((g) => g.close()));
-  await upstream?.close();
-  inspect?.disconnect();
-  await redis?.kill();
+/** `pair`: two gateways of CONFIG on the file's Redis, each warm (the script loaded: a first call adds NOSCRIPT + EVAL). */
+const test = serversTest.extend('pair', { scope: 'file' }, async ({ gatewayEnv, gateways }) => {
+  const pair = [await gateways.start(CONFIG, gatewayEnv), await gateways.start(CONFIG, gatewayEnv)];
+  for (const g of pair) expect((await send(`${g.url()}/flow/warm`)).status).toBe(200);
+  return pair;
 });
 
 /**
@@ -63,9 +46,9 @@ afterAll(async () => {
  * connection is established before any request is written, and all are written in one go: the
  * requests arrive together, as a burst from many clients does. Returns the replies and the script calls.
  */
-async function burstOf(n: number, path: (i: number) => string) {
+async function burstOf(pair: Gateway[], inspect: Redis, n: number, path: (i: number) => string) {
   const clients = await Promise.all(
-    Array.from({ length: n }, (_, i) => WarmConnection.open(gateways[i % 2]!.url())),
+    Array.from({ length: n }, (_, i) => WarmConnection.open(pair[i % 2]!.url())),
   );
   try {
     const before = await scriptCalls(inspect);
@@ -78,8 +61,12 @@ async function burstOf(n: number, path: (i: number) => string) {
 
 const remainingOf = (r: WarmReply) => Number(r.headers['x-ratelimit-remaining']);
 
-test('200 concurrent requests on one key: exactly 50 through, in far fewer script calls than requests', async () => {
-  const { replies, calls } = await burstOf(2 * PER_INSTANCE, (i) => `/shared/${i}`);
+test('200 concurrent requests on one key: exactly 50 through, in far fewer script calls than requests', async ({
+  pair,
+  redisClient: inspect,
+  upstream,
+}) => {
+  const { replies, calls } = await burstOf(pair, inspect, 2 * PER_INSTANCE, (i) => `/shared/${i}`);
   const allowed = replies.filter((r) => r.status === 200);
   const refused = replies.filter((r) => r.status === 429);
   expect(allowed).toHaveLength(LIMIT);
@@ -97,9 +84,12 @@ test('200 concurrent requests on one key: exactly 50 through, in far fewer scrip
   expect(calls).toBeLessThanOrEqual(replies.length / 10);
 });
 
-test('a burst that never refuses: every request counted exactly once, in shared calls', async () => {
+test('a burst that never refuses: every request counted exactly once, in shared calls', async ({
+  pair,
+  redisClient: inspect,
+}) => {
   const n = 2 * PER_INSTANCE;
-  const { replies, calls } = await burstOf(n, (i) => `/flow/${i}`);
+  const { replies, calls } = await burstOf(pair, inspect, n, (i) => `/flow/${i}`);
   for (const r of replies) expect(r.status).toBe(200);
   // The warm-up took two hits of 100000 (one per gateway): remaining 99997 down to 99998 - n.
   const remaining = replies.map(remainingOf).sort((a, b) => b - a);

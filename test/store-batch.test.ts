@@ -1,34 +1,32 @@
 // The batch script and the batching store, against the reference model, on a real redis-server:
 // the requests of one event-loop turn are decided in order, each all-or-nothing, in one script call.
 import fc from 'fast-check';
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect } from 'vitest';
 import { BatchingStore } from '../src/store/batching-store.js';
 import { RedisStore } from '../src/store/redis-store.js';
 import { StoreUnavailableError, type WindowRequest, type WindowResult } from '../src/store/window-store.js';
-import { scriptCalls } from './helpers/redis-server.js';
-import { RedisServer } from './helpers/redis-server.js';
+import { test as serversTest } from './helpers/fixtures.js';
+import { RedisServer, scriptCalls } from './helpers/redis-server.js';
 import { WindowModel } from './helpers/window-model.js';
 
-let redis: RedisServer;
-let inspect: Redis;
-let redisStore: RedisStore;
-let batching: BatchingStore;
-
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  inspect = redis.client();
-  redisStore = new RedisStore({ url: redis.url, commandTimeoutMs: 2000, connectTimeoutMs: 1000 });
-  batching = new BatchingStore(redisStore, { timeoutMs: 2000 });
-  expect(await batching.connect()).toBe(true);
-  // Load the script, so that every later call is one EVALSHA (a first call adds NOSCRIPT + EVAL).
-  await Promise.all(redisStore.hitBatch([[window('warm', 1, 60_000)]]));
-});
-afterAll(async () => {
-  await batching?.close();
-  inspect?.disconnect();
-  await redis?.kill();
-});
+/**
+ * `redisStore`: the Redis store on the file's redis-server, connected, with the batch script loaded
+ * (so every call counted below is one EVALSHA: a first call adds NOSCRIPT + EVAL);
+ * `batching`: the batching store in front of it, as the gateway builds it.
+ */
+const test = serversTest
+  .extend('redisStore', { scope: 'file' }, async ({ redis }, { onCleanup }) => {
+    const store = new RedisStore({ url: redis.url, commandTimeoutMs: 2000, connectTimeoutMs: 1000 });
+    onCleanup(() => store.close());
+    expect(await store.connect()).toBe(true);
+    await Promise.all(store.hitBatch([[window('warm', 1, 60_000)]]));
+    return store;
+  })
+  .extend(
+    'batching',
+    { scope: 'file' },
+    ({ redisStore }) => new BatchingStore(redisStore, { timeoutMs: 2000 }),
+  );
 
 function window(key: string, limit: number, periodMs: number, enforce = true): WindowRequest {
   return { key, limit, periodMs, enforce, cacheWhenSpent: false };
@@ -87,7 +85,9 @@ function expectModel(
 }
 
 describe('the batch script against the model', () => {
-  test('turns of requests mixing passes, refusals and shadow windows on the same keys', async () => {
+  test('turns of requests mixing passes, refusals and shadow windows on the same keys', async ({
+    redisStore,
+  }) => {
     await fc.assert(
       fc.asyncProperty(scenarioArb, async (generated) => {
         const model = new WindowModel();
@@ -101,7 +101,10 @@ describe('the batch script against the model', () => {
     );
   });
 
-  test('through the batching store: one script call per turn, the same answers', async () => {
+  test('through the batching store: one script call per turn, the same answers', async ({
+    batching,
+    redisClient: inspect,
+  }) => {
     await fc.assert(
       fc.asyncProperty(scenarioArb, async (generated) => {
         const model = new WindowModel();
@@ -119,7 +122,10 @@ describe('the batch script against the model', () => {
     );
   });
 
-  test('a worked batch: four requests on a limit of 2, the last two refused and not counted', async () => {
+  test('a worked batch: four requests on a limit of 2, the last two refused and not counted', async ({
+    batching,
+    redisClient: inspect,
+  }) => {
     const key = `worked:${run++}`;
     const shadow = `worked-shadow:${run++}`;
     const other = `worked-other:${run++}`;
@@ -162,7 +168,10 @@ describe('the batch script against the model', () => {
 });
 
 describe('batch bounds', () => {
-  test('600 hits of one turn go as three calls of at most 256 requests, each counted exactly once', async () => {
+  test('600 hits of one turn go as three calls of at most 256 requests, each counted exactly once', async ({
+    batching,
+    redisClient: inspect,
+  }) => {
     const key = `bounded:${run++}`;
     const before = await scriptCalls(inspect);
     const results = await Promise.all(
@@ -174,7 +183,10 @@ describe('batch bounds', () => {
     expect(await inspect.get(key)).toBe('600');
   });
 
-  test('a window bound splits a batch by keys; a request larger than the bound still goes alone', async () => {
+  test('a window bound splits a batch by keys; a request larger than the bound still goes alone', async ({
+    redisStore,
+    redisClient: inspect,
+  }) => {
     const store = new BatchingStore(redisStore, { timeoutMs: 2000, maxWindows: 4 });
     const k = (i: number) => `window-bound:${run}:${i}`;
     run++;
@@ -196,7 +208,7 @@ describe('batch bounds', () => {
     ]);
   });
 
-  test('a request with no windows is answered without a call', async () => {
+  test('a request with no windows is answered without a call', async ({ batching, redisClient: inspect }) => {
     const before = await scriptCalls(inspect);
     expect(await batching.hit([])).toEqual([]);
     expect(await scriptCalls(inspect)).toBe(before);
@@ -204,7 +216,10 @@ describe('batch bounds', () => {
 });
 
 describe('a batch that fails', () => {
-  test('a stopped Redis fails every request of a batch, each within the timeout of its own call', async () => {
+  test('a stopped Redis fails every request of a batch, each within the timeout of its own call', async ({
+    redisStore,
+    redis,
+  }) => {
     const timeoutMs = 300;
     const store = new BatchingStore(redisStore, { timeoutMs });
     const key = `frozen:${run++}`;
