@@ -34,12 +34,8 @@ interface Part {
   readonly indexes: readonly number[];
 }
 
-/**
- * Errors that mean the script was not run, so sending it again cannot count twice: the node's
- * refusals, and ioredis refusing to send an auto-pipeline whose slots moved apart meanwhile.
- */
-const DID_NOT_RUN =
-  /^(?:(?:NOSCRIPT|MOVED|ASK|TRYAGAIN|CLUSTERDOWN) |All keys in the pipeline should belong)/;
+/** Errors that mean the script was not run (the node's refusals), so sending it again cannot count twice. */
+const DID_NOT_RUN = /^(?:NOSCRIPT|MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
 
 const connectNode = (node: Redis) => {
   if (node.status === 'wait') node.connect().catch(() => undefined); // failures surface as 'node error'
