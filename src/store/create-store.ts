@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
-import { DeadlineStore } from './deadline-store.js';
+import { BatchingStore, type BatchWindowStore } from './batching-store.js';
 import { InstrumentedStore } from './instrumented-store.js';
 import { MemoryStore } from './memory-store.js';
 import { OverLimitCache } from './over-limit-cache.js';
@@ -24,9 +24,10 @@ export function storeKind(config: StoreConfig): StoreKind {
 
 /** The configured store. Network stores sit behind the over-limit cache; the memory store needs none. */
 export function createStore(config: StoreConfig, logger?: Logger, metrics?: GatewayMetrics): WindowStore {
-  // Round trips are measured inside the cache, so cache hits do not count as store latency.
-  const networked = (store: WindowStore) => {
-    const bounded = new DeadlineStore(store, config.redis.commandTimeout);
+  // Round trips are measured inside the cache, so cache hits do not count as store latency. The
+  // hits of one event-loop turn share one script call, under one deadline timer per batch.
+  const networked = (store: BatchWindowStore) => {
+    const bounded = new BatchingStore(store, { timeoutMs: config.redis.commandTimeout });
     return new OverLimitCache(
       metrics ? new InstrumentedStore(bounded, metrics) : bounded,
       config.overLimitCache.maxKeys,

@@ -1,10 +1,16 @@
 import { createHash } from 'node:crypto';
 import calculateSlot from 'cluster-key-slot';
-import { Cluster, Command } from 'ioredis';
+import { Cluster, Command, type Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { throttledWarn } from '../logger.js';
-import { FIXED_WINDOW_LUA } from './fixed-window-script.js';
-import { parseReply, quit, redisClientOptions, scriptArgs, whenReady } from './redis-store.js';
+import {
+  BATCH_WINDOW_LUA,
+  batchScriptArgs,
+  parseBatchReply,
+  type BatchedRequest,
+} from './batch-window-script.js';
+import type { BatchWindowStore } from './batching-store.js';
+import { quit, redisClientOptions, whenReady } from './redis-store.js';
 import {
   StoreUnavailableError,
   type WindowRequest,
@@ -20,14 +26,20 @@ export interface RedisClusterStoreOptions {
   readonly logger?: Logger;
 }
 
-const SCRIPT_SHA = createHash('sha1').update(FIXED_WINDOW_LUA).digest('hex');
+const SCRIPT_SHA = createHash('sha1').update(BATCH_WINDOW_LUA).digest('hex');
 
-/**
- * Errors that mean the script was not run, so sending it again cannot count twice: the node's
- * refusals, and ioredis refusing to send an auto-pipeline whose slots moved apart meanwhile.
- */
-const DID_NOT_RUN =
-  /^(?:(?:NOSCRIPT|MOVED|ASK|TRYAGAIN|CLUSTERDOWN) |All keys in the pipeline should belong)/;
+/** The windows of one request that fall in one slot. */
+interface Part {
+  readonly request: number;
+  readonly indexes: readonly number[];
+}
+
+/** Errors that mean the script was not run (the node's refusals), so sending it again cannot count twice. */
+const DID_NOT_RUN = /^(?:NOSCRIPT|MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
+
+const connectNode = (node: Redis) => {
+  if (node.status === 'wait') node.connect().catch(() => undefined); // failures surface as 'node error'
+};
 
 const unavailable = (err: unknown) =>
   new StoreUnavailableError(`redis cluster: ${(err as Error).message}`, { cause: err });
@@ -48,12 +60,12 @@ export function groupBySlot(requests: readonly Pick<WindowRequest, 'key'>[]): nu
 }
 
 /**
- * Fixed windows in a Redis Cluster. A request's windows are grouped by hash slot and each slot's
- * windows are checked and counted by one atomic script, the slots in parallel. Windows of one
- * limiter always share a slot; when a request's limiters span several slots, each slot decides
- * alone (a request refused in one slot may still be counted in another).
+ * Fixed windows in a Redis Cluster. The requests of a batch are grouped by hash slot and each
+ * slot's requests are checked and counted by one atomic script, in order, the slots in parallel.
+ * Windows of one limiter always share a slot; when a request's limiters span several slots, each
+ * slot decides alone (a request refused in one slot may still be counted in another).
  */
-export class RedisClusterStore implements WindowStore {
+export class RedisClusterStore implements WindowStore, BatchWindowStore {
   readonly client: Cluster;
   readonly #connectTimeoutMs: number;
   readonly #commandTimeoutMs: number;
@@ -75,25 +87,50 @@ export class RedisClusterStore implements WindowStore {
     const warn = options.logger ? throttledWarn(options.logger, 'redis cluster store error') : undefined;
     this.client.on('error', (err: Error) => warn?.({ err: err.message }));
     this.client.on('node error', (err: Error, node: string) => warn?.({ err: err.message, node }));
+    // ioredis opens a node's connection at its first command, and with the offline queue off it
+    // refuses ("Connection is closed.") every other command sent while that connection opens.
+    // Auto-pipelining hid this by queueing; with one batch call per turn, connect every node as
+    // soon as it is known instead.
+    this.client.on('+node', connectNode);
+    this.client.on('ready', () => this.client.nodes('all').forEach(connectNode));
   }
 
-  async hit(requests: readonly WindowRequest[]): Promise<WindowResult[]> {
-    // Not ready: fail now rather than wait for the cluster (auto-pipelining would wait unbounded).
-    if (this.client.status !== 'ready')
-      throw new StoreUnavailableError(`redis cluster: ${this.client.status}`);
-    const groups = groupBySlot(requests);
-    if (groups.length === 1) return parseReply(requests, await this.#run(requests), Date.now());
-    // One script per slot, in parallel; if one fails the request is a store error, although the
-    // other slots may have counted it.
-    const parts = groups.map((g) => g.map((i) => requests[i]!));
-    const replies = await Promise.all(parts.map((part) => this.#run(part)));
-    const nowMs = Date.now();
-    const results: WindowResult[] = new Array(requests.length);
-    groups.forEach((group, g) => {
-      const partial = parseReply(parts[g]!, replies[g]!, nowMs);
-      group.forEach((i, k) => (results[i] = partial[k]!));
+  hit(requests: readonly WindowRequest[]): Promise<WindowResult[]> {
+    return this.hitBatch([requests])[0]!;
+  }
+
+  /**
+   * Each request's windows are split by slot (one limiter's windows share one), the parts grouped
+   * by slot in arrival order, and each slot's parts decided by one batch script call, the slots in
+   * parallel. A request fails when any of its slots' calls fails.
+   */
+  hitBatch(batch: readonly BatchedRequest[]): Promise<WindowResult[]>[] {
+    // Not ready: fail now rather than wait for the cluster.
+    if (this.client.status !== 'ready') {
+      const err = new StoreUnavailableError(`redis cluster: ${this.client.status}`);
+      return batch.map(() => Promise.reject(err));
+    }
+    const bySlot = new Map<number, Part[]>();
+    batch.forEach((windows, request) => {
+      for (const indexes of groupBySlot(windows)) {
+        const slot = calculateSlot(windows[indexes[0]!]!.key);
+        const part = { request, indexes };
+        const parts = bySlot.get(slot);
+        if (parts) parts.push(part);
+        else bySlot.set(slot, [part]);
+      }
     });
-    return results;
+    const results: WindowResult[][] = batch.map((windows) => new Array<WindowResult>(windows.length));
+    const waits: Promise<void>[][] = batch.map(() => []);
+    for (const parts of bySlot.values()) {
+      const sub = parts.map((p) => p.indexes.map((i) => batch[p.request]![i]!));
+      const decided = this.#run(sub).then((reply) => {
+        const parsed = parseBatchReply(sub, reply, Date.now());
+        parts.forEach((p, k) => p.indexes.forEach((i, j) => (results[p.request]![i] = parsed[k]![j]!)));
+      });
+      for (const p of parts) waits[p.request]!.push(decided);
+    }
+    return waits.map((w, request) => Promise.all(w).then(() => results[request]!));
   }
 
   connect(): Promise<boolean> {
@@ -109,28 +146,27 @@ export class RedisClusterStore implements WindowStore {
   }
 
   /**
-   * One slot's windows, in one script run. EVALSHA is a command ioredis knows the keys of, so
-   * auto-pipelining routes it by its first key (a script defined with defineCommand and a varying
-   * key count would be routed by the count, and rejected by ioredis).
+   * One slot's requests, in one script run. EVALSHA is a command ioredis knows the keys of, so the
+   * cluster client routes it by its first key (a script defined with defineCommand and a varying
+   * key count would be routed by the count).
    */
-  async #run(windows: readonly WindowRequest[]): Promise<number[]> {
-    const args = scriptArgs(windows);
+  async #run(batch: readonly BatchedRequest[]): Promise<unknown[]> {
+    const args = batchScriptArgs(batch);
     const started = Date.now();
     try {
-      return (await this.client.evalsha(SCRIPT_SHA, windows.length, ...args)) as number[];
+      return (await this.client.evalsha(SCRIPT_SHA, ...args)) as unknown[];
     } catch (err) {
       if (!DID_NOT_RUN.test((err as Error).message)) throw unavailable(err);
     }
-    // The script did not run: not loaded on that node yet, or redirected inside an auto-pipeline
-    // that also held other slots' commands (ioredis follows redirects only for whole pipelines).
-    // Sent again on its own, ioredis follows MOVED, ASK and TRYAGAIN; within the same time budget.
-    const command = new Command('eval', [FIXED_WINDOW_LUA, windows.length, ...args], {
+    // The script did not run: not loaded on that node yet, or redirected. Sent again as EVAL,
+    // ioredis follows MOVED, ASK and TRYAGAIN; within the same time budget.
+    const command = new Command('eval', [BATCH_WINDOW_LUA, ...args], {
       replyEncoding: 'utf8',
     });
     command.setTimeout(Math.max(1, this.#commandTimeoutMs - (Date.now() - started)));
     void this.client.sendCommand(command);
     try {
-      return (await command.promise) as number[];
+      return (await command.promise) as unknown[];
     } catch (err) {
       throw unavailable(err);
     }

@@ -21,7 +21,8 @@ export interface WindowResult {
 
 /**
  * Checks every window; if all enforced windows have room, counts the request in all of them,
- * atomically. One network round trip at most. Never waits longer than the configured timeout.
+ * atomically. One network round trip at most, usually shared: the hits of one event-loop turn go
+ * to Redis together (BatchingStore). Never waits longer than the configured timeout.
  */
 export interface WindowStore {
   hit(windows: readonly WindowRequest[]): Promise<WindowResult[]>;

@@ -106,10 +106,15 @@ export interface FrozenRedis {
 
 /**
  * Script executions Redis has run so far (EVALSHA and EVAL, every outcome), from INFO commandstats.
- * The store runs one script per round trip, so a difference of this count is the round trips between.
+ * The store runs one script per round trip (a batch of requests), so a difference of this count is
+ * the round trips between.
  */
 export async function scriptCalls(client: Redis): Promise<number> {
-  const info = await client.info('commandstats');
+  return scriptCallsIn(await client.info('commandstats'));
+}
+
+/** Script executions counted in the text of an INFO commandstats reply (of one node of a cluster, say). */
+export function scriptCallsIn(info: string): number {
   let total = 0;
   for (const command of ['evalsha', 'eval']) {
     const line = new RegExp(`^cmdstat_${command}:(.*)$`, 'm').exec(info)?.[1];

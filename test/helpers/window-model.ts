@@ -60,3 +60,32 @@ export const scenario = () => {
       );
     });
 };
+
+/** What the reference model says of one window of one request. */
+export interface ModelWindow {
+  /** Hits in the window after the request (counted or not). */
+  readonly count: number;
+  /** Whether the window had room before the request. */
+  readonly allowed: boolean;
+}
+
+/**
+ * The same model, one request at a time, with each window's own answer: for batches, whose
+ * requests are decided one after the other inside one script run.
+ */
+export class WindowModel {
+  readonly #counts = new Map<string, number>();
+
+  decide(windows: readonly WindowRequest[]): { passed: boolean; windows: ModelWindow[] } {
+    const before = windows.map((w) => this.#counts.get(w.key) ?? 0);
+    const passed = !windows.some((w, i) => w.enforce && before[i]! >= w.limit);
+    if (passed) for (const w of windows) this.#counts.set(w.key, (this.#counts.get(w.key) ?? 0) + 1);
+    return {
+      passed,
+      windows: windows.map((w, i) => ({
+        count: this.#counts.get(w.key) ?? 0,
+        allowed: before[i]! < w.limit,
+      })),
+    };
+  }
+}
