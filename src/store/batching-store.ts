@@ -1,18 +1,16 @@
 import type { BatchedRequest } from './batch-window-script.js';
 import {
   StoreUnavailableError,
+  WrappingStore,
+  type StoreLifecycle,
   type WindowRequest,
   type WindowResult,
-  type WindowStore,
 } from './window-store.js';
 
 /** A store that decides many requests together, in order, each all-or-nothing. */
-export interface BatchWindowStore {
+export interface BatchWindowStore extends StoreLifecycle {
   /** One promise per request, in the batch's order. The store need not split the batch further. */
   hitBatch(batch: readonly BatchedRequest[]): Promise<WindowResult[]>[];
-  connect(): Promise<boolean>;
-  ready(): Promise<boolean>;
-  close(): Promise<void>;
 }
 
 export interface BatchingStoreOptions {
@@ -45,16 +43,14 @@ interface Batch {
  * One deadline timer per batch, started with its first request: since every later request of the
  * batch arrived after that, none waits longer than `timeoutMs` from its own hit().
  */
-export class BatchingStore implements WindowStore {
+export class BatchingStore extends WrappingStore<BatchWindowStore> {
   readonly #timeoutMs: number;
   readonly #maxRequests: number;
   readonly #maxWindows: number;
   #open: Batch | undefined;
 
-  constructor(
-    private readonly inner: BatchWindowStore,
-    options: BatchingStoreOptions,
-  ) {
+  constructor(inner: BatchWindowStore, options: BatchingStoreOptions) {
+    super(inner);
     this.#timeoutMs = options.timeoutMs;
     this.#maxRequests = options.maxRequests ?? 256;
     this.#maxWindows = options.maxWindows ?? 1024;
@@ -73,18 +69,6 @@ export class BatchingStore implements WindowStore {
       batch.entries.push({ windows, resolve, reject, settled: false });
       batch.unsettled++;
     });
-  }
-
-  connect(): Promise<boolean> {
-    return this.inner.connect();
-  }
-
-  ready(): Promise<boolean> {
-    return this.inner.ready();
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
   }
 
   #flush(batch: Batch): void {

@@ -1,12 +1,14 @@
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
-import type { WindowRequest, WindowResult, WindowStore } from './window-store.js';
+import { WrappingStore, type WindowRequest, type WindowResult, type WindowStore } from './window-store.js';
 
 /** Measures each round trip of the store it wraps, and counts its failures. */
-export class InstrumentedStore implements WindowStore {
+export class InstrumentedStore extends WrappingStore {
   constructor(
-    private readonly inner: WindowStore,
+    inner: WindowStore,
     private readonly metrics: GatewayMetrics,
-  ) {}
+  ) {
+    super(inner);
+  }
 
   async hit(requests: readonly WindowRequest[]): Promise<WindowResult[]> {
     const started = performance.now();
@@ -18,17 +20,5 @@ export class InstrumentedStore implements WindowStore {
     } finally {
       this.metrics.storeRoundTrip((performance.now() - started) / 1000);
     }
-  }
-
-  connect(): Promise<boolean> {
-    return this.inner.connect();
-  }
-
-  ready(): Promise<boolean> {
-    return this.inner.ready();
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
   }
 }

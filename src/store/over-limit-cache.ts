@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { WindowRequest, WindowResult, WindowStore } from './window-store.js';
+import { WrappingStore, type WindowRequest, type WindowResult, type WindowStore } from './window-store.js';
 
 interface SpentWindow {
   readonly limit: number;
@@ -11,14 +11,15 @@ interface SpentWindow {
  * hit one without asking the inner store: a flooding key costs no round trip. An entry applies
  * only while the limit is unchanged, so a reload that raises a limit takes effect at once.
  */
-export class OverLimitCache implements WindowStore {
+export class OverLimitCache extends WrappingStore {
   readonly #spent: LRUCache<string, SpentWindow>;
 
   constructor(
-    private readonly inner: WindowStore,
+    inner: WindowStore,
     maxKeys: number,
     private readonly now: () => number = Date.now,
   ) {
+    super(inner);
     this.#spent = new LRUCache({ max: maxKeys });
   }
 
@@ -60,16 +61,8 @@ export class OverLimitCache implements WindowStore {
     return results;
   }
 
-  connect(): Promise<boolean> {
-    return this.inner.connect();
-  }
-
-  ready(): Promise<boolean> {
-    return this.inner.ready();
-  }
-
-  close(): Promise<void> {
+  override close(): Promise<void> {
     this.#spent.clear();
-    return this.inner.close();
+    return super.close();
   }
 }

@@ -39,3 +39,28 @@ export class StoreUnavailableError extends Error {
     this.name = 'StoreUnavailableError';
   }
 }
+
+/**
+ * A store that wraps another (a cache, a batcher, instrumentation): it decides `hit` itself and
+ * hands connecting, readiness and closing to the store it wraps.
+ */
+/** What a wrapping store hands on: everything but deciding hits. */
+export type StoreLifecycle = Pick<WindowStore, 'connect' | 'ready' | 'close'>;
+
+export abstract class WrappingStore<Inner extends StoreLifecycle = WindowStore> implements WindowStore {
+  constructor(protected readonly inner: Inner) {}
+
+  abstract hit(windows: readonly WindowRequest[]): Promise<WindowResult[]>;
+
+  connect(): Promise<boolean> {
+    return this.inner.connect();
+  }
+
+  ready(): Promise<boolean> {
+    return this.inner.ready();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
