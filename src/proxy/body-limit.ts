@@ -30,6 +30,8 @@ export type BodyRead =
  */
 export function readBody(req: IncomingMessage, limit: number, timeoutMs: number): Promise<BodyRead> {
   if (req.destroyed || req.readableEnded) return Promise.resolve({ kind: 'aborted' });
+  const buffered = bufferedBody(req, limit);
+  if (buffered) return Promise.resolve({ kind: 'ok', body: buffered });
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -56,4 +58,15 @@ export function readBody(req: IncomingMessage, limit: number, timeoutMs: number)
     req.once('close', onClose);
     req.once('error', onClose);
   });
+}
+
+/**
+ * The body when all of it has already arrived (the parser saw the end of the message, as it does for
+ * a small body sent with its headers) and is within the bound: taken from the stream's buffer at
+ * once, without listeners or a deadline timer. Undefined otherwise: then the body is read as it comes.
+ */
+function bufferedBody(req: IncomingMessage, limit: number): Buffer | undefined {
+  if (!req.complete || req.readableFlowing || req.readableLength > limit) return undefined;
+  const body = req.read() as Buffer | null; // paused byte stream: everything buffered, as one Buffer
+  return body ?? Buffer.alloc(0);
 }
