@@ -83,7 +83,6 @@ async function handle(
   res: ServerResponse,
   requestId: string,
 ): Promise<void> {
-  const started = performance.now();
   const state = ctx.state(); // one table for the whole request, even across a reload
   const target = canonicalTarget(req.url ?? '/');
   const path = target.ok ? target.path : target.matchPath;
@@ -94,6 +93,7 @@ async function handle(
   const gatewayHeaders: Record<string, string> = { 'x-request-id': requestId };
   // One access-log line per request; nothing is built for it when info is off.
   if (ctx.logger.isLevelEnabled('info')) {
+    const started = performance.now();
     res.once('close', () => {
       ctx.logger.info({
         reqId: requestId,
