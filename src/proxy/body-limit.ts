@@ -61,12 +61,16 @@ export function readBody(req: IncomingMessage, limit: number, timeoutMs: number)
 }
 
 /**
- * The body when all of it has already arrived (the parser saw the end of the message, as it does for
- * a small body sent with its headers) and is within the bound: taken from the stream's buffer at
- * once, without listeners or a deadline timer. Undefined otherwise: then the body is read as it comes.
+ * The body when all of it has already arrived (the declared Content-Length is buffered, as it is
+ * for a small body sent with its headers) and is within the bound: taken from the stream's buffer
+ * at once, without listeners or a deadline timer. Undefined otherwise: then it is read as it comes.
  */
 function bufferedBody(req: IncomingMessage, limit: number): Buffer | undefined {
-  if (!req.complete || req.readableFlowing || req.readableLength > limit) return undefined;
-  const body = req.read() as Buffer | null; // paused byte stream: everything buffered, as one Buffer
-  return body ?? Buffer.alloc(0);
+  const length = req.headers['content-length'];
+  if (length === undefined || req.readableFlowing || req.readableLength > limit) return undefined;
+  if (req.readableLength !== Number(length)) return undefined;
+  const body = req.read() as Buffer | null; // a paused byte stream: everything buffered, as one Buffer
+  if (body === null) return undefined;
+  req.resume(); // so 'end' follows when the parser sees the message end, as with a 'data' listener
+  return body;
 }
