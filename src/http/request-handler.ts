@@ -3,7 +3,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { CompiledLimiter, CompiledRoute } from '../config/rule-table.js';
 import { peerOf } from '../identity/peer.js';
-import { clientIpKey, connectionStrips, resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
+import {
+  clientIpKey,
+  connectionStrips,
+  identityOf,
+  needsCredentials,
+  resolveIdentity,
+  type RequestIdentity,
+} from '../identity/resolve.js';
 import type { Admission } from '../limits/admission.js';
 import { decide, type Decision } from '../limits/decision.js';
 import { planWindows } from '../limits/plan.js';
@@ -17,7 +24,7 @@ import { throttledWarn } from '../logger.js';
 import { statusClass, type GatewayMetrics, type LimiterDecision } from '../metrics/gateway-metrics.js';
 import type { WindowResult, WindowStore } from '../store/window-store.js';
 import { answerPreflight, preflightRoute, setCorsHeaders } from './cors.js';
-import { rateLimitHeaders, sendError, sendJson } from './responses.js';
+import { addRateLimitHeaders, sendError, sendJson } from './responses.js';
 import type { GatewayState } from './state.js';
 
 /** How the limiters treated a request, as logged (and, later, counted in metrics). */
@@ -59,9 +66,12 @@ export function createRequestHandler(
     timeout: throttledWarn(ctx.logger, 'upstream timed out'),
   };
   return (req, res) => {
-    handle(ctx, warn, req, res).catch((err: unknown) => {
+    const requestId = acceptableRequestId(req.headers['x-request-id']) ?? randomUUID();
+    handle(ctx, warn, req, res, requestId).catch((err: unknown) => {
       ctx.logger.error({ err }, 'request failed');
-      sendError(res, 500, 'internal_error', 'The gateway failed to handle this request.');
+      sendError(res, 500, 'internal_error', 'The gateway failed to handle this request.', {
+        'x-request-id': requestId,
+      });
     });
   };
 }
@@ -71,17 +81,19 @@ async function handle(
   warn: Warnings,
   req: IncomingMessage,
   res: ServerResponse,
+  requestId: string,
 ): Promise<void> {
-  const started = performance.now();
   const state = ctx.state(); // one table for the whole request, even across a reload
-  const requestId = acceptableRequestId(req.headers['x-request-id']) ?? randomUUID();
   const target = canonicalTarget(req.url ?? '/');
   const path = target.ok ? target.path : target.matchPath;
   const method = req.method ?? 'GET';
   const seen: { route?: string; outcome: LimitOutcome } = { outcome: 'unlimited' };
-  res.setHeader('x-request-id', requestId);
+  // The gateway's own headers, passed to whatever answers: X-Request-Id, then the X-RateLimit-*
+  // ones. Not res.setHeader: a response with no header set beforehand takes Node's fast writeHead.
+  const gatewayHeaders: Record<string, string> = { 'x-request-id': requestId };
   // One access-log line per request; nothing is built for it when info is off.
   if (ctx.logger.isLevelEnabled('info')) {
+    const started = performance.now();
     res.once('close', () => {
       ctx.logger.info({
         reqId: requestId,
@@ -97,26 +109,32 @@ async function handle(
   }
 
   if ((method === 'GET' || method === 'HEAD') && (path === '/healthz' || path === '/readyz')) {
-    if (path === '/healthz') return sendJson(res, 200, '{"status":"ok"}');
+    if (path === '/healthz') return sendJson(res, 200, '{"status":"ok"}', gatewayHeaders);
     const ready = await ctx.store.ready();
-    return sendJson(res, ready ? 200 : 503, ready ? '{"status":"ready"}' : '{"status":"store_unavailable"}');
+    const body = ready ? '{"status":"ready"}' : '{"status":"store_unavailable"}';
+    return sendJson(res, ready ? 200 : 503, body, gatewayHeaders);
   }
 
   const preflight = preflightRoute(state.table.router, method, req.headers, target.matchPath);
   if (preflight) {
     seen.route = preflight.name;
+    res.setHeader('x-request-id', requestId);
     return answerPreflight(res, preflight.cors, req.headers);
   }
   const route = state.table.router.matchPath(req.headers.host, method, target.matchPath);
-  if (!route) return sendError(res, 404, 'route_not_found', 'No route matches this request.');
+  if (!route) return sendError(res, 404, 'route_not_found', 'No route matches this request.', gatewayHeaders);
   seen.route = route.name;
-  if (route.cors) setCorsHeaders(res, route.cors, req.headers.origin);
+  if (route.cors) {
+    res.setHeader('x-request-id', requestId); // first, as on every response
+    setCorsHeaders(res, route.cors, req.headers.origin);
+  }
 
   const peer = peerOf(req.socket, state.identity);
-  let rateHeaders: Record<string, string> = {};
   let identity: RequestIdentity | undefined;
   if (route.limiters.length > 0) {
-    const resolved = await resolveIdentity(state.identity, route.parts, peer, req.headers);
+    const resolved = needsCredentials(route.parts)
+      ? await resolveIdentity(state.identity, route.parts, peer, req.headers)
+      : identityOf(state.identity, route.parts, peer, req.headers);
     identity = resolved;
     const requests = planWindows(route.windows, (part) => resolved.hashed.get(part)!, state.keyPrefix);
     let decision: Decision | undefined;
@@ -134,17 +152,16 @@ async function handle(
           503,
           'rate_limit_unavailable',
           'Rate limiting is temporarily unavailable. Please retry shortly.',
+          gatewayHeaders,
         );
       }
     }
     if (decision) {
-      rateHeaders = rateLimitHeaders(decision.report, ctx.ietfHeaders ? route.ietfPolicy : undefined);
+      addRateLimitHeaders(gatewayHeaders, decision.report, ctx.ietfHeaders ? route.ietfPolicy : undefined);
       if (!decision.allowed) {
         seen.outcome = 'limited';
-        return sendError(res, 429, 'rate_limited', decision.blockedBy!.message, {
-          ...rateHeaders,
-          'retry-after': String(decision.retryAfterSec),
-        });
+        gatewayHeaders['retry-after'] = String(decision.retryAfterSec);
+        return sendError(res, 429, 'rate_limited', decision.blockedBy!.message, gatewayHeaders);
       }
       seen.outcome = decision.shadowLimited ? 'shadow_limited' : 'allowed';
     }
@@ -152,18 +169,18 @@ async function handle(
   // Refused only now, after counting, so malformed requests still spend their budget.
   if (!target.ok) {
     const message = `Invalid request target: ${target.reason}.`;
-    return sendError(res, 400, 'invalid_request_target', message, rateHeaders);
+    return sendError(res, 400, 'invalid_request_target', message, gatewayHeaders);
   }
-  if (rejectConnectionHeader(route, req, res, rateHeaders)) return;
-  if (identity && rejectCredentials(route, identity, res, rateHeaders)) return;
-  if (declaresTooLarge(req, route.maxBodySize)) return sendTooLarge(res, route.maxBodySize, rateHeaders);
+  if (rejectConnectionHeader(route, req, res, gatewayHeaders)) return;
+  if (identity && rejectCredentials(route, identity, res, gatewayHeaders)) return;
+  if (declaresTooLarge(req, route.maxBodySize)) return sendTooLarge(res, route.maxBodySize, gatewayHeaders);
   const clientIp = identity?.clientIp ?? clientIpKey(state.identity, peer, req.headers);
-  if (!admit(ctx.admission, state.table.config, route, clientIp, identity, res, rateHeaders)) return;
+  if (!admit(ctx.admission, state.table.config, route, clientIp, identity, res, gatewayHeaders)) return;
 
   // The request passed: now the client may send the body it held back.
   if (req.headers.expect !== undefined) res.writeContinue();
   const { bodyTimeout } = state.table.config.requests;
-  const body = await requestBody(req, res, route.maxBodySize, bodyTimeout, rateHeaders);
+  const body = await requestBody(req, res, route.maxBodySize, bodyTimeout, gatewayHeaders);
   if (body === undefined) return;
   const upstream = state.upstreams.get(route.upstream)!;
   const forwardStarted = performance.now();
@@ -173,7 +190,7 @@ async function handle(
     { peer: peer.text, peerTrusted: peer.trusted, protocol: ctx.protocol, requestId },
     {
       target: target.target,
-      extraHeaders: rateHeaders,
+      extraHeaders: gatewayHeaders,
       body,
       stream: route.stream,
       liveStreams: ctx.liveStreams,
@@ -184,10 +201,10 @@ async function handle(
   ctx.metrics.upstream(route.name, upstream.name, result, (performance.now() - forwardStarted) / 1000);
   if (forwarded.kind === 'unreachable') {
     warn.unreachable({ reqId: requestId, upstream: upstream.name, err: forwarded.error.message });
-    sendError(res, 502, 'bad_gateway', 'The upstream service is unavailable.', rateHeaders);
+    sendError(res, 502, 'bad_gateway', 'The upstream service is unavailable.', gatewayHeaders);
   } else if (forwarded.kind === 'timeout') {
     warn.timeout({ reqId: requestId, upstream: upstream.name, err: forwarded.error.message });
-    sendError(res, 504, 'gateway_timeout', 'The upstream service did not answer in time.', rateHeaders);
+    sendError(res, 504, 'gateway_timeout', 'The upstream service did not answer in time.', gatewayHeaders);
   }
 }
 

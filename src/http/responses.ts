@@ -7,25 +7,23 @@ export function errorBody(code: string, message: string): string {
 }
 
 /**
- * The X-RateLimit-* headers of the reported window; with `ietfPolicy` (the route's policy, when
- * the listener sends the IETF headers) also RateLimit-Policy and RateLimit
+ * Adds the X-RateLimit-* headers of the reported window to `headers`; with `ietfPolicy` (the
+ * route's policy, when the listener sends the IETF headers) also RateLimit-Policy and RateLimit
  * (draft-ietf-httpapi-ratelimit-headers: `"name";q=limit;w=window` and `"name";r=remaining;t=seconds`).
  */
-export function rateLimitHeaders(
+export function addRateLimitHeaders(
+  headers: Record<string, string>,
   report: RateLimitReport | undefined,
   ietfPolicy?: string,
-): Record<string, string> {
-  if (!report) return {};
-  const headers: Record<string, string> = {
-    'x-ratelimit-limit': String(report.limit),
-    'x-ratelimit-remaining': String(report.remaining),
-    'x-ratelimit-reset': String(report.resetSec),
-  };
+): void {
+  if (!report) return;
+  headers['x-ratelimit-limit'] = String(report.limit);
+  headers['x-ratelimit-remaining'] = String(report.remaining);
+  headers['x-ratelimit-reset'] = String(report.resetSec);
   if (ietfPolicy) {
     headers['ratelimit-policy'] = ietfPolicy;
     headers['ratelimit'] = `"${report.policyName}";r=${report.remaining};t=${report.resetInSec}`;
   }
-  return headers;
 }
 
 export function sendJson(

@@ -87,6 +87,11 @@ export function connectionStrips(
   return undefined;
 }
 
+/** True when some part is a credential, verified asynchronously: only then is resolveIdentity needed. */
+export function needsCredentials(parts: ReadonlySet<KeyPart>): boolean {
+  return parts.has('jwt') || parts.has('workspace_token');
+}
+
 /**
  * Resolves the key parts a route needs. A credential that fails verification is replaced by a
  * per-IP fallback value in the same part, so floods of bad credentials are still counted.
@@ -97,38 +102,69 @@ export async function resolveIdentity(
   peer: Peer,
   headers: IncomingHttpHeaders,
 ): Promise<RequestIdentity> {
+  const jwt = parts.has('jwt') ? await verifyVisitor(sources.jwt, headers) : undefined;
+  const workspaceToken = parts.has('workspace_token')
+    ? await verifyWorkspaceToken(header(headers, 'authorization'), sources.workspaceTokens)
+    : undefined;
+  return identityOf(sources, parts, peer, headers, jwt, workspaceToken);
+}
+
+/**
+ * The identity from credentials already verified (see resolveIdentity), or of parts that need no
+ * credential (see needsCredentials): synchronous, so the request path awaits nothing for it.
+ */
+export function identityOf(
+  sources: IdentitySources,
+  parts: ReadonlySet<KeyPart>,
+  peer: Peer,
+  headers: IncomingHttpHeaders,
+  jwt?: JwtOutcome,
+  workspaceToken?: TokenOutcome,
+): RequestIdentity {
   const clientIp = clientIpKey(sources, peer, headers);
   const raw = new Map<KeyPart, string>();
-  let jwt: JwtOutcome | undefined;
-  let workspaceToken: TokenOutcome | undefined;
+  const hashed = new Map<KeyPart, string>();
   for (const part of parts) {
+    let value: string;
     switch (part) {
       case 'ip':
-        raw.set(part, `ip=${clientIp}`);
-        break;
+        value = `ip=${clientIp}`;
+        // The peer's hash is computed once per connection; a forwarded client's comes from a cache.
+        hashed.set(part, clientIp === peer.key ? peer.keyHash : cachedHash(value));
+        raw.set(part, value);
+        continue;
       case 'user_agent':
-        raw.set(part, `ua=${headers['user-agent'] ?? ''}`);
+        value = `ua=${headers['user-agent'] ?? ''}`;
         break;
       case 'jwt':
-        jwt = await verifyVisitor(sources.jwt, headers);
-        raw.set(part, jwt.ok ? `jwt=${jwt.session}` : `jwt!ip=${clientIp}`);
+        value = jwt!.ok ? `jwt=${jwt!.session}` : `jwt!ip=${clientIp}`;
         break;
       case 'workspace_token':
-        workspaceToken = await verifyWorkspaceToken(
-          header(headers, 'authorization'),
-          sources.workspaceTokens,
-        );
-        raw.set(part, workspaceToken.ok ? `wt=${workspaceToken.id}` : `wt!ip=${clientIp}`);
+        value = workspaceToken!.ok ? `wt=${workspaceToken!.id}` : `wt!ip=${clientIp}`;
         break;
       default: {
         const name = part.slice('header:'.length).toLowerCase();
-        raw.set(part, `h:${name}=${header(headers, name) ?? ''}`);
+        value = `h:${name}=${header(headers, name) ?? ''}`;
       }
     }
-  }
-  const hashed = new Map<KeyPart, string>();
-  for (const [part, value] of raw) {
-    hashed.set(part, part === 'ip' && clientIp === peer.key ? peer.keyHash : hashPart(value));
+    raw.set(part, value);
+    hashed.set(part, hashPart(value));
   }
   return { clientIp, jwt, workspaceToken, raw, hashed };
+}
+
+/** Hashes of forwarded client addresses ("ip=..."), most recently used last; bounded. */
+const ipHashes = new Map<string, string>();
+const IP_HASHES_MAX = 10_000;
+
+function cachedHash(value: string): string {
+  let hash = ipHashes.get(value);
+  if (hash !== undefined) {
+    ipHashes.delete(value); // re-inserted below: the Map's order is the recency order
+  } else {
+    hash = hashPart(value);
+    if (ipHashes.size >= IP_HASHES_MAX) ipHashes.delete(ipHashes.keys().next().value!);
+  }
+  ipHashes.set(value, hash);
+  return hash;
 }

@@ -1,4 +1,5 @@
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
+import { BucketHistogram, CountingCounter, type CounterCell, type HistogramCell } from './cells.js';
 
 /** How one limiter treated one request. */
 export type LimiterDecision = 'allowed' | 'limited' | 'shadow_limited' | 'store_error';
@@ -12,52 +13,54 @@ export const statusClass = (status: number): UpstreamResult =>
 /**
  * The gateway's Prometheus metrics, in a registry of its own (so several gateways can share a
  * process, and node:cluster workers can be aggregated). Labels come from limiter, route and
- * upstream names only, never from keys. Label children are cached: no label hashing per request.
+ * upstream names only, never from keys. Per request, cached cells are incremented in place (see
+ * cells.ts): no label hashing or validation per request; prom-client reads them when scraped.
  */
 export class GatewayMetrics {
   readonly registry = new Registry();
-  readonly #requests: Counter<'limiter' | 'decision'>;
-  readonly #storeLatency: Histogram;
+  readonly #requests: CountingCounter;
+  readonly #storeLatency: HistogramCell;
   readonly #storeErrors: Counter;
-  readonly #upstream: Counter<'route' | 'upstream' | 'result'>;
-  readonly #upstreamLatency: Histogram<'route' | 'upstream'>;
+  readonly #upstream: CountingCounter;
+  readonly #upstreamLatency: BucketHistogram;
   readonly #reloads: Counter<'result'>;
-  readonly #requestChildren = new Children<Counter.Internal>();
-  readonly #upstreamChildren = new Children<Counter.Internal>();
-  readonly #latencyChildren = new Children<Histogram.Internal<'route' | 'upstream'>>();
+  readonly #requestCells = new Children<CounterCell>();
+  readonly #upstreamCells = new Children<CounterCell>();
+  readonly #latencyCells = new Children<HistogramCell>();
 
   constructor(options: { processMetrics?: boolean } = {}) {
     const registers = [this.registry];
-    this.#requests = new Counter({
+    this.#requests = new CountingCounter({
       name: 'tollgate_requests_total',
       help: 'Requests seen by each limiter, by decision.',
       labelNames: ['limiter', 'decision'],
       registers,
     });
-    this.#storeLatency = new Histogram({
-      name: 'tollgate_store_duration_seconds',
-      help: 'Time of one rate-limit store round trip (all windows of a request).',
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
+    this.#storeLatency = new BucketHistogram(
+      'tollgate_store_duration_seconds',
+      'Time of one rate-limit store round trip (all windows of a request).',
+      [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
+      false,
       registers,
-    });
+    ).unlabelled;
     this.#storeErrors = new Counter({
       name: 'tollgate_store_errors_total',
       help: 'Rate-limit store round trips that failed or timed out.',
       registers,
     });
-    this.#upstream = new Counter({
+    this.#upstream = new CountingCounter({
       name: 'tollgate_upstream_responses_total',
       help: 'Forwarded requests by route, upstream and result (status class, unreachable, timeout, aborted).',
       labelNames: ['route', 'upstream', 'result'],
       registers,
     });
-    this.#upstreamLatency = new Histogram({
-      name: 'tollgate_upstream_duration_seconds',
-      help: 'Time from forwarding a request to the end of the upstream response.',
-      labelNames: ['route', 'upstream'],
-      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    this.#upstreamLatency = new BucketHistogram(
+      'tollgate_upstream_duration_seconds',
+      'Time from forwarding a request to the end of the upstream response.',
+      [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      true,
       registers,
-    });
+    );
     this.#reloads = new Counter({
       name: 'tollgate_config_reloads_total',
       help: 'Configuration reloads, by result (success or failure).',
@@ -70,7 +73,7 @@ export class GatewayMetrics {
   }
 
   limiterDecision(limiter: string, decision: LimiterDecision): void {
-    this.#requestChildren.get(limiter, decision, '', () => this.#requests.labels(limiter, decision)).inc();
+    this.#requestCells.get(limiter, decision, '', () => this.#requests.cell({ limiter, decision })).pending++;
   }
 
   storeRoundTrip(seconds: number): void {
@@ -82,12 +85,11 @@ export class GatewayMetrics {
   }
 
   upstream(route: string, upstream: string, result: UpstreamResult, seconds: number): void {
-    this.#upstreamChildren
-      .get(route, upstream, result, () => this.#upstream.labels(route, upstream, result))
-      .inc();
+    this.#upstreamCells.get(route, upstream, result, () => this.#upstream.cell({ route, upstream, result }))
+      .pending++;
     if (result === 'aborted') return;
-    this.#latencyChildren
-      .get(route, upstream, '', () => this.#upstreamLatency.labels(route, upstream))
+    this.#latencyCells
+      .get(route, upstream, '', () => this.#upstreamLatency.cell({ route, upstream }))
       .observe(seconds);
   }
 

@@ -30,6 +30,8 @@ export type BodyRead =
  */
 export function readBody(req: IncomingMessage, limit: number, timeoutMs: number): Promise<BodyRead> {
   if (req.destroyed || req.readableEnded) return Promise.resolve({ kind: 'aborted' });
+  const buffered = bufferedBody(req, limit);
+  if (buffered) return Promise.resolve({ kind: 'ok', body: buffered });
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -56,4 +58,19 @@ export function readBody(req: IncomingMessage, limit: number, timeoutMs: number)
     req.once('close', onClose);
     req.once('error', onClose);
   });
+}
+
+/**
+ * The body when all of it has already arrived (the declared Content-Length is buffered, as it is
+ * for a small body sent with its headers) and is within the bound: taken from the stream's buffer
+ * at once, without listeners or a deadline timer. Undefined otherwise: then it is read as it comes.
+ */
+function bufferedBody(req: IncomingMessage, limit: number): Buffer | undefined {
+  const length = req.headers['content-length'];
+  if (length === undefined || req.readableFlowing || req.readableLength > limit) return undefined;
+  if (req.readableLength !== Number(length)) return undefined;
+  const body = req.read() as Buffer | null; // a paused byte stream: everything buffered, as one Buffer
+  if (body === null) return undefined;
+  req.resume(); // so 'end' follows when the parser sees the message end, as with a 'data' listener
+  return body;
 }

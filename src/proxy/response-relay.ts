@@ -54,7 +54,7 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     private readonly cors = false,
   ) {
     this.done = new Promise((resolve) => (this.#settle = resolve));
-    res.once('close', this.#onClientClose);
+    res.on('close', this.#onClientClose); // removed in #finish; 'on' allocates no once-wrapper
   }
 
   #onClientClose = (): void => {
