@@ -117,6 +117,20 @@ function headersOf(reply: Reply): Record<string, string> {
   return rest;
 }
 
+/**
+ * The exact headers of a gateway JSON error on a CORS route, from an origin the `*` policy allows:
+ * its own headers plus `extra` (rate-limit headers, Retry-After).
+ */
+const corsErrorHeaders = (reply: Reply, extra: Record<string, unknown> = {}) => ({
+  'content-type': 'application/json',
+  'content-length': String(reply.text.length),
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': EXPOSED,
+  vary: 'Origin',
+  ...extra,
+  'x-request-id': expect.stringMatching(UUID),
+});
+
 /** The headers a limited response carries from the window with `remaining` left of 3 (per-ip). */
 const limitedBy = (remaining: number, reply: Reply) => ({
   'x-ratelimit-limit': '3',
@@ -291,17 +305,13 @@ describe('real responses on a CORS route', () => {
     });
     expect(reply.status).toBe(401);
     expect(reply.json()).toEqual({ error: { code: 'missing_token', message: 'Visitor token missing.' } });
-    expect(headersOf(reply)).toEqual({
-      'content-type': 'application/json',
-      'content-length': String(reply.text.length),
-      'access-control-allow-origin': '*',
-      'access-control-expose-headers': EXPOSED,
-      vary: 'Origin',
-      'x-ratelimit-limit': '5',
-      'x-ratelimit-remaining': '4',
-      'x-ratelimit-reset': expect.stringMatching(/^\d+$/),
-      'x-request-id': expect.stringMatching(UUID),
-    });
+    expect(headersOf(reply)).toEqual(
+      corsErrorHeaders(reply, {
+        'x-ratelimit-limit': '5',
+        'x-ratelimit-remaining': '4',
+        'x-ratelimit-reset': expect.stringMatching(/^\d+$/),
+      }),
+    );
     expect(seenOf('/visitor')).toEqual([]);
   });
 
@@ -316,14 +326,7 @@ describe('real responses on a CORS route', () => {
     expect(reply.json()).toEqual({
       error: { code: 'payload_too_large', message: 'The request body exceeds 10 bytes.' },
     });
-    expect(headersOf(reply)).toEqual({
-      'content-type': 'application/json',
-      'content-length': String(reply.text.length),
-      'access-control-allow-origin': '*',
-      'access-control-expose-headers': EXPOSED,
-      vary: 'Origin',
-      'x-request-id': expect.stringMatching(UUID),
-    });
+    expect(headersOf(reply)).toEqual(corsErrorHeaders(reply));
     expect(seenOf('/small')).toEqual([]);
   });
 
@@ -347,18 +350,14 @@ describe('real responses on a CORS route', () => {
     const retryAfter = Number(reply.headers['retry-after']);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);
-    expect(headersOf(reply)).toEqual({
-      'content-type': 'application/json',
-      'content-length': String(reply.text.length),
-      'access-control-allow-origin': '*',
-      'access-control-expose-headers': EXPOSED,
-      vary: 'Origin',
-      'x-ratelimit-limit': '5',
-      'x-ratelimit-remaining': '0',
-      'x-ratelimit-reset': expect.stringMatching(/^\d+$/),
-      'retry-after': String(retryAfter),
-      'x-request-id': expect.stringMatching(UUID),
-    });
+    expect(headersOf(reply)).toEqual(
+      corsErrorHeaders(reply, {
+        'x-ratelimit-limit': '5',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset': expect.stringMatching(/^\d+$/),
+        'retry-after': String(retryAfter),
+      }),
+    );
     const reset = Number(reply.headers['x-ratelimit-reset']);
     expect(reset - retryAfter).toBeGreaterThanOrEqual(Math.floor(before / 1000));
     expect(reset - retryAfter).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000));
@@ -373,15 +372,7 @@ describe('real responses on a CORS route', () => {
     expect(reply.json()).toEqual({
       error: { code: 'bad_gateway', message: 'The upstream service is unavailable.' },
     });
-    expect(headersOf(reply)).toEqual({
-      'content-type': 'application/json',
-      'content-length': String(reply.text.length),
-      'access-control-allow-origin': '*',
-      'access-control-expose-headers': EXPOSED,
-      vary: 'Origin',
-      ...limitedBy(2, reply),
-      'x-request-id': expect.stringMatching(UUID),
-    });
+    expect(headersOf(reply)).toEqual(corsErrorHeaders(reply, { ...limitedBy(2, reply) }));
   });
 });
 
