@@ -19,6 +19,7 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 EXPOSE 8080 9091
-HEALTHCHECK --interval=10s --timeout=2s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+# /healthz on the admin listener (plain HTTP even when the public one is TLS), else on PORT (plain HTTP).
+HEALTHCHECK --interval=10s --timeout=2s CMD node -e "const ok=(p)=>fetch('http://127.0.0.1:'+p+'/healthz').then(r=>r.ok,()=>false);ok(process.env.ADMIN_PORT||9091).then(a=>a||ok(process.env.PORT||8080)).then(u=>process.exit(u?0:1))"
 ENTRYPOINT ["node", "dist/cli.js"]
 CMD ["start", "--config", "config/gateway.yaml"]

@@ -6,7 +6,18 @@ import tseslint from 'typescript-eslint';
 // through src/http/embedded-upstreams.ts, which the CLI (src/cli/wiring.ts) implements, and through
 // the credential formats in src/credentials/ (docs/architecture: "a pure-proxy config never loads
 // the services").
-const GATEWAY = ['config', 'routing', 'identity', 'limits', 'store', 'proxy', 'http', 'metrics', 'cors'];
+const GATEWAY = [
+  'config',
+  'routing',
+  'identity',
+  'limits',
+  'store',
+  'proxy',
+  'http',
+  'metrics',
+  'cors',
+  'envoy',
+];
 const SERVICES = ['services', 'db'];
 const SERVICE_PACKAGES = ['fastify', '@fastify/*', 'better-sqlite3', 'piscina', 'htmlparser2', 'domutils'];
 
@@ -27,7 +38,7 @@ function forbid(folders, packages, message) {
 }
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'data/'] },
+  { ignores: ['dist/', 'client/dist/', 'node_modules/', 'coverage/', 'data/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -60,6 +71,40 @@ export default tseslint.config(
       SERVICE_PACKAGES,
       'src/credentials/ holds formats both sides share: it depends on neither.',
     ),
+  },
+  {
+    // The client-address walk both sides must agree on (the gateway keys limits by it, the collector
+    // excludes visits by it), so it lives apart from both.
+    files: ['src/net/**/*.ts'],
+    rules: forbid(
+      [...GATEWAY, ...SERVICES, 'cli'],
+      SERVICE_PACKAGES,
+      'src/net/ holds the client-address resolution both sides share: it depends on neither.',
+    ),
+  },
+  {
+    // @tollgate/client runs in browsers and has no runtime dependencies: no Node built-ins, nothing
+    // of the gateway, and undici (an optional peer, for the interceptor's types) as types only.
+    files: ['client/src/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['node:*', '**/../src/*', '**/../src/**', '**/../test/**'],
+              message:
+                'The client is browser-safe and stands alone: no Node built-ins, nothing of the gateway.',
+            },
+            {
+              group: ['undici'],
+              allowTypeImports: true,
+              message: 'undici is an optional peer dependency of the client: import its types only.',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     // vitest reads a fixture's dependencies from its first parameter's pattern: `{}` means none.

@@ -7,8 +7,13 @@
 // Settings: BENCH_ROUNDS (3), BENCH_DURATION (s, 4), BENCH_WARMUP (s, 1), BENCH_CONNECTIONS (32),
 // BENCH_ONLY (comma-separated scenario ids), BENCH_PROFILE (scenario ids profiled in one extra
 // run each, default tollgate-memory,tollgate-redis; 0 for none), BENCH_PIN=0 (no pinning),
-// BENCH_LOADGEN (wrk or autocannon; default wrk when installed).
+// BENCH_LOADGEN (wrk or autocannon; default wrk when installed). BENCH_COMPARE=<checkout>: also runs
+// every selected tollgate scenario with that checkout's dist/cli.js ("<id>@base"), next to this
+// build's in every round, and prints their CPU per request paired by round; such a run writes no
+// report (bench/results.md is for whole runs).
 import { execFileSync } from 'node:child_process';
+import { connect as tlsConnect } from 'node:tls';
+import { tmpdir } from 'node:os';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, release } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +28,7 @@ import {
   sampleCpus,
   sampleTree,
 } from './lib/cpu-time.js';
-import { autocannonLoad, stopLoad, wrkLoad } from './lib/load.js';
+import { autocannonLoad, h2loadLoad, stopLoad, wrkLoad } from './lib/load.js';
 import { affinityOf, pinProcess, planPinning } from './lib/pinning.js';
 import {
   ROOT,
@@ -74,6 +79,7 @@ function readSettings() {
     connections: envInteger('BENCH_CONNECTIONS', 32, 1),
     only: envList('BENCH_ONLY', []),
     profile: envList('BENCH_PROFILE', DEFAULT_PROFILED),
+    compare: process.env.BENCH_COMPARE || undefined,
   };
 }
 
@@ -174,6 +180,52 @@ function diffCounts(before, after) {
 
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 
+/** Waits until a TLS listener completes a handshake. */
+async function waitForTls(proc, port, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (!proc.alive) throw new Error(describeExit(proc));
+    const ok = await new Promise((resolve) => {
+      const socket = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false });
+      socket.once('secureConnect', () => (socket.destroy(), resolve(true)));
+      socket.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`${proc.name}: no TLS handshake on port ${port}`);
+    await sleep(50);
+  }
+}
+
+/** A self-signed certificate for the TLS scenarios (openssl), in a temporary folder. */
+function benchCertificate() {
+  const dir = join(tmpdir(), `tollgate-bench-tls-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+    ],
+    { stdio: 'pipe' },
+  );
+  return { cert, key };
+}
+
 /** Waits until a cluster primary has forked all its workers (they inherit its CPU). */
 async function waitForWorkers(proc, workers, timeoutMs = 15_000) {
   const deadline = Date.now() + timeoutMs;
@@ -196,17 +248,20 @@ function pinTree(pid, cpu) {
  * with CPU, Redis and limiter snapshots right before and after it.
  */
 async function runScenario(scenario, ctx, { profileName } = {}) {
-  const { upstreamPort, redis, redisUrl, pinning, loadgen } = ctx;
+  const { upstreamPort, redis, redisUrl, pinning, loadgen, tls } = ctx;
   if (redis) await redis.flushall();
   const cpu = pinning.pinned ? pinning.serverCpu : undefined;
   const port = await freePort();
-  const adminPort = scenario.kind === 'tollgate' ? await freePort() : undefined;
+  // A script that runs tollgate too (scenario.admin) gets an admin port, for its decisions.
+  const adminPort = scenario.kind === 'tollgate' || scenario.admin ? await freePort() : undefined;
   const childEnv = { PORT: String(port), UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}` };
+  if (adminPort !== undefined) childEnv.ADMIN_PORT = String(adminPort);
   if (scenario.redis) childEnv.REDIS_URL = redisUrl;
+  if (scenario.loadgen) Object.assign(childEnv, { TLS_CERT: tls.cert, TLS_KEY: tls.key });
   const logs = new Map(); // "level msg" -> count
   let proc;
   if (scenario.kind === 'tollgate') {
-    Object.assign(childEnv, { LOG_LEVEL: 'warn', ADMIN_PORT: String(adminPort) }, scenario.env);
+    Object.assign(childEnv, { LOG_LEVEL: 'warn' }, scenario.env);
     const nodeArgs = profileName
       ? [
           '--cpu-prof',
@@ -218,9 +273,9 @@ async function runScenario(scenario, ctx, { profileName } = {}) {
           String(PROFILE_INTERVAL_US),
         ]
       : [];
-    proc = startNode(scenario.id, 'dist/cli.js', {
+    proc = startNode(scenario.id, scenario.cli ?? 'dist/cli.js', {
       nodeArgs,
-      args: ['start', '--config', 'bench/gateway.yaml'],
+      args: ['start', '--config', scenario.config ?? 'bench/gateway.yaml'],
       env: childEnv,
       cpu,
       onJson: (line) => {
@@ -230,16 +285,22 @@ async function runScenario(scenario, ctx, { profileName } = {}) {
       },
     });
   } else {
-    proc = startNode(scenario.id, scenario.script, { env: { ...childEnv, ...scenario.env }, cpu });
+    proc = startNode(scenario.id, scenario.script, {
+      env: { ...childEnv, ...(scenario.admin ? { LOG_LEVEL: 'warn' } : {}), ...scenario.env },
+      cpu,
+    });
   }
   const pid = proc.child.pid;
   try {
-    await waitForHttp(proc, port);
+    if (scenario.loadgen) await waitForTls(proc, port);
+    else await waitForHttp(proc, port);
     if (scenario.workers) await waitForWorkers(proc, scenario.workers);
     const affinity = cpu === undefined ? undefined : pinTree(pid, cpu);
-    await probe(scenario, port);
+    // Over TLS the load's own status counts are the check (every response must be a 200).
+    if (!scenario.loadgen) await probe(scenario, port);
+    const run = scenario.loadgen ? (o) => h2loadLoad({ ...o, ...scenario.loadgen }) : loadgen.run;
     const load = (seconds) =>
-      loadgen.run({
+      run({
         port,
         path: scenario.path,
         seconds,
@@ -377,13 +438,19 @@ async function main() {
   const loadBefore = loadavg();
   if (!existsSync(join(ROOT, 'dist', 'cli.js')))
     throw new Error('dist/cli.js is missing: run `npm run build`');
-  const unknown = [...settings.only, ...settings.profile].filter((id) => !SCENARIOS.some((s) => s.id === id));
+  const known = settings.compare ? withComparisons(SCENARIOS, settings.compare) : SCENARIOS;
+  const unknown = [...settings.only, ...settings.profile].filter(
+    (id) => !known.some((s) => s.id === id || s.id === `${id}@base`),
+  );
   if (unknown.length)
     throw new Error(`unknown scenario(s) ${unknown.join(', ')}: ${SCENARIOS.map((s) => s.id)}`);
-  const wanted = settings.only.length ? SCENARIOS.filter((s) => settings.only.includes(s.id)) : SCENARIOS;
+  const wanted = settings.only.length
+    ? known.filter((s) => settings.only.includes(s.id) || settings.only.includes(s.twinOf))
+    : known;
   const scenarios = wanted.filter((s) => {
     if (!s.requires || onPath(s.requires)) return true;
-    log(`${s.id}: skipped, ${s.requires} is not installed (Debian: apt-get install nginx-light)`);
+    const pkg = s.requires === 'h2load' ? 'nghttp2-client' : 'nginx-light';
+    log(`${s.id}: skipped, ${s.requires} is not installed (Debian: apt-get install ${pkg})`);
     return false;
   });
   if (scenarios.length === 0) throw new Error('no scenario to run');
@@ -417,12 +484,14 @@ async function main() {
   await waitForHttp(upstream, upstreamPort);
   log(`upstream (node:http, 200 + ${UPSTREAM_BODY.length}-byte JSON) on port ${upstreamPort}`);
 
-  const ctx = { upstreamPort, redis, redisUrl, pinning, loadgen };
+  const tls = scenarios.some((s) => s.loadgen) ? benchCertificate() : undefined;
+  const ctx = { upstreamPort, redis, redisUrl, pinning, loadgen, tls };
   const runs = new Map(scenarios.map((s) => [s.id, []]));
   const profiles = [];
   try {
     for (let round = 1; round <= settings.rounds; round++) {
-      for (const scenario of scenarios) {
+      // A twin and its scenario swap places every other round, so neither always runs first.
+      for (const scenario of round % 2 === 0 ? swapTwins(scenarios) : scenarios) {
         if (!upstream.alive) throw new Error(describeExit(upstream));
         const { proc, run } = await runScenario(scenario, ctx);
         await stop(proc);
@@ -466,13 +535,64 @@ async function main() {
   };
   const report = summarise(scenarios, runs, profiles, meta);
   printReport(report);
+  if (settings.compare) {
+    printPairs(pairedRounds(scenarios, runs), settings.compare);
+    log('a comparison run: bench/results.md and bench/results.json left as they were');
+    return;
+  }
   await writeReports(report);
   log('wrote bench/results.md and bench/results.json');
 }
 
+/** Each tollgate scenario preceded by its twin run from another checkout's build ("<id>@base"). */
+function withComparisons(scenarios, checkout) {
+  const cli = join(checkout, 'dist', 'cli.js');
+  if (!existsSync(cli)) throw new Error(`BENCH_COMPARE: ${cli} is missing (build that checkout first)`);
+  return scenarios.flatMap((s) =>
+    s.kind === 'tollgate'
+      ? [{ ...s, id: `${s.id}@base`, twinOf: s.id, label: `${s.label} [${checkout}]`, cli }, s]
+      : [s],
+  );
+}
+
+function swapTwins(scenarios) {
+  const out = [...scenarios];
+  for (let i = 0; i + 1 < out.length; i++) {
+    if (out[i].twinOf && out[i].twinOf === out[i + 1].id) {
+      const twin = out[i];
+      out[i] = out[i + 1];
+      out[i + 1] = twin;
+      i++;
+    }
+  }
+  return out;
+}
+
+/** Per round: the twin's CPU µs per request over this build's (above 1: this build is cheaper). */
+function pairedRounds(scenarios, runs) {
+  return scenarios
+    .filter((s) => s.twinOf && runs.has(s.twinOf))
+    .map((s) => {
+      const base = runs.get(s.id);
+      const ours = runs.get(s.twinOf);
+      const rounds = base.map((b, i) => ({ base: b.cpuPerReq, ours: ours[i]?.cpuPerReq }));
+      const ratios = rounds.map((r) => r.base / r.ours).sort((a, b) => a - b);
+      return { id: s.twinOf, rounds, median: ratios[Math.floor((ratios.length - 1) / 2)] };
+    });
+}
+
+function printPairs(pairs, checkout) {
+  console.log(`paired CPU µs per request, ${checkout} → this build, round by round:`);
+  for (const p of pairs) {
+    const rounds = p.rounds.map((r) => `${r.base?.toFixed(1)} → ${r.ours?.toFixed(1)}`).join('; ');
+    console.log(`  ${p.id}: ${rounds}; ratio (median of rounds) ${p.median?.toFixed(3)}×`);
+  }
+}
+
 // Everything stops by itself: the whole run has a time budget.
 const runSeconds = settings.warmup + settings.duration + 30;
-const budgetMs = ((settings.rounds * SCENARIOS.length + settings.profile.length) * runSeconds + 60) * 1000;
+const scenarioCount = SCENARIOS.length * (settings.compare ? 2 : 1);
+const budgetMs = ((settings.rounds * scenarioCount + settings.profile.length) * runSeconds + 60) * 1000;
 const watchdog = setTimeout(() => {
   console.error(`[bench] still running after ${budgetMs / 1000} s: giving up`);
   stopLoad();

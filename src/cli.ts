@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
+import { checkCertificates } from './cli/check-certificates.js';
 import { describeRuleTable } from './cli/describe.js';
 import { start } from './cli/start.js';
 import { UsageError } from './cli/usage-error.js';
 import { ConfigError } from './config/errors.js';
+import { StoreConfigError } from './store/redis-connection.js';
 import { loadConfigFile } from './config/load.js';
 
 const USAGE = `usage:
@@ -11,7 +13,7 @@ const USAGE = `usage:
   tollgate check   --config FILE
   tollgate explain --config FILE [--peer IP] [--header 'Name: value' ...] METHOD URL
   tollgate serve   websites|reports|widget|bulksync --port N [--host H] [--config FILE]
-  tollgate users   create --name NAME [--config FILE]
+  tollgate users   create --name NAME [--email ADDRESS] [--config FILE]
   tollgate tokens  create --workspace NAME [--user ID] [--config FILE]
   tollgate tokens  revoke ID [--config FILE]`;
 
@@ -26,6 +28,7 @@ async function main(argv: string[]): Promise<number> {
       host: { type: 'string', default: '127.0.0.1' },
       port: { type: 'string', default: '0' },
       name: { type: 'string' },
+      email: { type: 'string' },
       workspace: { type: 'string' },
       user: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -41,6 +44,7 @@ async function main(argv: string[]): Promise<number> {
       return start(values.config);
     case 'check': {
       const table = await loadConfigFile(values.config);
+      await checkCertificates(values.config, table.config);
       console.log(`${values.config}: ok\n\n${describeRuleTable(table)}`);
       return 0;
     }
@@ -57,7 +61,7 @@ async function main(argv: string[]): Promise<number> {
     case 'serve':
       return (await import('./cli/services.js')).serve(values.config, rest[0], values.host, values.port);
     case 'users':
-      return (await import('./cli/services.js')).users(values.config, rest, values.name);
+      return (await import('./cli/services.js')).users(values.config, rest, values.name, values.email);
     case 'tokens':
       return (await import('./cli/services.js')).tokens(values.config, rest, values.workspace, values.user);
     default:
@@ -70,6 +74,9 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
     if (err instanceof ConfigError) console.error(`invalid config:\n${err.message}`);
+    // The message names the store (password redacted); the error's cause is never printed, as
+    // ioredis puts the AUTH command, password included, on its errors.
+    else if (err instanceof StoreConfigError) console.error(`cannot start: ${err.message}`);
     else if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       console.error(`${(err as Error).message}\n${USAGE}`);
       process.exit(2);

@@ -20,9 +20,10 @@ const EXCEEDS = { error: { code: 'payload_too_large', message: `The request body
 
 /** The shipped config with the wp-plugin route's bound alone lowered: the service keeps its 5mb. */
 const ROUTE_BOUND_CONFIG = (() => {
-  const shipped = 'maxBodySize: ${MAX_BODY_SIZE:-5mb}\n\n  - name: websites';
+  const shipped =
+    'limiters: [wp-plugin]\n    # Refused with 413 here, before it reaches the upstream.\n    maxBodySize: ${MAX_BODY_SIZE:-5mb}\n';
   expect(DEFAULT_CONFIG.split(shipped)).toHaveLength(2);
-  return DEFAULT_CONFIG.replace(shipped, 'maxBodySize: 1kb\n\n  - name: websites');
+  return DEFAULT_CONFIG.replace(shipped, shipped.replace('${MAX_BODY_SIZE:-5mb}', '1kb'));
 })();
 
 let redis: RedisServer;

@@ -10,7 +10,7 @@ import { ALICE_KEY, BOB_KEY, newDataDir, startEmbeddedGateway } from './helpers/
 import { send } from './helpers/gateway.js';
 
 const TOKENS_USAGE = 'usage: tollgate tokens create --workspace NAME [--user ID] | tollgate tokens revoke ID';
-const USERS_USAGE = 'usage: tollgate users create --name NAME';
+const USERS_USAGE = 'usage: tollgate users create --name NAME [--email ADDRESS]';
 
 let dataDir: string;
 let gateway: Gateway;
@@ -61,6 +61,33 @@ describe('tollgate users create', () => {
       const otherKey = other.stdout.trim().split('\n')[1]!;
       printed.push(otherKey);
       expect(otherKey).not.toBe(key);
+    },
+  );
+
+  test(
+    '--email: the address the account API shows (and the reports go to); a bad one exits 2',
+    { timeout: 60_000 },
+    async () => {
+      const run = await cli('users', 'create', '--name', 'dave', '--email', 'dave@example.com');
+      expect(run.code).toBe(0);
+      const [, id, key] = /^created user (\d+) "dave"; its API key \(shown once\):\n(\S+)\n$/.exec(
+        run.stdout,
+      )!;
+      printed.push(key!);
+      const account = await send(`${gateway.url()}/api/v1/account`, {
+        headers: { authorization: `Bearer ${key}`, accept: 'application/json' },
+      });
+      expect(account.status).toBe(200);
+      expect(account.json()).toEqual({
+        data: { id: Number(id), name: 'dave', email: 'dave@example.com', created_at: expect.any(String) },
+        status: 200,
+      });
+      const bad = await cli('users', 'create', '--name', 'eve', '--email', 'not an address');
+      expect(bad.code).toBe(2);
+      expect(bad.stdout).toBe('');
+      expect(bad.stderr.startsWith('--email must be an e-mail address, got "not an address"\nusage:\n')).toBe(
+        true,
+      );
     },
   );
 
@@ -137,7 +164,7 @@ describe('tollgate tokens', () => {
 
 describe('the database', () => {
   test('holds only hashes: no row contains a printed key or secret', () => {
-    expect(printed.length).toBe(6);
+    expect(printed.length).toBe(7);
     const db = new Database(join(dataDir, DATABASE_FILE), { readonly: true });
     try {
       const tables = db

@@ -69,19 +69,19 @@ function addresses(reply: Reply): { links: unknown; path: unknown } {
 /** Page 2 of Alice's 21 websites, ten a page. */
 const websitesPage = (base: string) => ({
   links: {
-    first: `${base}/api/v1/websites?per_page=10&page=1`,
-    last: `${base}/api/v1/websites?per_page=10&page=3`,
-    prev: `${base}/api/v1/websites?per_page=10&page=1`,
-    next: `${base}/api/v1/websites?per_page=10&page=3`,
+    first: `${base}/api/v1/websites?per_page=10&sort=asc&page=1`,
+    last: `${base}/api/v1/websites?per_page=10&sort=asc&page=3`,
+    prev: `${base}/api/v1/websites?per_page=10&sort=asc&page=1`,
+    next: `${base}/api/v1/websites?per_page=10&sort=asc&page=3`,
   },
   path: `${base}/api/v1/websites`,
 });
 /** Page 2 of Alice's (empty) reports. */
 const reportsPage = (base: string) => ({
   links: {
-    first: `${base}/api/v1/reports?sort=asc&page=1`,
-    last: `${base}/api/v1/reports?sort=asc&page=1`,
-    prev: `${base}/api/v1/reports?sort=asc&page=1`,
+    first: `${base}/api/v1/reports?sort=asc&per_page=10&page=1`,
+    last: `${base}/api/v1/reports?sort=asc&per_page=10&page=1`,
+    prev: `${base}/api/v1/reports?sort=asc&per_page=10&page=1`,
     next: null,
   },
   path: `${base}/api/v1/reports`,

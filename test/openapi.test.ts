@@ -55,6 +55,8 @@ describe('the OpenAPI document', () => {
     const app = createServiceApp({ logger: silentLogger, errors: SERVICES[name].errors, bodyLimit: 1024 });
     const registered: string[] = [];
     app.addHook('onRoute', (route) => {
+      // The HTML pages are documented in docs/services/websites.md and reports.md, not here.
+      if (route.config?.page) return;
       for (const method of [route.method].flat()) {
         if (method !== 'HEAD') registered.push(`${method} ${route.url.replace(/:(\w+)/g, '{$1}')}`);
       }

@@ -57,10 +57,11 @@ const queryArb = fc.record(
     search: fc.string({ unit: fc.constantFrom('a', 'E', 'x', '.', '/', '%', '_', '?', 'o'), maxLength: 3 }),
     search_by: fc.constant('url'),
     project: fc.constantFrom('example.com', 'shop.test', 'blog.example.org', 'a_b.test', 'nowhere'),
-    result: fc.constantFrom(...RESULTS),
-    sort_by: fc.constantFrom(...SORT_KEYS),
-    sort: fc.constantFrom('asc', 'desc'),
-    per_page: fc.constantFrom(10, 25, 50, 100),
+    // Values the original does not know (foo, created_at, 5, 20) read as the defaults.
+    result: fc.constantFrom<string>(...RESULTS, 'foo'),
+    sort_by: fc.constantFrom<string>(...SORT_KEYS, 'created_at'),
+    sort: fc.constantFrom('asc', 'desc', 'foo'),
+    per_page: fc.constantFrom(10, 25, 50, 100, 5, 20),
     page: fc.integer({ min: 1, max: 4 }),
   },
   { requiredKeys: [] },
@@ -80,18 +81,29 @@ function model(rows: ReportRow[], q: Query, sent: string) {
     (r) =>
       (!q.search || r.url.toLowerCase().includes(q.search.toLowerCase())) &&
       (q.project === undefined || r.project === q.project) &&
-      (q.result === undefined || r.result === q.result),
+      (!RESULTS.includes(q.result as ReportResult) || r.result === q.result),
   );
-  const key: SortKey = q.sort_by ?? 'id';
-  const sign = (q.sort ?? 'desc') === 'asc' ? 1 : -1;
+  const key: SortKey = SORT_KEYS.find((k) => k === q.sort_by) ?? 'id';
+  const sort = q.sort === 'asc' ? 'asc' : 'desc';
+  const perPage = [10, 25, 50, 100].includes(q.per_page ?? 0) ? q.per_page! : 10;
+  const sign = sort === 'asc' ? 1 : -1;
   const sorted = [...filtered].sort((a, b) => {
     const x = a[key];
     const y = b[key];
     return sign * ((x < y ? -1 : x > y ? 1 : 0) || a.id - b.id);
   });
   const page = q.page ?? 1;
-  const shown = pageOf(sorted, q.per_page ?? 10, page);
+  const shown = pageOf(sorted, perPage, page);
+  // The links carry the sort and per_page in force: in place of the ones sent, else appended.
   const others = sent.split('&').filter((p) => p !== '' && !p.startsWith('page='));
+  for (const [name, value] of [
+    ['sort', sort],
+    ['per_page', String(perPage)],
+  ]) {
+    const at = others.findIndex((p) => p.startsWith(`${name}=`));
+    if (at === -1) others.push(`${name}=${value}`);
+    else others[at] = `${name}=${value}`;
+  }
   const link = (n: number) => `${PATH}?${[...others, `page=${n}`].join('&')}`;
   return {
     ids: shown.rows.map((r) => r.id),
@@ -165,10 +177,10 @@ test('a page far past the end is an empty page, not a 500', async () => {
     expect(reply.json()).toEqual({
       data: [],
       links: {
-        first: `${PATH}?per_page=100&page=1`,
-        last: `${PATH}?per_page=100&page=1`,
+        first: `${PATH}?per_page=100&sort=desc&page=1`,
+        last: `${PATH}?per_page=100&sort=desc&page=1`,
         prev: expect.stringMatching(
-          /^http:\/\/analyzer\.localhost:8080\/api\/v1\/reports\?per_page=100&page=\d/,
+          /^http:\/\/analyzer\.localhost:8080\/api\/v1\/reports\?per_page=100&sort=desc&page=\d/,
         ),
         next: null,
       },

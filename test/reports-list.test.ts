@@ -62,17 +62,22 @@ describe('reports list: pagination', () => {
     const first = await list('');
     expect(first).toEqual({
       data: created.slice(11).reverse(),
-      links: { first: `${PATH}?page=1`, last: `${PATH}?page=3`, prev: null, next: `${PATH}?page=2` },
+      links: {
+        first: `${PATH}?sort=desc&per_page=10&page=1`,
+        last: `${PATH}?sort=desc&per_page=10&page=3`,
+        prev: null,
+        next: `${PATH}?sort=desc&per_page=10&page=2`,
+      },
       meta: { current_page: 1, from: 1, last_page: 3, path: PATH, per_page: 10, to: 10, total: 21 },
       status: 200,
     });
     const second = await list('?page=2');
     expect(second.data).toEqual(created.slice(1, 11).reverse());
     expect(second.links).toEqual({
-      first: `${PATH}?page=1`,
-      last: `${PATH}?page=3`,
-      prev: `${PATH}?page=1`,
-      next: `${PATH}?page=3`,
+      first: `${PATH}?sort=desc&per_page=10&page=1`,
+      last: `${PATH}?sort=desc&per_page=10&page=3`,
+      prev: `${PATH}?sort=desc&per_page=10&page=1`,
+      next: `${PATH}?sort=desc&per_page=10&page=3`,
     });
     expect(second.meta).toEqual({
       current_page: 2,
@@ -86,9 +91,9 @@ describe('reports list: pagination', () => {
     const third = await list('?page=3');
     expect(third.data).toEqual([created[0]]);
     expect(third.links).toEqual({
-      first: `${PATH}?page=1`,
-      last: `${PATH}?page=3`,
-      prev: `${PATH}?page=2`,
+      first: `${PATH}?sort=desc&per_page=10&page=1`,
+      last: `${PATH}?sort=desc&per_page=10&page=3`,
+      prev: `${PATH}?sort=desc&per_page=10&page=2`,
       next: null,
     });
     expect(third.meta).toEqual({
@@ -186,15 +191,49 @@ describe('reports list: filters and sorting', () => {
     });
   });
 
-  test('projects with their report counts', async () => {
-    const reply = await api('GET', '/api/v1/projects', { key: ALICE_KEY });
+  const PROJECTS = 'http://analyzer.localhost:8080/api/v1/projects';
+  const projects = async (query: string) => {
+    const reply = await api('GET', `/api/v1/projects${query}`, { key: ALICE_KEY });
     expect(reply.status).toBe(200);
-    expect(reply.json()).toEqual({
-      data: [
-        { project: '127.0.0.1', reports: 18 },
-        { project: 'localhost', reports: 3 },
-      ],
-      status: 200,
-    });
+    return reply.json() as unknown;
+  };
+  const envelope = (data: unknown[], query: string, perPage = 10) => ({
+    data,
+    links: {
+      first: `${PROJECTS}?${query}&page=1`,
+      last: `${PROJECTS}?${query}&page=1`,
+      prev: null,
+      next: null,
+    },
+    meta: {
+      current_page: 1,
+      from: data.length > 0 ? 1 : null,
+      last_page: 1,
+      path: PROJECTS,
+      per_page: perPage,
+      to: data.length > 0 ? data.length : null,
+      total: data.length,
+    },
+    status: 200,
+  });
+  const BOTH = [
+    { project: '127.0.0.1', reports: 18 },
+    { project: 'localhost', reports: 3 },
+  ];
+
+  test('projects: a paginated list of names with their report counts, A-Z by default', async () => {
+    expect(await projects('')).toEqual(envelope(BOTH, 'sort=asc&per_page=10'));
+  });
+
+  test('projects: sort=desc is Z-A; search is a case-insensitive substring of the name', async () => {
+    expect(await projects('?sort=desc&per_page=25')).toEqual(
+      envelope([...BOTH].reverse(), 'sort=desc&per_page=25', 25),
+    );
+    expect(await projects('?search=LOCAL')).toEqual(envelope([BOTH[1]], 'search=LOCAL&sort=asc&per_page=10'));
+    expect(await projects('?search=nothing')).toEqual(envelope([], 'search=nothing&sort=asc&per_page=10'));
+  });
+
+  test('projects: per_page=5 and sort=foo read as the defaults', async () => {
+    expect(await projects('?per_page=5&sort=foo')).toEqual(envelope(BOTH, 'per_page=10&sort=asc'));
   });
 });

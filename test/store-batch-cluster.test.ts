@@ -47,18 +47,53 @@ const TAGS = ['l0', 'l1', 'l2', 'l3', 'l4', 'l5'] as const;
 const LIMITS = [1, 2, 3, 2, 1, 4];
 type Tag = (typeof TAGS)[number];
 
+test('a request without windows is answered at once by the cluster store itself', async ({ cluster }) => {
+  const store = new RedisClusterStore({
+    nodes: cluster.seeds,
+    commandTimeoutMs: 2000,
+    connectTimeoutMs: 5000,
+  });
+  try {
+    expect(await store.connect()).toBe(true);
+    expect(await store.hit([])).toEqual([]);
+    const settled: [number, unknown][] = [];
+    await new Promise<void>((done) =>
+      store.hitBatch(
+        [[], [{ key: '{l0}:empty', limit: 5, periodMs: 60_000, enforce: true, cacheWhenSpent: false }]],
+        (i, outcome) => {
+          settled.push([
+            i,
+            outcome instanceof Error ? outcome : (outcome as { count: number }[]).map((r) => r.count),
+          ]);
+          if (settled.length === 2) done();
+        },
+      ),
+    );
+    expect(settled.sort((a, b) => a[0] - b[0])).toEqual([
+      [0, []],
+      [1, [1]],
+    ]);
+  } finally {
+    await store.close();
+  }
+});
+
 test('the tags lie in six different slots, spread over the masters', async ({ cluster }) => {
   expect(new Set(TAGS.map((t) => calculateSlot(`{${t}}`))).size).toBe(TAGS.length);
   const owners = await Promise.all(TAGS.map((t) => cluster.nodeForSlot(calculateSlot(`{${t}}`))));
   expect(new Set(owners).size).toBeGreaterThan(1);
 });
 
-/** A request: one or two limiters (tags), each with one or two windows (a minute and an hour). */
+/**
+ * A request: one or two limiters (tags), each with one or two windows (a minute and an hour), and
+ * mostly one hit, sometimes several (Envoy's hits_addend), the same for all its windows.
+ */
 const requestArb = fc.uniqueArray(
   fc.record({
     tag: fc.constantFrom<Tag>(...TAGS),
     hour: fc.boolean(),
     enforce: fc.boolean(),
+    cost: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
   }),
   { minLength: 1, maxLength: 2, selector: (l) => l.tag },
 );
@@ -80,14 +115,16 @@ test('batches against the model: per slot, in order, all-or-nothing; one script 
       for (const turn of generated) {
         // A request's windows, limiter by limiter; the limit of a window depends on its key only.
         const requests: WindowRequest[][] = turn.map((limiters) =>
-          limiters.flatMap(({ tag, hour, enforce }) => {
+          limiters.flatMap(({ tag, hour, enforce, cost }) => {
             const limit = LIMITS[TAGS.indexOf(tag)]!;
+            const costs = cost === undefined ? {} : { cost };
             const minute = {
               key: `${prefix}:{${tag}}:m`,
               limit,
               periodMs: 60_000,
               enforce,
               cacheWhenSpent: false,
+              ...costs,
             };
             const hourly = {
               key: `${prefix}:{${tag}}:h`,
@@ -95,6 +132,7 @@ test('batches against the model: per slot, in order, all-or-nothing; one script 
               periodMs: 3_600_000,
               enforce,
               cacheWhenSpent: false,
+              ...costs,
             };
             return hour ? [minute, hourly] : [minute];
           }),

@@ -17,7 +17,7 @@ interface Site {
 
 interface Query {
   search?: string;
-  sort?: 'asc' | 'desc';
+  sort?: string;
   per_page?: number;
   page?: number;
 }
@@ -77,11 +77,14 @@ async function list(query: Query): Promise<ListBody> {
 /** The reference: the owner's sites whose host contains the search (any case), sorted by host then id, one page of them (pageOf). */
 function model(sites: readonly Site[], query: Query): ListBody {
   const search = (query.search ?? '').toLowerCase();
-  const direction = query.sort === 'desc' ? -1 : 1;
+  const direction = query.sort === 'desc' ? -1 : 1; // another sort reads as asc
+  // A per_page outside 10–100 reads as 10, as the original's controller does.
+  const perPage =
+    query.per_page !== undefined && query.per_page >= 10 && query.per_page <= 100 ? query.per_page : 10;
   const matching = sites
     .filter((s) => s.url.includes(search))
     .sort((a, b) => (a.url === b.url ? a.id - b.id : a.url < b.url ? -direction : direction));
-  const { rows, meta } = pageOf(matching, query.per_page ?? 10, query.page ?? 1);
+  const { rows, meta } = pageOf(matching, perPage, query.page ?? 1);
   return { data: rows, meta };
 }
 
@@ -99,8 +102,8 @@ const dataSet = fc
 const query: fc.Arbitrary<Query> = fc.record(
   {
     search: fc.stringMatching(/^[aAbB1.-]{0,3}$/),
-    sort: fc.constantFrom('asc' as const, 'desc' as const),
-    per_page: fc.oneof(fc.integer({ min: 10, max: 13 }), fc.constant(100)),
+    sort: fc.constantFrom('asc', 'desc', 'foo'),
+    per_page: fc.oneof(fc.integer({ min: 10, max: 13 }), fc.constantFrom(100, 5, 9, 101)),
     page: fc.integer({ min: 1, max: 4 }),
   },
   { requiredKeys: [] },

@@ -2,6 +2,9 @@
 // wrk is missing, autocannon inside the bench process. Both return the same summary:
 // { responses, durationSec, rps, p50Ms, p99Ms, maxMs, errors, non2xx, statusCodes? }.
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 
@@ -90,4 +93,74 @@ export async function autocannonLoad({ port, path, seconds, connections, body })
     non2xx: responses - (r['2xx'] ?? 0) - (r['3xx'] ?? 0),
     statusCodes,
   };
+}
+
+/**
+ * h2load (nghttp2-client) over TLS: HTTP/2, or HTTP/1.1 with `h1` (the same client, so the two
+ * protocols are compared with one load generator). -t1, one stream per connection at a time (-m1),
+ * so concurrency matches wrk's connections. h2load reports no percentiles: p50Ms is its mean and
+ * p99Ms its max request time.
+ */
+export function h2loadLoad({ port, path, seconds, connections, body, h1 = false }) {
+  const bodyFile = join(tmpdir(), `tollgate-bench-body-${process.pid}.json`);
+  writeFileSync(bodyFile, body);
+  const args = [
+    '-t1',
+    `-c${connections}`,
+    '-m1',
+    `-D${seconds}`,
+    '-d',
+    bodyFile,
+    '-H',
+    'content-type: application/json',
+    ...(h1 ? ['--h1'] : []),
+    `https://127.0.0.1:${port}${path}`,
+  ];
+  return new Promise((resolve, reject) => {
+    const child = spawn('h2load', args, { stdio: 'pipe' });
+    running.add(child);
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c) => (out += c));
+    child.stderr.setEncoding('utf8').on('data', (c) => (out += c));
+    const timer = setTimeout(() => child.kill('SIGKILL'), (seconds + 20) * 1000);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      running.delete(child);
+      reject(new Error(`cannot run h2load: ${err.message}`));
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      running.delete(child);
+      const finished = /finished in ([\d.]+)s, ([\d.]+) req\/s/.exec(out);
+      const requests =
+        /requests: \d+ total, \d+ started, (\d+) done, \d+ succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/.exec(
+          out,
+        );
+      const codes = /status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(out);
+      const time = /time for request:\s+(\S+)\s+(\S+)\s+(\S+)/.exec(out);
+      if (code !== 0 || !finished || !requests || !codes || !time) {
+        reject(new Error(`h2load failed (${signal ?? `code ${code}`}): ${out.trim().slice(-500)}`));
+        return;
+      }
+      const ms = (v) =>
+        v.endsWith('us')
+          ? Number(v.slice(0, -2)) / 1000
+          : v.endsWith('ms')
+            ? Number(v.slice(0, -2))
+            : Number(v.slice(0, -1)) * 1000;
+      const [ok, redirects, client, server] = codes.slice(1).map(Number);
+      const responses = ok + redirects + client + server;
+      resolve({
+        responses,
+        durationSec: Number(finished[1]),
+        rps: responses / Number(finished[1]),
+        p50Ms: ms(time[3]),
+        p99Ms: ms(time[2]),
+        maxMs: ms(time[2]),
+        errors: Number(requests[2]) + Number(requests[3]) + Number(requests[4]),
+        non2xx: responses - ok,
+        statusCodes: { 200: ok },
+      });
+    });
+  });
 }

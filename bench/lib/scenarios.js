@@ -2,8 +2,11 @@
 // process tree), loaded with POSTs of a small JSON body that the bench upstream answers 200.
 //
 // kind: 'script' (a bench server), 'tollgate' (dist/cli.js with bench/gateway.yaml).
+// admin: a script that runs tollgate too gets ADMIN_PORT (and `decisions` can be checked).
 // redis: the server gets REDIS_URL (and the report counts Redis commands per response).
 // expect: the status every response should have. limit: the X-RateLimit-Limit the probe must see.
+// config: the tollgate config (default bench/gateway.yaml); loadgen: { h1 } runs h2load over TLS
+// (bench/gateway-tls.yaml, a certificate made for the run) instead of wrk.
 // counterPrefix: Redis keys holding the limiter's counters (their growth is compared with responses).
 // decisions: the tollgate limiter whose decisions (admin /metrics) are compared with responses.
 
@@ -123,6 +126,28 @@ export const SCENARIOS = [
     counterPrefix: 'rl:',
   },
   {
+    id: 'tollgate-tls-h1',
+    label: 'tollgate over TLS, HTTP/1.1 (h2load --h1), memory store, one IP limiter',
+    kind: 'tollgate',
+    config: 'bench/gateway-tls.yaml',
+    loadgen: { h1: true },
+    requires: 'h2load',
+    path: '/bench/forward',
+    expect: 200,
+    decisions: 'bench-forward',
+  },
+  {
+    id: 'tollgate-h2',
+    label: 'tollgate over TLS, HTTP/2 (h2load, one stream per connection), memory store, one IP limiter',
+    kind: 'tollgate',
+    config: 'bench/gateway-tls.yaml',
+    loadgen: { h1: false },
+    requires: 'h2load',
+    path: '/bench/forward',
+    expect: 200,
+    decisions: 'bench-forward',
+  },
+  {
     id: 'nginx',
     label: 'nginx proxy_pass (Debian nginx, 1 worker, no limiting)',
     kind: 'script',
@@ -130,6 +155,32 @@ export const SCENARIOS = [
     requires: 'nginx',
     path: '/bench/forward',
     expect: 200,
+  },
+  {
+    id: 'nginx-auth-memory',
+    label: 'nginx + tollgate forward-auth (auth_request, memory store; both on the one CPU)',
+    kind: 'script',
+    script: 'bench/servers/nginx-forward-auth.js',
+    requires: 'nginx',
+    admin: true,
+    path: '/bench/forward',
+    expect: 200,
+    limit: HUGE_LIMIT,
+    decisions: 'bench-forward',
+  },
+  {
+    id: 'nginx-auth-redis',
+    label: 'nginx + tollgate forward-auth (auth_request, Redis store; both on the one CPU)',
+    kind: 'script',
+    script: 'bench/servers/nginx-forward-auth.js',
+    requires: 'nginx',
+    admin: true,
+    redis: true,
+    path: '/bench/forward',
+    expect: 200,
+    limit: HUGE_LIMIT,
+    counterPrefix: 'tg:',
+    decisions: 'bench-forward',
   },
 ];
 
@@ -182,4 +233,17 @@ export const TARGETS = [
   { name: 'tollgate + Redis, workers: 2 / one process', of: 'tollgate-redis-w2', over: 'tollgate-redis' },
   { name: 'tollgate + Redis / the express stack', of: 'tollgate-redis', over: 'express' },
   { name: 'tollgate memory store / nginx proxy_pass', of: 'tollgate-memory', over: 'nginx' },
+  { name: 'nginx + tollgate forward-auth / nginx alone', of: 'nginx-auth-memory', over: 'nginx' },
+  {
+    name: 'nginx + tollgate forward-auth / tollgate as the proxy (memory store)',
+    of: 'nginx-auth-memory',
+    over: 'tollgate-memory',
+  },
+  {
+    name: 'nginx + tollgate forward-auth / tollgate as the proxy (Redis)',
+    of: 'nginx-auth-redis',
+    over: 'tollgate-redis',
+  },
+  { name: 'HTTP/2 / HTTP/1.1, both over TLS (h2load)', of: 'tollgate-h2', over: 'tollgate-tls-h1' },
+  { name: 'HTTP/2 over TLS (h2load) / plain HTTP/1.1 (wrk)', of: 'tollgate-h2', over: 'tollgate-memory' },
 ];

@@ -3,22 +3,43 @@ import type { CanonicalTarget } from '../routing/request-target.js';
 import type { CompiledLimiter, RuleTable } from '../config/rule-table.js';
 import type { RequestIdentity } from '../identity/resolve.js';
 import { windowKey } from '../limits/plan.js';
+import { redactedSeed, redactedUrl } from '../store/redis-connection.js';
 
 const windowText = (l: CompiledLimiter) =>
-  l.windows.map((w) => `${w.limit}/${ms(w.periodMs)} by ${w.parts.join('+')}`).join(', ');
+  l.windows
+    .map((w) => `${w.limit}/${ms(w.periodMs)}${w.parts.length ? ` by ${w.parts.join('+')}` : ''}`)
+    .join(', ');
+
+/** A limiter's Envoy descriptors: "domain [key=value, key=*]". */
+const descriptorText = (l: CompiledLimiter) =>
+  l.descriptors
+    .map((d) => `${d.domain} [${d.entries.map((e) => `${e.key}=${e.value ?? '*'}`).join(', ')}]`)
+    .join('; ');
+
+/** The store line: which store, its address with passwords redacted. */
+function storeText(store: RuleTable['config']['store']): string {
+  if (store.redis.cluster.length > 0) {
+    return `redis cluster (${store.redis.cluster.map(redactedSeed).join(', ')})`;
+  }
+  return store.redis.url ? `redis (${redactedUrl(store.redis.url)})` : 'memory';
+}
 
 /** The compiled rule table as text, for `tollgate check`. */
 export function describeRuleTable(table: RuleTable): string {
   const lines: string[] = [];
-  const { store, listeners } = table.config;
-  lines.push(`listeners: ${listeners.map((l) => `${l.name}=${l.host}:${l.port}`).join(', ')}`);
+  const { store, listeners, rateLimitService } = table.config;
   lines.push(
-    `store: ${store.redis.url ? `redis (${redactUrl(store.redis.url)})` : 'memory'}, on error: ${store.onError}`,
+    `listeners: ${listeners.map((l) => `${l.name}=${l.host}:${l.port}${l.mode === 'decision' ? ' (decision)' : ''}`).join(', ')}`,
   );
+  if (rateLimitService) {
+    lines.push(`rate-limit service (Envoy, gRPC): ${rateLimitService.host}:${rateLimitService.port}`);
+  }
+  lines.push(`store: ${storeText(store)}, on error: ${store.onError}`);
   lines.push('', 'limiters:');
   for (const l of table.limiters.values()) {
     const flags = [l.shadow ? 'shadow' : '', `on store error: ${l.onStoreError}`].filter(Boolean).join(', ');
     lines.push(`  ${l.name}: ${windowText(l)} (${flags})`, `    message: ${l.message}`);
+    if (l.descriptors.length) lines.push(`    descriptors: ${descriptorText(l)}`);
   }
   lines.push('', 'routes (first match wins):');
   table.routes.forEach((r, i) => {
@@ -69,14 +90,4 @@ export function describeRequest(
     });
   }
   return lines.join('\n');
-}
-
-function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return url;
-  }
 }

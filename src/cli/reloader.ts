@@ -2,6 +2,8 @@ import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { RuleTable } from '../config/rule-table.js';
+import type { GatewayConfig } from '../config/schema.js';
+import { certificateFiles } from '../http/tls/certificates.js';
 import { loadConfigFile } from '../config/load.js';
 
 export interface ReloadTarget {
@@ -37,4 +39,19 @@ export function watchConfigFile(file: string, onChange: () => void, debounceMs =
   watcher.on('error', () => watcher.close()); // the folder went away: SIGHUP still reloads
   watcher.unref();
   return watcher;
+}
+
+/** The certificate files of the TLS listeners (watched like the config file). */
+export function tlsFiles(config: GatewayConfig): string[] {
+  return [...new Set(config.listeners.flatMap((l) => (l.tls ? certificateFiles(l.tls) : [])))];
+}
+
+/** Watches each file as watchConfigFile does; one call of `onChange` for a burst of changes across them. */
+export function watchFiles(files: readonly string[], onChange: () => void, debounceMs = 200): FSWatcher[] {
+  let timer: NodeJS.Timeout | undefined;
+  const debounced = () => {
+    clearTimeout(timer);
+    timer = setTimeout(onChange, debounceMs);
+  };
+  return files.map((file) => watchConfigFile(file, debounced, 0));
 }

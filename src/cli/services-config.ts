@@ -14,7 +14,13 @@ export function servicesConfigFrom(config: GatewayConfig): ServicesConfig {
     maxBodySize: services.maxBodySize,
     websites: services.websites,
     reports: services.reports,
+    pages: services.pages,
     bulksync: { ...services.bulksync, maxBodyBytes: bulkSyncBodyLimit(config) },
+    emailReports: {
+      ...services.emailReports,
+      smtp: services.smtp.host === '' ? undefined : services.smtp,
+    },
+    trustedProxies: config.identity.trustedProxies,
     visitorJwt: config.identity.jwt,
   };
 }

@@ -2,7 +2,7 @@ import { embeddedServices, type EmbeddedServiceName } from '../config/schema.js'
 import { loadConfigFile } from '../config/load.js';
 import { openDatabase, type Db } from '../db/database.js';
 import { createLogger } from '../logger.js';
-import { createUser } from '../services/accounts.js';
+import { createUser, isEmailAddress } from '../services/accounts.js';
 import { openServiceDatabase, startService } from '../services/registry.js';
 import {
   createWorkspaceToken,
@@ -58,11 +58,24 @@ export async function serve(
   return 0;
 }
 
-/** `tollgate users create --name NAME`: prints the new user's API key, once. */
-export async function users(configFile: string, args: string[], name: string | undefined): Promise<number> {
-  if (args[0] !== 'create' || !name) throw new UsageError('usage: tollgate users create --name NAME');
+const USERS_USAGE = 'usage: tollgate users create --name NAME [--email ADDRESS]';
+
+/**
+ * `tollgate users create --name NAME [--email ADDRESS]`: prints the new user's API key, once. The
+ * e-mail address receives the user's websites' reports.
+ */
+export async function users(
+  configFile: string,
+  args: string[],
+  name: string | undefined,
+  email?: string,
+): Promise<number> {
+  if (args[0] !== 'create' || !name) throw new UsageError(USERS_USAGE);
+  if (email !== undefined && !isEmailAddress(email)) {
+    throw new UsageError(`--email must be an e-mail address, got "${email}"`);
+  }
   return withDatabase(configFile, (db) => {
-    const { userId, key } = createUser(db, name);
+    const { userId, key } = createUser(db, name, undefined, email);
     console.log(`created user ${userId} "${name}"; its API key (shown once):\n${key}`);
   });
 }

@@ -7,7 +7,9 @@ import type { RuleTable } from '../config/rule-table.js';
 import type { GatewayConfig } from '../config/schema.js';
 import { adminUrl, startAdminServer } from '../http/admin.js';
 import { createLogger } from '../logger.js';
-import { reloadFromFile, watchConfigFile } from './reloader.js';
+import { createStore } from '../store/create-store.js';
+import { checkCertificates } from './check-certificates.js';
+import { reloadFromFile, tlsFiles, watchConfigFile, watchFiles } from './reloader.js';
 import { stopSignal } from './signals.js';
 import { startGatewayWithServices } from './wiring.js';
 
@@ -18,6 +20,8 @@ export function workerCount(config: GatewayConfig): number {
 /** `tollgate start`: one gateway in this process, or a node:cluster primary with N workers on one port. */
 export async function start(configFile: string): Promise<number> {
   const table = await loadConfigFile(configFile);
+  // A bad certificate file is a config error, reported before any listener (or worker) starts.
+  if (cluster.isPrimary) await checkCertificates(configFile, table.config);
   const logger = createLogger(table.config.log.level);
   if (cluster.isWorker) return runWorker(configFile, table, logger);
   const workers = workerCount(table.config);
@@ -25,11 +29,18 @@ export async function start(configFile: string): Promise<number> {
 
   const gateway = await startGatewayWithServices(table, { logger });
   const reload = () => void reloadFromFile(gateway, configFile, logger);
-  process.on('SIGHUP', reload);
-  const watcher = table.config.reload.watch ? watchConfigFile(configFile, reload) : undefined;
+  const reloadCertificates = () => void gateway.reloadCertificates();
+  const onHangup = () => {
+    reload();
+    reloadCertificates();
+  };
+  process.on('SIGHUP', onHangup);
+  const watchers = table.config.reload.watch
+    ? [watchConfigFile(configFile, reload), ...watchFiles(tlsFiles(table.config), reloadCertificates)]
+    : [];
   await stopSignal(logger);
-  watcher?.close();
-  process.off('SIGHUP', reload);
+  for (const w of watchers) w.close();
+  process.off('SIGHUP', onHangup);
   await gateway.close();
   return 0;
 }
@@ -40,6 +51,8 @@ async function runWorker(configFile: string, table: RuleTable, logger: Logger): 
   AggregatorRegistry.setRegistries([gateway.metrics.registry]);
   const onMessage = (message: unknown) => {
     if (message === 'tollgate:reload') void reloadFromFile(gateway, configFile, logger);
+    if (message === 'tollgate:reload' || message === 'tollgate:certificates')
+      void gateway.reloadCertificates();
   };
   process.on('message', onMessage);
   await stopSignal(logger);
@@ -55,6 +68,9 @@ async function runPrimary(
   count: number,
   logger: Logger,
 ): Promise<number> {
+  // Store settings no reconnection cures (a wrong password, an untrusted certificate) would make
+  // every worker fail at start, and be restarted, forever: the primary checks them once first.
+  await checkStoreSettings(config);
   let stopping = false;
   const fork = () => cluster.fork();
   cluster.on('exit', (worker, code, signal) => {
@@ -73,15 +89,18 @@ async function runPrimary(
       })
     : undefined;
   if (admin) logger.info({ listener: 'admin', url: adminUrl(admin) }, 'listening');
-  const reload = () => {
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.send('tollgate:reload');
+  const relay = (message: string) => () => {
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.send(message);
   };
+  const reload = relay('tollgate:reload');
   process.on('SIGHUP', reload);
-  const watcher = config.reload.watch ? watchConfigFile(configFile, reload) : undefined;
+  const watchers = config.reload.watch
+    ? [watchConfigFile(configFile, reload), ...watchFiles(tlsFiles(config), relay('tollgate:certificates'))]
+    : [];
 
   await stopSignal(logger);
   stopping = true;
-  watcher?.close();
+  for (const w of watchers) w.close();
   admin?.close();
   const exits = Object.values(cluster.workers ?? {}).map(async (worker) => {
     if (!worker || worker.isDead()) return;
@@ -91,4 +110,14 @@ async function runPrimary(
   });
   await Promise.all(exits);
   return 0;
+}
+
+/** Connects to the configured store and closes it again; throws StoreConfigError for wrong settings. */
+async function checkStoreSettings(config: GatewayConfig): Promise<void> {
+  const store = createStore(config.store);
+  try {
+    await store.connect(); // false (Redis away) is not the primary's concern: the workers ride it out
+  } finally {
+    await store.close();
+  }
 }

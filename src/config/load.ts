@@ -12,6 +12,8 @@ import {
 } from 'yaml';
 import { compileCorsPolicy, type CorsPolicy } from '../cors/policy.js';
 import { parseRange } from '../identity/client-ip.js';
+import { patternId } from '../envoy/descriptor-table.js';
+import { hasTlsSettings, isTlsUrl } from '../store/redis-connection.js';
 import { routeBodyBound } from './body-bound.js';
 import { ConfigError, type ConfigIssue } from './errors.js';
 import { interpolate, isWholeReference, MissingVariableError } from './interpolate.js';
@@ -151,6 +153,65 @@ function nearestNode(doc: Document, path: readonly (string | number)[]): Node | 
   return doc.contents && (isMap(doc.contents) || isSeq(doc.contents)) ? doc.contents : undefined;
 }
 
+/**
+ * Windows without key parts: allowed only in limiters that answer Envoy's descriptors (keyed by the
+ * descriptor's values), and never on a route, where a request's key parts say whose budget it spends.
+ */
+function keylessWindows(
+  config: GatewayConfig,
+  limiters: ReadonlyMap<string, CompiledLimiter>,
+): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const onRoute = new Map<string, string>();
+  config.routes.forEach((route, r) =>
+    route.limiters.forEach((ref, i) => {
+      if (typeof ref === 'string') onRoute.set(ref, route.name);
+      else if (ref.windows.some((w) => w.key.length === 0)) {
+        const j = ref.windows.findIndex((w) => w.key.length === 0);
+        issues.push({
+          path: ['routes', r, 'limiters', i, 'windows', j, 'key'],
+          message: "required on a route's limiter: the key parts that say whose budget a request spends",
+        });
+      }
+    }),
+  );
+  for (const [name, cfg] of Object.entries(config.limiters)) {
+    const j = cfg.windows.findIndex((w) => w.key.length === 0);
+    if (j === -1) continue;
+    const route = onRoute.get(name);
+    if (route !== undefined || (limiters.get(name)?.descriptors.length ?? 0) === 0) {
+      issues.push({
+        path: ['limiters', name, 'windows', j, 'key'],
+        message:
+          route !== undefined
+            ? `required: route "${route}" uses this limiter, and its key parts say whose budget a request spends`
+            : "required (or descriptors, for Envoy's rate-limit service)",
+      });
+    }
+  }
+  return issues;
+}
+
+/** The same descriptor named by two limiters: the second would never answer. */
+function claimedTwice(limiters: ReadonlyMap<string, CompiledLimiter>): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const owner = new Map<string, string>();
+  for (const limiter of limiters.values()) {
+    limiter.descriptors.forEach((pattern, d) => {
+      const id = patternId(pattern);
+      const first = owner.get(id);
+      if (first === undefined) owner.set(id, limiter.name);
+      else {
+        issues.push({
+          path: ['limiters', limiter.name, 'descriptors', d],
+          message: `limiter "${first}" already answers this descriptor`,
+        });
+      }
+    });
+  }
+  return issues;
+}
+
 /** Cross-field checks and compilation into the immutable rule table. */
 function compile(config: GatewayConfig): { table: RuleTable } | { issues: ConfigIssue[] } {
   const issues: ConfigIssue[] = [];
@@ -215,7 +276,16 @@ function compile(config: GatewayConfig): { table: RuleTable } | { issues: Config
         message: `limiter "${limiter.name}" has two windows with the same period and key`,
       });
     }
+    // A descriptor's budget is keyed by its values alone: two windows of one period would share it.
+    const periods = limiter.windows.map((w) => w.periodMs);
+    if (limiter.descriptors.length > 0 && new Set(periods).size !== periods.length) {
+      issues.push({
+        path: ['limiters', limiter.name, 'windows'],
+        message: `limiter "${limiter.name}" answers descriptors, so its windows need different periods`,
+      });
+    }
   }
+  issues.push(...keylessWindows(config, limiters), ...claimedTwice(limiters));
   for (const route of routes) {
     if (route.parts.has('jwt') && !config.identity.jwt) {
       issues.push({
@@ -223,6 +293,14 @@ function compile(config: GatewayConfig): { table: RuleTable } | { issues: Config
         message: `route "${route.name}" has a limiter keyed by jwt, so identity.jwt must be configured`,
       });
     }
+  }
+  const { redis } = config.store;
+  const speaksTls = redis.cluster.length > 0 ? redis.cluster.some(isTlsUrl) : isTlsUrl(redis.url);
+  if (hasTlsSettings(redis.tls) && !speaksTls) {
+    issues.push({
+      path: ['store', 'redis', 'tls'],
+      message: 'TLS settings need a rediss:// url (or rediss:// cluster seeds)',
+    });
   }
   const sharedStore = config.store.redis.url !== '' || config.store.redis.cluster.length > 0;
   if (config.workers !== 1 && !sharedStore) {

@@ -1,7 +1,15 @@
 import type { CorsPolicy } from '../cors/policy.js';
 import { headersReadBy } from '../identity/resolve.js';
 import { Router } from '../routing/router.js';
-import type { FailurePolicy, GatewayConfig, KeyPart, LimiterConfig, RouteConfig } from './schema.js';
+import { DescriptorTable } from '../envoy/descriptor-table.js';
+import type {
+  DescriptorPatternConfig,
+  FailurePolicy,
+  GatewayConfig,
+  KeyPart,
+  LimiterConfig,
+  RouteConfig,
+} from './schema.js';
 
 export interface CompiledWindow {
   readonly limit: number;
@@ -20,8 +28,14 @@ export interface CompiledLimiter {
   readonly overLimitCache: boolean;
   readonly onStoreError: FailurePolicy;
   readonly windows: readonly CompiledWindow[];
-  /** The key part every window shares (or the first window's first), so a limiter's keys share a cluster slot. */
-  readonly tagPart: KeyPart;
+  /**
+   * The key part every window shares (or the first window's first), so a limiter's keys share a
+   * cluster slot. Undefined when the windows name no key parts: such a limiter only answers Envoy's
+   * descriptors, and the config loader refuses it on a route.
+   */
+  readonly tagPart: KeyPart | undefined;
+  /** The descriptors of Envoy's rate-limit requests it answers (rateLimitService). */
+  readonly descriptors: readonly DescriptorPatternConfig[];
 }
 
 /** One window of one limiter on a route: precompiled, so a request's plan allocates one array. */
@@ -66,18 +80,23 @@ export interface RuleTable {
   readonly limiters: ReadonlyMap<string, CompiledLimiter>;
   readonly routes: readonly CompiledRoute[];
   readonly router: Router<CompiledRoute>;
+  /** Envoy's descriptors, mapped to the limiters that answer them. */
+  readonly descriptors: DescriptorTable;
 }
+
+/** A limiter's config; descriptors may be left out (limiters built in code). */
+export type LimiterInput = Omit<LimiterConfig, 'descriptors'> & Partial<Pick<LimiterConfig, 'descriptors'>>;
 
 /** `globalShadow` is the config's global shadow switch: every limiter then counts without refusing. */
 export function compileLimiter(
   name: string,
-  cfg: LimiterConfig,
+  cfg: LimiterInput,
   defaultPolicy: FailurePolicy,
   globalShadow = false,
 ): CompiledLimiter {
   const keys = cfg.windows.map((w) => w.key);
   const shared = keys[0]!.find((p) => keys.every((k) => k.includes(p)));
-  const tagPart = shared ?? keys[0]![0]!;
+  const tagPart = shared ?? keys[0]![0];
   const windows = cfg.windows.map((w) => ({
     limit: w.limit,
     periodMs: w.period,
@@ -93,6 +112,7 @@ export function compileLimiter(
     onStoreError: cfg.onStoreError ?? defaultPolicy,
     windows,
     tagPart,
+    descriptors: cfg.descriptors ?? [],
   };
 }
 
@@ -145,6 +165,12 @@ export function buildRuleTable(
   routes: CompiledRoute[],
   limiters: Map<string, CompiledLimiter>,
 ) {
-  const table: RuleTable = { config, limiters, routes, router: new Router(routes) };
+  const table: RuleTable = {
+    config,
+    limiters,
+    routes,
+    router: new Router(routes),
+    descriptors: DescriptorTable.compile(limiters.values()),
+  };
   return Object.freeze(table);
 }

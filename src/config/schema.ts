@@ -58,21 +58,98 @@ export const keyPart = z
       'workspace_token (verified token id), or header:<Name> (hashed header value).',
   });
 
-const listener = z.strictObject({
-  name: name.default('public').meta({ description: 'A name for the logs.' }),
-  host: z.string().default('0.0.0.0').meta({ description: 'The address to bind ("::" for IPv6).' }),
-  port: port.default(8080).meta({ description: 'The port; 0 takes any free port.' }),
-  protocol: z
-    .enum(['http', 'https'])
-    .default('http')
-    .meta({ description: 'The scheme put in X-Forwarded-Proto when no trusted proxy states one.' }),
-  ietfHeaders: z.boolean().default(false).meta({
+const listenerTls = z.strictObject({
+  cert: z.string().min(1).meta({
+    description: 'The certificate chain (PEM file). Reloaded when it changes and on SIGHUP.',
+  }),
+  key: z.string().min(1).meta({ description: 'The private key of the certificate (PEM file).' }),
+  ca: z
+    .string()
+    .default('')
+    .meta({
+      description:
+        'CA certificates (PEM file) that client certificates must chain to (mutual TLS: a client ' +
+        'without a valid certificate is refused in the handshake). Empty: no client certificate is asked for.',
+    }),
+  minVersion: z
+    .enum(['TLSv1.2', 'TLSv1.3'])
+    .default('TLSv1.2')
+    .meta({ description: 'The oldest TLS version accepted.' }),
+});
+
+const listenerHttp2 = z.strictObject({
+  enabled: z.boolean().default(true).meta({
+    description: 'Offer HTTP/2 by ALPN next to HTTP/1.1 (TLS listeners only: there is no cleartext h2).',
+  }),
+  maxConcurrentStreams: positiveInt.default(100).meta({
+    description: 'Streams one HTTP/2 connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS).',
+  }),
+  maxResetBurst: positiveInt.default(200).meta({
     description:
-      'Also send the IETF RateLimit-Policy and RateLimit headers (draft-ietf-httpapi-ratelimit-headers).',
+      'Streams a client may cancel (RST_STREAM) in a burst before it is disconnected with GOAWAY ' +
+      '(the rapid-reset attack, CVE-2023-44487).',
+  }),
+  maxResetsPerSecond: positiveInt.default(50).meta({
+    description: 'The sustained rate of cancelled streams per connection the burst refills at.',
   }),
 });
 
+const listener = z
+  .strictObject({
+    name: name.default('public').meta({ description: 'A name for the logs.' }),
+    host: z.string().default('0.0.0.0').meta({ description: 'The address to bind ("::" for IPv6).' }),
+    port: port.default(8080).meta({ description: 'The port; 0 takes any free port.' }),
+    protocol: z.enum(['http', 'https']).default('http').meta({
+      description:
+        'The scheme put in X-Forwarded-Proto when no trusted proxy states one (always https on a TLS listener).',
+    }),
+    tls: listenerTls.optional().meta({
+      description:
+        'Terminate TLS on this listener (HTTP/2 and HTTP/1.1, chosen by ALPN). Absent: plain HTTP/1.1.',
+    }),
+    http2: listenerHttp2.prefault({}).meta({ description: 'HTTP/2 on a TLS listener.' }),
+    ietfHeaders: z.boolean().default(false).meta({
+      description:
+        'Also send the IETF RateLimit-Policy and RateLimit headers (draft-ietf-httpapi-ratelimit-headers).',
+    }),
+    mode: z
+      .enum(['proxy', 'decision'])
+      .default('proxy')
+      .meta({
+        description:
+          "proxy: count and forward requests. decision: forward nothing; answer a proxy's forward-auth or " +
+          'auth_request subrequest (the original request in X-Forwarded-Method/-Uri/-Host or X-Original-Method/-URI) ' +
+          'with 200 and the X-RateLimit-* headers, or the refusal (docs/forward-auth.md).',
+      }),
+    onLimited: z
+      .union([z.literal(429), z.literal(403)])
+      .default(429)
+      .meta({
+        description:
+          'The status of a rate-limited decision (decision listeners only). 403 for nginx auth_request, ' +
+          'which turns any other refusal status into 500; the 429 body then comes in X-Tollgate-Error.',
+      }),
+  })
+  .refine((l) => l.mode === 'decision' || l.onLimited === 429, {
+    message: 'onLimited applies to decision listeners (mode: decision) only',
+    path: ['onLimited'],
+  });
+
 const failurePolicy = z.enum(['open', 'closed']);
+
+const redisTls = z.strictObject({
+  caFile: z.string().default('').meta({
+    description: "A PEM file of the CA(s) that signed Redis's certificate. Empty: the system's CAs.",
+  }),
+  serverName: z.string().default('').meta({
+    description:
+      'The name (SNI) sent and checked against the certificate. Empty: the host of the url (or of each cluster node).',
+  }),
+  certFile: z.string().default('').meta({
+    description: 'A PEM client certificate, for a Redis that requires one (tls-auth-clients); with keyFile.',
+  }),
+  keyFile: z.string().default('').meta({ description: "The client certificate's PEM private key." }),
+});
 
 const redisStore = z.strictObject({
   url: z
@@ -80,13 +157,17 @@ const redisStore = z.strictObject({
     .default('')
     .meta({
       description:
-        'Non-empty: count in Redis (redis://[:password@]host:port[/db], rediss:// for TLS). ' +
-        'Empty (and no cluster): count in this process.',
+        'Non-empty: count in Redis (redis://[[user]:password@]host:port[/db], rediss:// for TLS, ' +
+        'user being an ACL user). Empty (and no cluster): count in this process.',
     }),
   cluster: stringList.prefault([]).meta({
     description:
-      'Redis Cluster seed nodes ("host:port"); the rest of the cluster is discovered from them. ' +
+      'Redis Cluster seed nodes ("host:port", or rediss://[[user]:password@]host:port for TLS and ' +
+      'an ACL user, the same for every seed); the rest of the cluster is discovered from them. ' +
       'Non-empty: the Cluster client is used and url is ignored.',
+  }),
+  tls: redisTls.prefault({}).meta({
+    description: 'TLS settings of a rediss:// url or cluster (the system CAs are trusted by default).',
   }),
   keyPrefix: z.string().default('tg:').meta({ description: 'The prefix of every store key.' }),
   commandTimeout: duration
@@ -260,6 +341,10 @@ const upstream = z.strictObject({
     .boolean()
     .default(true)
     .meta({ description: "Forward the client's Host header (false: the upstream's host)." }),
+  allowH2: z.boolean().default(false).meta({
+    description:
+      'Let an https upstream answer in HTTP/2 (negotiated by ALPN); otherwise upstreams are spoken to in HTTP/1.1.',
+  }),
   streamConnections: positiveInt.default(1024).meta({
     description:
       'Connections kept apart for event streams (routes with stream: true), in a pool of their own so ' +
@@ -274,8 +359,26 @@ const window = z.strictObject({
     .meta({ description: "The window's length (at least 1s). A window starts at its key's first hit." }),
   key: z
     .array(keyPart)
-    .min(1)
-    .meta({ description: 'The key parts that identify whose budget a request spends.' }),
+    .default([])
+    .meta({
+      description:
+        "The key parts that identify whose budget a request spends. Required on a route's limiters; " +
+        "a limiter that only answers Envoy's descriptors keys by their values instead.",
+    }),
+});
+
+const descriptorEntry = z.strictObject({
+  key: z.string().min(1).meta({ description: "The entry's key, e.g. remote_address or generic_key." }),
+  value: z.string().min(1).optional().meta({
+    description: 'Set: the entry must have this value. Unset: any value, each value counted apart.',
+  }),
+});
+
+const descriptorPattern = z.strictObject({
+  domain: z.string().min(1).meta({ description: "The domain of Envoy's rate-limit request." }),
+  entries: z.array(descriptorEntry).min(1).meta({
+    description: "The descriptor's entries, in order: a descriptor matches when it has exactly these keys.",
+  }),
 });
 
 const limiterBody = {
@@ -294,6 +397,14 @@ const limiterBody = {
     description:
       'Checked and counted together, atomically. Two windows with the same period and key are refused: they would share a counter.',
   }),
+  descriptors: z
+    .array(descriptorPattern)
+    .default([])
+    .meta({
+      description:
+        "The descriptors of Envoy's rate-limit requests this limiter answers (rateLimitService); " +
+        'the first limiter (in config order) whose descriptor matches answers.',
+    }),
 };
 
 export const limiter = z.strictObject(limiterBody);
@@ -452,6 +563,14 @@ const streams = z.strictObject({
   }),
 });
 
+const rateLimitService = z.strictObject({
+  host: z
+    .string()
+    .default('127.0.0.1')
+    .meta({ description: 'The address to bind; only Envoy should reach it.' }),
+  port: port.default(8081).meta({ description: 'The port; 0 takes any free port.' }),
+});
+
 const admin = z.strictObject({
   host: z
     .string()
@@ -524,6 +643,27 @@ const services = z.strictObject({
     })
     .prefault({})
     .meta({ description: 'The report analyser.' }),
+  pages: z
+    .strictObject({
+      secretFile: z
+        .string()
+        .default('')
+        .meta({
+          description:
+            'The file holding the secret that signs the cookies of the statistics and report pages (sign-in and unlocked ' +
+            'password pages); created with a random secret when absent. Empty: pages-cookie.secret in dataDir.',
+        }),
+      sessionTtl: duration
+        .refine((d) => d >= 60_000 && d <= 30 * 86_400_000, 'must be between 1m and 30d')
+        .prefault('12h')
+        .meta({ description: "How long an owner's sign-in (an API key entered at /_/login) lasts." }),
+      unlockTtl: duration
+        .refine((d) => d >= 60_000 && d <= 30 * 86_400_000, 'must be between 1m and 30d')
+        .prefault('1h')
+        .meta({ description: 'How long a password page stays open after its password was entered.' }),
+    })
+    .prefault({})
+    .meta({ description: 'The statistics pages (websites host) and report pages (analyzer host).' }),
   bulksync: z
     .strictObject({
       bootstrapToken: z
@@ -536,6 +676,53 @@ const services = z.strictObject({
     })
     .prefault({})
     .meta({ description: 'The bulk-sync service.' }),
+  smtp: z
+    .strictObject({
+      host: z.string().default('').meta({
+        description:
+          'The SMTP server the e-mail reports are sent through. Empty: no e-mail; the reports are off (logged once at start).',
+      }),
+      port: port.default(587).meta({ description: 'The SMTP port (587 for STARTTLS, 465 for TLS).' }),
+      tls: z
+        .enum(['starttls', 'secure', 'none'])
+        .default('starttls')
+        .meta({
+          description:
+            'starttls: upgrade the connection with STARTTLS (required); secure: TLS from the first byte (port 465); ' +
+            'none: plain text (a local relay only).',
+        }),
+      user: z.string().default('').meta({ description: 'The SMTP user; empty: no authentication.' }),
+      password: z.string().default('').meta({
+        description: 'The SMTP password; set it from the environment (${SMTP_PASSWORD}), never in the file.',
+      }),
+      from: z
+        .string()
+        .min(1)
+        .default('tollgate <reports@localhost>')
+        .meta({ description: 'The From address of the reports.' }),
+    })
+    .prefault({})
+    .meta({ description: 'The SMTP server of the e-mail reports.' }),
+  emailReports: z
+    .strictObject({
+      frequency: z.enum(['daily', 'weekly', 'monthly']).default('weekly').meta({
+        description:
+          'How often each website with e-mail reports on gets a summary of the past period (UTC): the day before, the week (Monday to Sunday) or the calendar month.',
+      }),
+      checkInterval: duration
+        .refine((d) => d >= 1000, 'must be at least 1s')
+        .prefault('5m')
+        .meta({ description: 'How often a gateway process looks for reports due.' }),
+      retries: z.coerce.number().int().min(0).max(10).default(3).meta({
+        description: 'Further attempts of a failed send, each after a doubled delay.',
+      }),
+      retryDelay: duration.prefault('30s').meta({ description: 'The delay before the first retry.' }),
+    })
+    .prefault({})
+    .meta({
+      description:
+        "Periodic e-mail reports of the websites' statistics to their owners. One gateway process (a lease in the database) sends them; each period is sent once per website.",
+    }),
 });
 
 const workers = z.union([z.literal('auto'), z.coerce.number().int().min(1).max(256)]).meta({
@@ -550,6 +737,11 @@ export const configSchema = z.strictObject({
   admin: admin.optional().meta({
     description:
       'The admin listener (GET /metrics, GET /healthz), off the public port. Absent: no admin listener.',
+  }),
+  rateLimitService: rateLimitService.optional().meta({
+    description:
+      "Envoy's rate-limit service (envoy.service.ratelimit.v3.RateLimitService, gRPC): answers for " +
+      'the limiters that name descriptors, counting in the same store. Absent: not served.',
   }),
   workers: workers.default(1),
   shadow: z
@@ -625,4 +817,9 @@ export type KeyPart = z.output<typeof keyPart>;
 export type JwtConfig = z.output<typeof jwt>;
 export type FailurePolicy = z.output<typeof failurePolicy>;
 export type ListenerConfig = z.output<typeof listener>;
+export type ListenerTlsConfig = z.output<typeof listenerTls>;
+export type ListenerHttp2Config = z.output<typeof listenerHttp2>;
 export type CorsPolicyConfig = z.output<typeof corsPolicy>;
+export type DescriptorPatternConfig = z.output<typeof descriptorPattern>;
+export type RateLimitServiceConfig = z.output<typeof rateLimitService>;
+export type RedisTlsConfig = z.output<typeof redisTls>;

@@ -29,7 +29,8 @@ export function admit(
     if (max === 0) return true; // no bound: not even counted
     const refusal = admission.admitRequest(clientIp, max);
     if (refusal) return refuse(res, refusal, rateHeaders);
-    res.once('close', () => admission.releaseRequest(clientIp));
+    // 'on', not 'once': a response emits 'close' once, and 'once' would add a wrapper per request.
+    res.on('close', () => admission.releaseRequest(clientIp));
     return true;
   }
   const bounds: StreamBounds = {
@@ -45,7 +46,7 @@ export function admit(
   };
   const refusal = admission.admitStream(holder, bounds);
   if (refusal) return refuse(res, refusal, rateHeaders);
-  res.once('close', () => admission.releaseStream(holder));
+  res.on('close', () => admission.releaseStream(holder));
   return true;
 }
 

@@ -13,17 +13,19 @@ import { sendError } from './responses.js';
 /**
  * The route whose CORS preflight this request is: an OPTIONS request with Origin and
  * Access-Control-Request-Method, for a route (of the requested method) that has a CORS policy.
+ * `host` is the Host header's unless given (a decision listener's original request names its own).
  */
 export function preflightRoute(
   router: Router<CompiledRoute>,
   method: string,
   headers: IncomingHttpHeaders,
   matchPath: string,
+  host: string | undefined = headers.host,
 ): CorsRoute<CompiledRoute> | undefined {
   if (method !== 'OPTIONS') return undefined;
   const requested = headers['access-control-request-method'];
   if (requested === undefined || headers.origin === undefined) return undefined;
-  return router.matchPreflight(headers.host, requested, matchPath);
+  return router.matchPreflight(host, requested, matchPath);
 }
 
 /**

@@ -1,12 +1,18 @@
-import type { Server } from 'node:http';
 import type { Logger } from 'pino';
+
+/** What a drain needs of a listener's server: node:http's Server, or a TLS listener (SecureListener). */
+export interface DrainableServer {
+  close(callback: () => void): void;
+  closeIdleConnections(): void;
+  closeAllConnections(): void;
+}
 
 /**
  * Stops accepting on `servers` and lets in-flight requests finish for up to `drainMs`; then closes
  * the connections that remain. Resolves once every server is closed.
  */
 export async function drainServers(
-  servers: readonly Server[],
+  servers: readonly DrainableServer[],
   drainMs: number,
   logger: Logger,
 ): Promise<void> {

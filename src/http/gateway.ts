@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { RuleTable } from '../config/rule-table.js';
 import type { WorkspaceTokenStore } from '../credentials/workspace-token.js';
+import type { RateLimitServer } from '../envoy/server.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { LiveStreams } from '../proxy/live-streams.js';
 import { createStore } from '../store/create-store.js';
@@ -10,9 +11,11 @@ import type { EmbeddedUpstreams } from './embedded-upstreams.js';
 import { Listeners, type BoundListener } from './listeners.js';
 import { LiveState } from './live-state.js';
 import { PoolRetirement, retirementGraceMs } from './pool-retirement.js';
+import { createDecisionHandler } from './decision-handler.js';
 import { createRequestHandler } from './request-handler.js';
 import { Admission } from '../limits/admission.js';
 import { retiredPools } from './state.js';
+import { CertificateError } from './tls/certificates.js';
 
 export type { BoundListener } from './listeners.js';
 
@@ -44,6 +47,8 @@ export class Gateway {
   readonly #liveStreams = new LiveStreams();
   /** Concurrency slots held, shared by every listener and kept across reloads (in-flight requests release into it). */
   readonly admission = new Admission();
+  /** Envoy's rate-limit service (gRPC), when rateLimitService is configured. */
+  #rateLimitServer: RateLimitServer | undefined;
   #closing: Promise<void> | undefined;
 
   private constructor(
@@ -62,7 +67,15 @@ export class Gateway {
     const options = { ...given, logger: given.logger.child({}) };
     const metrics = options.metrics ?? new GatewayMetrics({ processMetrics: true });
     const store = options.store ?? createStore(table.config.store, options.logger, metrics);
-    if (!(await store.connect())) {
+    let connected: boolean;
+    try {
+      connected = await store.connect();
+    } catch (err) {
+      // Settings no reconnection would cure (a refused password, an untrusted certificate).
+      await Promise.all([options.embedded?.close(), store.close()]);
+      throw err;
+    }
+    if (!connected) {
       options.logger.warn(
         "rate-limit store not reachable yet: starting anyway, applying each limiter's onStoreError",
       );
@@ -96,6 +109,11 @@ export class Gateway {
     return this.#listeners.url(listener);
   }
 
+  /** The rate-limit service's address ("host:port", gRPC), when one runs. */
+  get rateLimitServiceAddress(): string | undefined {
+    return this.#rateLimitServer?.address;
+  }
+
   /** The admin listener's address (GET /metrics), when one runs. */
   get adminUrl(): string | undefined {
     return this.#listeners.adminUrl;
@@ -114,22 +132,76 @@ export class Gateway {
     );
   }
 
+  /** The TLS listeners' certificate fingerprints (SHA-256), by listener name: what new connections get. */
+  get certificateFingerprints(): ReadonlyMap<string, string> {
+    return new Map([...this.#listeners.secure].map(([name, l]) => [name, l.fingerprint]));
+  }
+
+  /**
+   * Reads every TLS listener's certificate files again. A changed set goes to new connections
+   * (open ones keep theirs) and counts as a successful reload; a bad or unreadable one is logged
+   * with its file, counted as a failed reload, and the running certificate stays. True when none failed.
+   */
+  async reloadCertificates(): Promise<boolean> {
+    const { logger } = this.options;
+    const results = await Promise.all(
+      [...this.#listeners.secure].map(async ([listener, secure]) => {
+        try {
+          if ((await secure.reloadCertificates()) === 'unchanged') return true;
+          this.metrics.configReload(true);
+          logger.info({ listener, fingerprint: secure.fingerprint }, 'certificates reloaded');
+          return true;
+        } catch (err) {
+          this.metrics.configReload(false);
+          const file = err instanceof CertificateError ? err.file : undefined;
+          logger.error(
+            { listener, file, err: (err as Error).message },
+            'certificate reload failed: keeping the running certificate',
+          );
+          return false;
+        }
+      }),
+    );
+    return results.every(Boolean);
+  }
+
   async #listen(): Promise<void> {
     const { listeners, admin } = this.#state.current.table.config;
     await this.#listeners.openPublic(listeners, (cfg) =>
-      createRequestHandler({
-        state: () => this.#state.current,
-        store: this.store,
-        logger: this.options.logger,
-        metrics: this.metrics,
-        protocol: cfg.protocol,
-        ietfHeaders: cfg.ietfHeaders,
-        liveStreams: this.#liveStreams,
-        admission: this.admission,
-      }),
+      // A decision listener never forwards; a proxy listener never answers decisions.
+      cfg.mode === 'decision'
+        ? createDecisionHandler({
+            state: () => this.#state.current,
+            store: this.store,
+            logger: this.options.logger,
+            metrics: this.metrics,
+            ietfHeaders: cfg.ietfHeaders,
+            onLimited: cfg.onLimited,
+          })
+        : createRequestHandler({
+            state: () => this.#state.current,
+            store: this.store,
+            logger: this.options.logger,
+            metrics: this.metrics,
+            protocol: cfg.tls ? 'https' : cfg.protocol,
+            ietfHeaders: cfg.ietfHeaders,
+            liveStreams: this.#liveStreams,
+            admission: this.admission,
+          }),
     );
     if (admin && this.options.adminListener !== false) {
       await this.#listeners.openAdmin(admin.host, admin.port, this.metrics.registry);
+    }
+    const rls = this.#state.current.table.config.rateLimitService;
+    if (rls) {
+      // Loaded only when configured: a gateway without it never loads gRPC.
+      const { RateLimitServer } = await import('../envoy/server.js');
+      this.#rateLimitServer = await RateLimitServer.start(rls, {
+        current: () => this.#state.current,
+        store: this.store,
+        logger: this.options.logger,
+        metrics: this.metrics,
+      });
     }
   }
 
@@ -143,11 +215,11 @@ export class Gateway {
     this.#listeners.closeAdmin();
     // Event streams never end by themselves: end them now (their clients reconnect elsewhere).
     this.#liveStreams.endAll();
-    await drainServers(
-      this.#listeners.servers,
-      this.#state.current.table.config.shutdown.drainTimeout,
-      this.options.logger,
-    );
+    const { drainTimeout } = this.#state.current.table.config.shutdown;
+    await Promise.all([
+      drainServers(this.#listeners.servers, drainTimeout, this.options.logger),
+      this.#rateLimitServer?.close(drainTimeout),
+    ]);
     await Promise.all([this.#state.close(), this.#retirement.closeAll()]);
     // Last: the embedded services may still have been answering a drained request.
     await Promise.all([this.store.close(), this.options.embedded?.close()]);

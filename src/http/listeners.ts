@@ -1,9 +1,11 @@
 import { once } from 'node:events';
 import { createServer, type RequestListener, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
 import type { ListenerConfig } from '../config/schema.js';
 import { adminUrl, startAdminServer, type MetricsSource } from './admin.js';
+import type { DrainableServer } from './drain.js';
+import { SecureListener } from './tls/secure-listener.js';
 
 export interface BoundListener {
   readonly name: string;
@@ -12,11 +14,41 @@ export interface BoundListener {
   readonly url: string;
 }
 
+/** A public listener's server: the socket it binds, and how a drain closes it. */
+export interface ListenerServer {
+  readonly net: NetServer;
+  readonly drainable: DrainableServer;
+  /** Set on a TLS listener. */
+  readonly secure?: SecureListener;
+}
+
+/**
+ * Creates the server of one public listener (not yet listening): plain HTTP/1.1, or TLS with
+ * HTTP/2 and HTTP/1.1 by ALPN when the listener has a `tls` block.
+ */
+export async function createListenerServer(
+  cfg: ListenerConfig,
+  handle: RequestListener,
+  logger: Logger,
+): Promise<ListenerServer> {
+  if (cfg.tls) {
+    const secure = await SecureListener.create({ ...cfg, tls: cfg.tls }, handle, logger);
+    return { net: secure.server, drainable: secure, secure };
+  }
+  const server: Server = createServer(handle);
+  // "Expect: 100-continue" is answered only once the request may pass (see request-handler),
+  // so a refused client never uploads its body.
+  server.on('checkContinue', handle);
+  return { net: server, drainable: server };
+}
+
 /** The sockets of one gateway: a server per public listener, and the admin listener. */
 export class Listeners {
   readonly bound: BoundListener[] = [];
   /** Every public server, including one whose bind failed (so a failed start can still close it). */
-  readonly servers: Server[] = [];
+  readonly servers: DrainableServer[] = [];
+  /** The TLS listeners, by name (their certificates reload). */
+  readonly secure = new Map<string, SecureListener>();
   #admin: Server | undefined;
 
   constructor(private readonly logger: Logger) {}
@@ -27,12 +59,13 @@ export class Listeners {
     handlerFor: (cfg: ListenerConfig) => RequestListener,
   ): Promise<void> {
     for (const cfg of configs) {
-      const handle = handlerFor(cfg);
-      const server = createServer(handle);
-      // "Expect: 100-continue" is answered only once the request may pass (see request-handler),
-      // so a refused client never uploads its body.
-      server.on('checkContinue', handle);
-      this.servers.push(server);
+      const {
+        net: server,
+        drainable,
+        secure,
+      } = await createListenerServer(cfg, handlerFor(cfg), this.logger);
+      this.servers.push(drainable);
+      if (secure) this.secure.set(cfg.name, secure);
       server.listen(cfg.port, cfg.host);
       await once(server, 'listening');
       // After listening, 'error' means a failed accept (EMFILE, …): log it, never crash on it.
@@ -40,8 +73,10 @@ export class Listeners {
       const { port } = server.address() as AddressInfo;
       const host = cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host;
       const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '[::]' ? '[::1]' : host;
-      this.bound.push({ name: cfg.name, host: cfg.host, port, url: `http://${reachable}:${port}` });
-      this.logger.info({ listener: cfg.name, host: cfg.host, port }, 'listening');
+      const scheme = cfg.tls ? 'https' : 'http';
+      const url = `${scheme}://${reachable}:${port}`;
+      this.bound.push({ name: cfg.name, host: cfg.host, port, url });
+      this.logger.info({ listener: cfg.name, host: cfg.host, port, url }, 'listening');
     }
   }
 

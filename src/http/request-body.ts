@@ -1,6 +1,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { hasBody, readBody } from '../proxy/body-limit.js';
+import { bufferedBody, hasBody, readBody } from '../proxy/body-limit.js';
 import { sendError } from './responses.js';
+
+/**
+ * The body to forward when it needs no waiting, as requestBody would return it: null (none), the
+ * request itself (a bound of 0), or a small body that arrived whole with the headers. Undefined
+ * when it must be read as it comes: then call requestBody. Synchronous, so the common request
+ * awaits nothing for its body.
+ */
+export function bodyAtHand(
+  req: IncomingMessage,
+  maxBodySize: number,
+): Buffer | IncomingMessage | null | undefined {
+  if (!hasBody(req)) return null;
+  if (maxBodySize === 0) return req;
+  if (req.destroyed || req.readableEnded) return undefined; // requestBody answers it (aborted)
+  return bufferedBody(req, maxBodySize);
+}
 
 /**
  * The body to forward, read whole before any upstream connection is taken, so a slow client

@@ -1,34 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { CompiledLimiter, CompiledRoute } from '../config/rule-table.js';
+import type { CompiledRoute } from '../config/rule-table.js';
 import { peerOf } from '../identity/peer.js';
-import {
-  clientIpKey,
-  connectionStrips,
-  identityOf,
-  needsCredentials,
-  resolveIdentity,
-  type RequestIdentity,
-} from '../identity/resolve.js';
+import { clientIpKey, connectionStrips, type RequestIdentity } from '../identity/resolve.js';
 import type { Admission } from '../limits/admission.js';
-import { decide, type Decision } from '../limits/decision.js';
-import { planWindows } from '../limits/plan.js';
 import { declaresTooLarge } from '../proxy/body-limit.js';
 import { acceptableRequestId } from '../proxy/headers.js';
 import { admit } from './admit.js';
-import { requestBody, sendTooLarge } from './request-body.js';
+import { bodyAtHand, requestBody, sendTooLarge } from './request-body.js';
 import type { LiveStreams } from '../proxy/live-streams.js';
 import { canonicalTarget } from '../routing/request-target.js';
 import { throttledWarn } from '../logger.js';
-import { statusClass, type GatewayMetrics, type LimiterDecision } from '../metrics/gateway-metrics.js';
-import type { WindowResult, WindowStore } from '../store/window-store.js';
+import { statusClass, type GatewayMetrics } from '../metrics/gateway-metrics.js';
+import type { WindowStore } from '../store/window-store.js';
 import { answerPreflight, preflightRoute, setCorsHeaders } from './cors.js';
-import { addRateLimitHeaders, sendError, sendJson } from './responses.js';
+import { countRequest, credentialRefusal, type LimitOutcome, type Limiting } from './limit-request.js';
+import { sendError, sendJson, sendRateLimited } from './responses.js';
 import type { GatewayState } from './state.js';
 
-/** How the limiters treated a request, as logged (and, later, counted in metrics). */
-export type LimitOutcome = LimiterDecision | 'unlimited';
+export type { LimitOutcome } from './limit-request.js';
 
 export interface HandlerContext {
   readonly state: () => GatewayState;
@@ -44,15 +35,8 @@ export interface HandlerContext {
   readonly admission: Admission;
 }
 
-/** The same codes and messages as the embedded widget service's, so clients see one vocabulary. */
-const JWT_ERRORS = {
-  missing: ['missing_token', 'Visitor token missing.'],
-  expired: ['token_expired', 'Visitor token has expired.'],
-  invalid: ['invalid_token', 'Visitor token is invalid.'],
-} as const;
-
 interface Warnings {
-  readonly store: (fields: object) => void;
+  readonly limiting: Limiting;
   readonly unreachable: (fields: object) => void;
   readonly timeout: (fields: object) => void;
 }
@@ -61,7 +45,12 @@ export function createRequestHandler(
   ctx: HandlerContext,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const warn: Warnings = {
-    store: throttledWarn(ctx.logger, 'rate-limit store failed'),
+    limiting: {
+      store: ctx.store,
+      metrics: ctx.metrics,
+      ietfHeaders: ctx.ietfHeaders,
+      warnStore: throttledWarn(ctx.logger, 'rate-limit store failed'),
+    },
     unreachable: throttledWarn(ctx.logger, 'upstream unreachable'),
     timeout: throttledWarn(ctx.logger, 'upstream timed out'),
   };
@@ -132,39 +121,23 @@ async function handle(
   const peer = peerOf(req.socket, state.identity);
   let identity: RequestIdentity | undefined;
   if (route.limiters.length > 0) {
-    const resolved = needsCredentials(route.parts)
-      ? await resolveIdentity(state.identity, route.parts, peer, req.headers)
-      : identityOf(state.identity, route.parts, peer, req.headers);
-    identity = resolved;
-    const requests = planWindows(route.windows, (part) => resolved.hashed.get(part)!, state.keyPrefix);
-    let decision: Decision | undefined;
-    try {
-      const results = await ctx.store.hit(requests);
-      decision = decide(route.windows, results, Date.now());
-      recordDecisions(ctx.metrics, route, results, decision.blockedBy);
-    } catch (err) {
-      seen.outcome = 'store_error';
-      for (const l of route.limiters) ctx.metrics.limiterDecision(l.name, 'store_error');
-      warn.store({ reqId: requestId, err: (err as Error).message });
-      if (route.failsClosed) {
-        return sendError(
-          res,
-          503,
-          'rate_limit_unavailable',
-          'Rate limiting is temporarily unavailable. Please retry shortly.',
-          gatewayHeaders,
-        );
-      }
+    const counted = await countRequest(
+      warn.limiting,
+      state,
+      route,
+      peer,
+      req.headers,
+      requestId,
+      gatewayHeaders,
+      seen,
+    );
+    const refused = counted.refusal;
+    if (refused) {
+      // A 429's body is compiled once per limiter.
+      if (refused.limiter) return sendRateLimited(res, refused.limiter, gatewayHeaders);
+      return sendError(res, refused.status, refused.code, refused.message, gatewayHeaders);
     }
-    if (decision) {
-      addRateLimitHeaders(gatewayHeaders, decision.report, ctx.ietfHeaders ? route.ietfPolicy : undefined);
-      if (!decision.allowed) {
-        seen.outcome = 'limited';
-        gatewayHeaders['retry-after'] = String(decision.retryAfterSec);
-        return sendError(res, 429, 'rate_limited', decision.blockedBy!.message, gatewayHeaders);
-      }
-      seen.outcome = decision.shadowLimited ? 'shadow_limited' : 'allowed';
-    }
+    identity = counted.identity;
   }
   // Refused only now, after counting, so malformed requests still spend their budget.
   if (!target.ok) {
@@ -180,8 +153,12 @@ async function handle(
   // The request passed: now the client may send the body it held back.
   if (req.headers.expect !== undefined) res.writeContinue();
   const { bodyTimeout } = state.table.config.requests;
-  const body = await requestBody(req, res, route.maxBodySize, bodyTimeout, gatewayHeaders);
-  if (body === undefined) return;
+  // Usually at hand (none, or all of it arrived with the headers): then nothing is awaited.
+  let body = bodyAtHand(req, route.maxBodySize);
+  if (body === undefined) {
+    body = await requestBody(req, res, route.maxBodySize, bodyTimeout, gatewayHeaders);
+    if (body === undefined) return;
+  }
   const upstream = state.upstreams.get(route.upstream)!;
   const forwardStarted = performance.now();
   const forwarded = await upstream.forward(
@@ -208,23 +185,6 @@ async function handle(
   }
 }
 
-/** Counts each limiter's verdict: limited (it refused), shadow_limited (a shadow limiter's window was spent), or allowed. */
-function recordDecisions(
-  metrics: GatewayMetrics,
-  route: CompiledRoute,
-  results: readonly WindowResult[],
-  blockedBy: CompiledLimiter | undefined,
-): void {
-  for (const limiter of route.limiters) {
-    let decision: LimiterDecision = 'allowed';
-    if (limiter === blockedBy) decision = 'limited';
-    else if (limiter.shadow && route.windows.some((w, i) => w.limiter === limiter && !results[i]!.allowed)) {
-      decision = 'shadow_limited';
-    }
-    metrics.limiterDecision(limiter.name, decision);
-  }
-}
-
 /** Answers 400 when a Connection header would strip Host or a header the request was keyed by. */
 function rejectConnectionHeader(
   route: CompiledRoute,
@@ -248,16 +208,7 @@ function rejectCredentials(
   res: ServerResponse,
   headers: Record<string, string>,
 ): boolean {
-  if (route.requiresJwt && identity.jwt && !identity.jwt.ok) {
-    const [code, message] = JWT_ERRORS[identity.jwt.reason];
-    sendError(res, 401, code, message, headers);
-    return true;
-  }
-  const token = identity.workspaceToken;
-  if (route.requiresWorkspaceToken && token && !token.ok) {
-    if (token.reason === 'missing') sendError(res, 401, 'missing_token', 'API token missing.', headers);
-    else sendError(res, 401, 'invalid_token', 'API token is invalid or has been revoked.', headers);
-    return true;
-  }
-  return false;
+  const refused = credentialRefusal(route, identity);
+  if (refused) sendError(res, refused.status, refused.code, refused.message, headers);
+  return refused !== undefined;
 }

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { CompiledLimiter } from '../config/rule-table.js';
 import type { RateLimitReport } from '../limits/decision.js';
 
 /** The one JSON error shape of the gateway's own responses: {"error":{"code","message"}}. */
@@ -52,4 +53,40 @@ export function sendError(
   headers?: Record<string, string>,
 ): void {
   sendJson(res, status, errorBody(code, message), headers);
+}
+
+/** A JSON body built once, with its Content-Length. */
+interface PreparedBody {
+  readonly text: string;
+  readonly length: string;
+}
+
+/** Each limiter's 429 body, built at its first refusal; a reload's new limiters get their own. */
+const refusalBodies = new WeakMap<CompiledLimiter, PreparedBody>();
+
+/**
+ * The 429 of a limiter: the same status, headers (in the same order) and body as
+ * sendError(res, 429, 'rate_limited', limiter.message, headers), without building the body per
+ * request or copying the headers. `headers` is the request's own object: its Content-Type and
+ * Content-Length are added to it.
+ */
+export function sendRateLimited(
+  res: ServerResponse,
+  limiter: CompiledLimiter,
+  headers: Record<string, string>,
+): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  let body = refusalBodies.get(limiter);
+  if (!body) {
+    const text = errorBody('rate_limited', limiter.message);
+    body = { text, length: String(Buffer.byteLength(text)) };
+    refusalBodies.set(limiter, body);
+  }
+  headers['content-type'] = 'application/json';
+  headers['content-length'] = body.length;
+  res.writeHead(429, headers);
+  res.end(body.text);
 }

@@ -8,6 +8,7 @@ import type { GatewayConfig } from '../config/schema.js';
 const RESTART_ONLY: readonly (readonly string[])[] = [
   ['listeners'],
   ['admin'],
+  ['rateLimitService'],
   ['workers'],
   ['store'],
   ['reload'],

@@ -18,7 +18,8 @@ export function windowKey(
   values: PartValues,
 ): string {
   const w = limiter.windows[windowIndex]!;
-  let key = `${prefix}{${values(limiter.tagPart)}}${w.keyStem}`;
+  // A route's limiters always name key parts (the config loader refuses others on a route).
+  let key = `${prefix}{${values(limiter.tagPart!)}}${w.keyStem}`;
   for (const part of w.otherParts) key += `:${values(part)}`;
   return key;
 }

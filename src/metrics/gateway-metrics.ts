@@ -72,8 +72,16 @@ export class GatewayMetrics {
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
   }
 
+  // The cell makers are made once: a closure per call would be an allocation per request.
+  readonly #newRequestCell = (limiter: string, decision: string) =>
+    this.#requests.cell({ limiter, decision });
+  readonly #newUpstreamCell = (route: string, upstream: string, result: string) =>
+    this.#upstream.cell({ route, upstream, result });
+  readonly #newLatencyCell = (route: string, upstream: string) =>
+    this.#upstreamLatency.cell({ route, upstream });
+
   limiterDecision(limiter: string, decision: LimiterDecision): void {
-    this.#requestCells.get(limiter, decision, '', () => this.#requests.cell({ limiter, decision })).pending++;
+    this.#requestCells.get(limiter, decision, '', this.#newRequestCell).pending++;
   }
 
   storeRoundTrip(seconds: number): void {
@@ -85,12 +93,9 @@ export class GatewayMetrics {
   }
 
   upstream(route: string, upstream: string, result: UpstreamResult, seconds: number): void {
-    this.#upstreamCells.get(route, upstream, result, () => this.#upstream.cell({ route, upstream, result }))
-      .pending++;
+    this.#upstreamCells.get(route, upstream, result, this.#newUpstreamCell).pending++;
     if (result === 'aborted') return;
-    this.#latencyCells
-      .get(route, upstream, '', () => this.#upstreamLatency.cell({ route, upstream }))
-      .observe(seconds);
+    this.#latencyCells.get(route, upstream, '', this.#newLatencyCell).observe(seconds);
   }
 
   configReload(ok: boolean): void {
@@ -102,13 +107,13 @@ export class GatewayMetrics {
 class Children<T> {
   readonly #root = new Map<string, Map<string, Map<string, T>>>();
 
-  get(a: string, b: string, c: string, make: () => T): T {
+  get(a: string, b: string, c: string, make: (a: string, b: string, c: string) => T): T {
     let level1 = this.#root.get(a);
     if (!level1) this.#root.set(a, (level1 = new Map()));
     let level2 = level1.get(b);
     if (!level2) level1.set(b, (level2 = new Map()));
     let child = level2.get(c);
-    if (!child) level2.set(c, (child = make()));
+    if (!child) level2.set(c, (child = make(a, b, c)));
     return child;
   }
 }

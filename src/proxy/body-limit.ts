@@ -65,7 +65,7 @@ export function readBody(req: IncomingMessage, limit: number, timeoutMs: number)
  * for a small body sent with its headers) and is within the bound: taken from the stream's buffer
  * at once, without listeners or a deadline timer. Undefined otherwise: then it is read as it comes.
  */
-function bufferedBody(req: IncomingMessage, limit: number): Buffer | undefined {
+export function bufferedBody(req: IncomingMessage, limit: number): Buffer | undefined {
   const length = req.headers['content-length'];
   if (length === undefined || req.readableFlowing || req.readableLength > limit) return undefined;
   if (req.readableLength !== Number(length)) return undefined;

@@ -47,9 +47,10 @@ export class UpstreamPool {
   }
 
   #newPool(connections: number): Pool {
-    const { connectTimeout, headersTimeout, bodyTimeout, keepAliveTimeout } = this.cfg;
+    const { connectTimeout, headersTimeout, bodyTimeout, keepAliveTimeout, allowH2 } = this.cfg;
     return new Pool(this.#origin, {
       connections,
+      allowH2,
       connectTimeout,
       headersTimeout,
       bodyTimeout,

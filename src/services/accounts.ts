@@ -13,12 +13,27 @@ export function newApiKey(): string {
   return `tg_${randomBytes(24).toString('base64url')}`;
 }
 
-/** Creates a user with a new API key; returns the key, which is never stored in clear. */
-export function createUser(db: Db, name: string, key = newApiKey()): { userId: number; key: string } {
+/** An address nodemailer can send to: local@domain, no whitespace, no brackets or commas, at most 254 characters. */
+export function isEmailAddress(value: string): boolean {
+  return value.length <= 254 && /^[^\s@<>,;"()[\]]+@[^\s@<>,;"()[\]]+\.[^\s@<>,;"()[\]]+$/.test(value);
+}
+
+/**
+ * Creates a user with a new API key (and an optional e-mail address, the reports' recipient);
+ * returns the key, which is never stored in clear.
+ */
+export function createUser(
+  db: Db,
+  name: string,
+  key = newApiKey(),
+  email: string | null = null,
+): { userId: number; key: string } {
   const create = db.transaction(() => {
     const userId = Number(
-      prepared<[string, string]>(db, 'INSERT INTO users (name, created_at) VALUES (?, ?)').run(name, now())
-        .lastInsertRowid,
+      prepared<[string, string | null, string]>(
+        db,
+        'INSERT INTO users (name, email, created_at) VALUES (?, ?, ?)',
+      ).run(name, email, now()).lastInsertRowid,
     );
     prepared<[number, Buffer, string]>(
       db,
@@ -68,15 +83,34 @@ declare module 'fastify' {
   }
 }
 
+/** A non-empty string field `api_token` of a query or body, else undefined. */
+function apiTokenField(fields: unknown): string | undefined {
+  if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return undefined;
+  const value = (fields as Record<string, unknown>).api_token;
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
 /**
- * Requires `Authorization: Bearer <API key>` on every route of `app` but the public ones; sets
- * request.userId. An unknown path stays a 404, as in the originals.
+ * The API key a request presents, where Laravel's token guard looks for it, in its order: the
+ * query's `api_token`, the body's `api_token` field (form, multipart or JSON), then
+ * `Authorization: Bearer` (the documented way).
+ */
+export function presentedApiKey(request: FastifyRequest): string | undefined {
+  return (
+    apiTokenField(request.query) ?? apiTokenField(request.body) ?? bearerToken(request.headers.authorization)
+  );
+}
+
+/**
+ * Requires an API key (see presentedApiKey) on every route of `app` but the public ones; sets
+ * request.userId. Checked once the body is read, since the key may be one of its fields. An
+ * unknown path stays a 404, as in the originals.
  */
 export function requireApiKey(app: FastifyInstance, db: Db): void {
   app.decorateRequest('userId', 0);
-  app.addHook('onRequest', async (request: FastifyRequest) => {
+  app.addHook('preValidation', async (request: FastifyRequest) => {
     if (request.is404 || request.routeOptions.config.public) return;
-    const key = bearerToken(request.headers.authorization);
+    const key = presentedApiKey(request);
     const userId = key === undefined ? undefined : userForKey(db, key);
     if (userId === undefined) throw new HttpError(401, 'Unauthenticated.', 'unauthenticated');
     request.userId = userId;

@@ -23,6 +23,10 @@ const FASTIFY_ERRORS: Record<string, string> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: 'The JSON body is empty.',
   FST_ERR_CTP_INVALID_JSON_BODY: 'The JSON body is malformed.',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Content-Length does not match the body.',
+  // multipart/form-data (the websites and reports APIs, see input.ts).
+  FST_FILES_LIMIT: 'File uploads are not accepted: send the form fields alone.',
+  FST_FIELDS_LIMIT: 'The form has too many fields.',
+  FST_PARTS_LIMIT: 'The form has too many parts.',
 };
 
 /**

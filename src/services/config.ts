@@ -32,6 +32,34 @@ export interface BulkSyncSettings {
   readonly maxBodyBytes: number;
 }
 
+/** The HTML pages' cookies. Durations in milliseconds. */
+export interface PagesSettings {
+  /** The secret that signs the pages' cookies; empty: pages-cookie.secret in dataDir. */
+  readonly secretFile: string;
+  readonly sessionTtl: number;
+  readonly unlockTtl: number;
+}
+
+/** The SMTP server of the e-mail reports. */
+export interface SmtpSettings {
+  readonly host: string;
+  readonly port: number;
+  readonly tls: 'starttls' | 'secure' | 'none';
+  readonly user: string;
+  readonly password: string;
+  readonly from: string;
+}
+
+/** The e-mail reports: durations in milliseconds. */
+export interface EmailReportSettings {
+  /** undefined: no SMTP server configured, no reports. */
+  readonly smtp: SmtpSettings | undefined;
+  readonly frequency: 'daily' | 'weekly' | 'monthly';
+  readonly checkInterval: number;
+  readonly retries: number;
+  readonly retryDelay: number;
+}
+
 /**
  * Everything the embedded services read, and nothing else: they know neither the gateway's routes
  * nor its limits. Made once at start (changing it needs a restart).
@@ -46,6 +74,13 @@ export interface ServicesConfig {
   readonly websites: WebsitesSettings;
   readonly reports: ReportsSettings;
   readonly bulksync: BulkSyncSettings;
+  readonly pages: PagesSettings;
+  readonly emailReports: EmailReportSettings;
+  /**
+   * The gateway's trusted proxies (identity.trustedProxies): the collector walks X-Forwarded-For
+   * past them, as the gateway does, to the visitor's address.
+   */
+  readonly trustedProxies: readonly string[];
   /** What the widget signs visitor tokens with; undefined: the widget cannot start. */
   readonly visitorJwt: VisitorJwtSettings | undefined;
 }

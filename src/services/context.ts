@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
+import type { StatsSource } from './analytics/stats-source.js';
 import type { ServicesConfig } from './config.js';
 
 /** What an embedded service is built from: the shared database, its settings, and a logger. */
@@ -7,4 +8,6 @@ export interface ServiceContext {
   readonly db: Db;
   readonly config: ServicesConfig;
   readonly logger: Logger;
+  /** What the statistics pages read; unset: the analytics aggregates in `db`. */
+  readonly stats?: StatsSource;
 }

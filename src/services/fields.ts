@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { documentAs } from './json-schema.js';
+import { documentAs, type JsonSchema } from './json-schema.js';
 
 /**
  * Field parsers shared by the websites and reports APIs. Form bodies carry every value as a
@@ -42,3 +42,19 @@ export function optionalString(field: string, max = 2048) {
 }
 
 export const PRIVACY = { public: 0, private: 1, password: 2 } as const;
+
+/**
+ * A list parameter that reads as `fallback` unless `schema` accepts it: the originals' controllers
+ * keep a sort, sort key, filter or page size only when it is one they know (`per_page=5`,
+ * `sort=foo` are the default, not a 422). Documented as `schema`'s values with the default.
+ */
+export function orDefault<S extends z.ZodType>(schema: S, fallback: z.output<S>, json: JsonSchema) {
+  const parse = z
+    .unknown()
+    .optional()
+    .transform((v): z.output<S> => {
+      const parsed = schema.safeParse(v);
+      return parsed.success && parsed.data !== undefined ? parsed.data : fallback;
+    });
+  return documentAs(parse, json);
+}

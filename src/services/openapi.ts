@@ -22,7 +22,7 @@ export interface Answer {
 }
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
-export type BodyType = 'application/json' | 'application/x-www-form-urlencoded';
+export type BodyType = 'application/json' | 'application/x-www-form-urlencoded' | 'multipart/form-data';
 
 export interface RouteDoc {
   readonly method: Method;
@@ -230,7 +230,8 @@ export function openApiDocument(fragments: readonly OpenApiFragment[]): object {
         apiKey: {
           type: 'http',
           scheme: 'bearer',
-          description: 'A user API key (websites and reports APIs).',
+          description:
+            'A user API key (websites and reports APIs). Also read, as the originals did, from the query parameter or body field api_token (first the query, then the body, then this header).',
         },
         visitorToken: {
           type: 'http',

@@ -59,8 +59,9 @@ export function listAddress(request: FastifyRequest, publicUrl: string): ListAdd
 }
 
 /**
- * Wraps one page of rows. The links keep the request's query parameters (search, sort, per_page,
- * filters) and set `page`.
+ * Wraps one page of rows. The links keep the request's query parameters (search, filters), set
+ * `page`, and always carry the `sort` and `per_page` in force (as the originals' `appends()` do),
+ * whether the client sent them, left them out or sent one that fell back to the default.
  */
 export function listPage<T>(
   address: ListAddress,
@@ -68,10 +69,15 @@ export function listPage<T>(
   total: number,
   page: number,
   perPage: number,
+  sort: string,
 ): ListPage<T> {
   const { path } = address;
   const query = new URLSearchParams(address.query);
   query.delete('page');
+  // A key given as ?api_token= (see accounts.ts) never goes into a link.
+  query.delete('api_token');
+  query.set('sort', sort);
+  query.set('per_page', String(perPage));
   const link = (n: number) => {
     const params = new URLSearchParams(query);
     params.set('page', String(n));

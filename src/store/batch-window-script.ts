@@ -8,7 +8,8 @@ export const BATCH_WINDOW_LUA = `
 -- first hit and its expiry lives in Redis (PEXPIRE), as in the single-request script.
 -- KEYS: every request's window keys, request after request.
 -- ARGV[1]: the number of requests; then per request: its window count n, then limit, period in
--- ms, enforce (1/0) for each of its n windows.
+-- ms, enforce (1/0) and cost (hits to add) for each of its n windows. A window has room when
+-- count + cost <= limit.
 -- Returns, per request: blocked, then count and ttl per window.
 local out = {}
 local o = 0
@@ -22,19 +23,20 @@ for _ = 1, tonumber(ARGV[1]) do
   for i = 1, n do
     local c = tonumber(redis.call('GET', KEYS[k + i]) or '0')
     counts[i] = c
-    local at = a + 3 * (i - 1)
-    if c >= tonumber(ARGV[at]) and ARGV[at + 2] == '1' then blocked = 1 end
+    local at = a + 4 * (i - 1)
+    if c + tonumber(ARGV[at + 3]) > tonumber(ARGV[at]) and ARGV[at + 2] == '1' then blocked = 1 end
   end
   o = o + 1
   out[o] = blocked
   for i = 1, n do
     local key = KEYS[k + i]
-    local period = tonumber(ARGV[a + 3 * (i - 1) + 1])
+    local period = tonumber(ARGV[a + 4 * (i - 1) + 1])
+    local cost = tonumber(ARGV[a + 4 * (i - 1) + 3])
     local c = counts[i]
     local ttl
     if blocked == 0 then
-      c = redis.call('INCR', key)
-      if c == 1 then
+      c = redis.call('INCRBY', key, cost)
+      if c == cost then
         redis.call('PEXPIRE', key, period)
         ttl = period
       else
@@ -53,7 +55,7 @@ for _ = 1, tonumber(ARGV[1]) do
     o = o + 2
   end
   k = k + n
-  a = a + 3 * n
+  a = a + 4 * n
 end
 return out
 `;
@@ -69,7 +71,7 @@ export function batchScriptArgs(batch: readonly BatchedRequest[]): [number, ...(
     argv.push(windows.length);
     for (const w of windows) {
       keys.push(w.key);
-      argv.push(w.limit, w.periodMs, w.enforce ? 1 : 0);
+      argv.push(w.limit, w.periodMs, w.enforce ? 1 : 0, w.cost ?? 1);
     }
   }
   return [keys.length, ...keys, ...argv];
@@ -90,8 +92,9 @@ export function parseBatchReply(
     return windows.map((w) => {
       const count = Number(reply[at++]);
       const ttl = Number(reply[at++]);
-      const before = blocked ? count : count - 1;
-      return { count, limit: w.limit, resetAtMs: nowMs + ttl, allowed: before < w.limit };
+      const cost = w.cost ?? 1;
+      const before = blocked ? count : count - cost;
+      return { count, limit: w.limit, resetAtMs: nowMs + ttl, allowed: before + cost <= w.limit };
     });
   });
 }

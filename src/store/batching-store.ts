@@ -3,14 +3,22 @@ import {
   StoreUnavailableError,
   WrappingStore,
   type StoreLifecycle,
+  type StoreObserver,
   type WindowRequest,
   type WindowResult,
 } from './window-store.js';
 
+/** Hands one request of a batch its outcome: its results, or the error that failed it. */
+export type SettleRequest = (request: number, outcome: WindowResult[] | Error) => void;
+
 /** A store that decides many requests together, in order, each all-or-nothing. */
 export interface BatchWindowStore extends StoreLifecycle {
-  /** One promise per request, in the batch's order. The store need not split the batch further. */
-  hitBatch(batch: readonly BatchedRequest[]): Promise<WindowResult[]>[];
+  /**
+   * Decides the batch and calls `settle` once for every request (by its index in the batch), in
+   * any order, later. The store need not split the batch further. One callback for the batch
+   * rather than a promise per request: a request's answer costs no promise or closure of its own.
+   */
+  hitBatch(batch: readonly BatchedRequest[], settle: SettleRequest): void;
 }
 
 export interface BatchingStoreOptions {
@@ -20,12 +28,16 @@ export interface BatchingStoreOptions {
   readonly maxRequests?: number;
   /** Windows (keys) per script call; a single request with more still goes alone. */
   readonly maxWindows?: number;
+  /** Told of every request settled: its round trip, and whether it failed. */
+  readonly observer?: StoreObserver;
 }
 
 interface Pending {
   readonly windows: readonly WindowRequest[];
   readonly resolve: (results: WindowResult[]) => void;
   readonly reject: (err: Error) => void;
+  /** performance.now() at hit(), for the observer's round trip. */
+  readonly started: number;
   settled: boolean;
 }
 
@@ -47,6 +59,7 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> {
   readonly #timeoutMs: number;
   readonly #maxRequests: number;
   readonly #maxWindows: number;
+  readonly #observer: StoreObserver | undefined;
   #open: Batch | undefined;
 
   constructor(inner: BatchWindowStore, options: BatchingStoreOptions) {
@@ -54,6 +67,7 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> {
     this.#timeoutMs = options.timeoutMs;
     this.#maxRequests = options.maxRequests ?? 256;
     this.#maxWindows = options.maxWindows ?? 1024;
+    this.#observer = options.observer;
   }
 
   hit(windows: readonly WindowRequest[]): Promise<WindowResult[]> {
@@ -66,7 +80,8 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> {
         setImmediate(() => this.#flush(opened));
         this.#open = batch = opened;
       }
-      batch.entries.push({ windows, resolve, reject, settled: false });
+      const started = this.#observer ? performance.now() : 0;
+      batch.entries.push({ windows, resolve, reject, started, settled: false });
       batch.unsettled++;
     });
   }
@@ -75,19 +90,14 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> {
     if (this.#open === batch) this.#open = undefined;
     // Requests the deadline already failed are not sent: they must not be counted.
     for (const chunk of this.#chunks(batch.entries.filter((p) => !p.settled))) {
-      let replies: Promise<WindowResult[]>[];
+      const windows = chunk.map((p) => p.windows);
       try {
-        replies = this.inner.hitBatch(chunk.map((p) => p.windows));
+        this.inner.hitBatch(windows, (i, outcome) =>
+          this.#settle(batch, chunk[i]!, outcome instanceof Error ? unavailable(outcome) : outcome),
+        );
       } catch (err) {
         for (const p of chunk) this.#settle(batch, p, unavailable(err));
-        continue;
       }
-      chunk.forEach((p, i) =>
-        replies[i]!.then(
-          (results) => this.#settle(batch, p, results),
-          (err: unknown) => this.#settle(batch, p, unavailable(err)),
-        ),
-      );
     }
   }
 
@@ -117,6 +127,11 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> {
   #settle(batch: Batch, p: Pending, outcome: WindowResult[] | Error): void {
     if (p.settled) return;
     p.settled = true;
+    const observer = this.#observer;
+    if (observer) {
+      if (outcome instanceof Error) observer.storeError();
+      observer.storeRoundTrip((performance.now() - p.started) / 1000);
+    }
     if (outcome instanceof Error) p.reject(outcome);
     else p.resolve(outcome);
     if (--batch.unsettled === 0) clearTimeout(batch.timer);

@@ -2,10 +2,10 @@ import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { BatchingStore, type BatchWindowStore } from './batching-store.js';
-import { InstrumentedStore } from './instrumented-store.js';
 import { MemoryStore } from './memory-store.js';
 import { OverLimitCache } from './over-limit-cache.js';
 import { RedisClusterStore } from './redis-cluster-store.js';
+import { isTlsUrl, tlsOptions } from './redis-connection.js';
 import { RedisStore } from './redis-store.js';
 import type { WindowStore } from './window-store.js';
 
@@ -24,30 +24,34 @@ export function storeKind(config: StoreConfig): StoreKind {
 
 /** The configured store. Network stores sit behind the over-limit cache; the memory store needs none. */
 export function createStore(config: StoreConfig, logger?: Logger, metrics?: GatewayMetrics): WindowStore {
-  // Round trips are measured inside the cache, so cache hits do not count as store latency. The
-  // hits of one event-loop turn share one script call, under one deadline timer per batch.
-  const networked = (store: BatchWindowStore) => {
-    const bounded = new BatchingStore(store, { timeoutMs: config.redis.commandTimeout });
-    return new OverLimitCache(
-      metrics ? new InstrumentedStore(bounded, metrics) : bounded,
+  // The hits of one event-loop turn share one script call, under one deadline timer per batch.
+  // The batching store measures each request's round trip as it settles it (no wrapper of its
+  // own per request), inside the cache, so cache hits do not count as store latency.
+  const networked = (store: BatchWindowStore) =>
+    new OverLimitCache(
+      new BatchingStore(store, { timeoutMs: config.redis.commandTimeout, observer: metrics }),
       config.overLimitCache.maxKeys,
     );
-  };
   const timeouts = {
     commandTimeoutMs: config.redis.commandTimeout,
     connectTimeoutMs: config.redis.connectTimeout,
   };
+  // TLS files are read now, so a missing one fails the start with its name.
+  const tls = (on: boolean) => (on ? { tls: tlsOptions(config.redis.tls) } : {});
   switch (storeKind(config)) {
-    case 'redis-cluster':
-      return networked(new RedisClusterStore({ nodes: config.redis.cluster, ...timeouts, logger }));
-    case 'redis':
-      return networked(new RedisStore({ url: config.redis.url, ...timeouts, logger }));
-    case 'memory': {
-      const store = new MemoryStore({
+    case 'redis-cluster': {
+      const nodes = config.redis.cluster;
+      return networked(new RedisClusterStore({ nodes, ...tls(nodes.some(isTlsUrl)), ...timeouts, logger }));
+    }
+    case 'redis': {
+      const { url } = config.redis;
+      return networked(new RedisStore({ url, ...tls(isTlsUrl(url)), ...timeouts, logger }));
+    }
+    case 'memory':
+      return new MemoryStore({
         maxKeys: config.memory.maxKeys,
         sweepIntervalMs: config.memory.sweepInterval,
+        observer: metrics,
       });
-      return metrics ? new InstrumentedStore(store, metrics) : store;
-    }
   }
 }

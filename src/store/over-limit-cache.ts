@@ -27,12 +27,14 @@ export class OverLimitCache extends WrappingStore {
     return this.#spent.size;
   }
 
-  async hit(requests: readonly WindowRequest[]): Promise<WindowResult[]> {
+  // Not async: a cache hit answers with one resolved promise, a miss adds one then() to the
+  // inner store's promise (an async function would add its own promise and a tick to both).
+  hit(requests: readonly WindowRequest[]): Promise<WindowResult[]> {
     const now = this.now();
     let cached: (SpentWindow | undefined)[] | undefined;
     // Only when every window may be cached: a window the cache cannot speak for (a shadow limiter,
     // or overLimitCache: false) could change the answer (a later Retry-After, a shadow verdict).
-    if (requests.every((r) => r.cacheWhenSpent)) {
+    if (allCacheable(requests)) {
       for (let i = 0; i < requests.length; i++) {
         const r = requests[i]!;
         const spent = this.#spent.get(r.key);
@@ -42,15 +44,21 @@ export class OverLimitCache extends WrappingStore {
     if (cached) {
       // Refused as the store would refuse it: nothing is counted. Windows not in the cache are
       // reported as untouched; the decision reports a spent window.
-      const hits = cached;
-      return requests.map((r, i) => {
-        const spent = hits[i];
-        return spent
+      const results: WindowResult[] = new Array(requests.length);
+      for (let i = 0; i < requests.length; i++) {
+        const r = requests[i]!;
+        const spent = cached[i];
+        results[i] = spent
           ? { count: r.limit, limit: r.limit, resetAtMs: spent.resetAtMs, allowed: false }
           : { count: 0, limit: r.limit, resetAtMs: now + r.periodMs, allowed: true };
-      });
+      }
+      return Promise.resolve(results);
     }
-    const results = await this.inner.hit(requests);
+    return this.inner.hit(requests).then((results) => this.#remember(requests, results));
+  }
+
+  /** Keeps the windows the store reported spent, and hands the results on. */
+  #remember(requests: readonly WindowRequest[], results: WindowResult[]): WindowResult[] {
     for (let i = 0; i < results.length; i++) {
       const r = requests[i]!;
       const result = results[i]!;
@@ -65,4 +73,9 @@ export class OverLimitCache extends WrappingStore {
     this.#spent.clear();
     return super.close();
   }
+}
+
+function allCacheable(requests: readonly WindowRequest[]): boolean {
+  for (let i = 0; i < requests.length; i++) if (!requests[i]!.cacheWhenSpent) return false;
+  return true;
 }

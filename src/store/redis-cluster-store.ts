@@ -9,7 +9,9 @@ import {
   parseBatchReply,
   type BatchedRequest,
 } from './batch-window-script.js';
-import type { BatchWindowStore } from './batching-store.js';
+import type { BatchWindowStore, SettleRequest } from './batching-store.js';
+import type { ConnectionOptions } from 'node:tls';
+import { clusterSeeds } from './redis-connection.js';
 import { quit, redisClientOptions, whenReady } from './redis-store.js';
 import {
   StoreUnavailableError,
@@ -19,8 +21,10 @@ import {
 } from './window-store.js';
 
 export interface RedisClusterStoreOptions {
-  /** Seed nodes, "host:port" (or redis:// URLs); the rest of the cluster is discovered. */
+  /** Seed nodes, "host:port" or redis:// and rediss:// URLs (with an ACL user); the rest is discovered. */
   readonly nodes: readonly string[];
+  /** TLS settings of rediss:// seeds (every node's connection). */
+  readonly tls?: ConnectionOptions;
   readonly commandTimeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly logger?: Logger;
@@ -69,13 +73,20 @@ export class RedisClusterStore implements WindowStore, BatchWindowStore {
   readonly client: Cluster;
   readonly #connectTimeoutMs: number;
   readonly #commandTimeoutMs: number;
+  readonly #described: string;
 
   constructor(options: RedisClusterStoreOptions) {
     this.#connectTimeoutMs = options.connectTimeoutMs;
     this.#commandTimeoutMs = options.commandTimeoutMs;
+    const seeds = clusterSeeds(options.nodes);
+    this.#described = `redis cluster store ${seeds.described}`;
     const { retryStrategy, enableOfflineQueue, enableAutoPipelining, ...redisOptions } =
       redisClientOptions(options);
-    this.client = new Cluster([...options.nodes], {
+    // Every node, seeds and discovered ones alike, is reached with the seeds' user, password and TLS.
+    if (seeds.username !== undefined) redisOptions.username = seeds.username;
+    if (seeds.password !== undefined) redisOptions.password = seeds.password;
+    if (seeds.tls) redisOptions.tls = options.tls ?? {};
+    this.client = new Cluster(seeds.nodes, {
       redisOptions,
       enableOfflineQueue,
       enableAutoPipelining,
@@ -96,7 +107,11 @@ export class RedisClusterStore implements WindowStore, BatchWindowStore {
   }
 
   hit(requests: readonly WindowRequest[]): Promise<WindowResult[]> {
-    return this.hitBatch([requests])[0]!;
+    return new Promise((resolve, reject) =>
+      this.hitBatch([requests], (_, outcome) =>
+        outcome instanceof Error ? reject(outcome) : resolve(outcome),
+      ),
+    );
   }
 
   /**
@@ -104,11 +119,12 @@ export class RedisClusterStore implements WindowStore, BatchWindowStore {
    * by slot in arrival order, and each slot's parts decided by one batch script call, the slots in
    * parallel. A request fails when any of its slots' calls fails.
    */
-  hitBatch(batch: readonly BatchedRequest[]): Promise<WindowResult[]>[] {
+  hitBatch(batch: readonly BatchedRequest[], settle: SettleRequest): void {
     // Not ready: fail now rather than wait for the cluster.
     if (this.client.status !== 'ready') {
       const err = new StoreUnavailableError(`redis cluster: ${this.client.status}`);
-      return batch.map(() => Promise.reject(err));
+      queueMicrotask(() => batch.forEach((_, i) => settle(i, err))); // settled later, as promised
+      return;
     }
     const bySlot = new Map<number, Part[]>();
     batch.forEach((windows, request) => {
@@ -121,20 +137,34 @@ export class RedisClusterStore implements WindowStore, BatchWindowStore {
       }
     });
     const results: WindowResult[][] = batch.map((windows) => new Array<WindowResult>(windows.length));
-    const waits: Promise<void>[][] = batch.map(() => []);
+    // Per request: the slot calls it still waits for (0 once settled, failed or not).
+    const waiting = new Array<number>(batch.length).fill(0);
+    for (const parts of bySlot.values()) for (const p of parts) waiting[p.request]!++;
+    // A request without windows waits for no slot: answered now (later, as promised), not never.
+    waiting.forEach((n, request) => n === 0 && queueMicrotask(() => settle(request, [])));
     for (const parts of bySlot.values()) {
       const sub = parts.map((p) => p.indexes.map((i) => batch[p.request]![i]!));
-      const decided = this.#run(sub).then((reply) => {
-        const parsed = parseBatchReply(sub, reply, Date.now());
-        parts.forEach((p, k) => p.indexes.forEach((i, j) => (results[p.request]![i] = parsed[k]![j]!)));
-      });
-      for (const p of parts) waits[p.request]!.push(decided);
+      this.#run(sub)
+        .then((reply) => parseBatchReply(sub, reply, Date.now()))
+        .then(
+          (parsed) =>
+            parts.forEach((p, k) => {
+              p.indexes.forEach((i, j) => (results[p.request]![i] = parsed[k]![j]!));
+              if (waiting[p.request]! > 0 && --waiting[p.request]! === 0)
+                settle(p.request, results[p.request]!);
+            }),
+          (err: unknown) =>
+            parts.forEach((p) => {
+              if (waiting[p.request]! === 0) return;
+              waiting[p.request] = 0;
+              settle(p.request, err as Error);
+            }),
+        );
     }
-    return waits.map((w, request) => Promise.all(w).then(() => results[request]!));
   }
 
   connect(): Promise<boolean> {
-    return whenReady(this.client, this.#connectTimeoutMs);
+    return whenReady(this.client, this.#connectTimeoutMs, this.#described);
   }
 
   async ready(): Promise<boolean> {

@@ -1,7 +1,7 @@
 import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { throttledWarn } from '../logger.js';
-import type { BatchWindowStore } from './batching-store.js';
+import type { BatchWindowStore, SettleRequest } from './batching-store.js';
 import {
   BATCH_WINDOW_LUA,
   batchScriptArgs,
@@ -10,6 +10,8 @@ import {
 } from './batch-window-script.js';
 import { FIXED_WINDOW_LUA } from './fixed-window-script.js';
 import { BATCH_WINDOW_COMMAND, FIXED_WINDOW_COMMAND } from './redis-commands.js';
+import { redactedUrl, settingsFault, StoreConfigError } from './redis-connection.js';
+import type { ConnectionOptions } from 'node:tls';
 import {
   StoreUnavailableError,
   type WindowRequest,
@@ -18,7 +20,10 @@ import {
 } from './window-store.js';
 
 export interface RedisStoreOptions {
+  /** redis:// or rediss:// (TLS), with an optional ACL user and password. */
   readonly url: string;
+  /** TLS settings (CA, server name, client certificate) of a rediss:// url. */
+  readonly tls?: ConnectionOptions;
   readonly commandTimeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly logger?: Logger;
@@ -49,10 +54,14 @@ export function redisClientOptions(
 export class RedisStore implements WindowStore, BatchWindowStore {
   readonly client: Redis;
   readonly #connectTimeoutMs: number;
+  readonly #described: string;
 
   constructor(options: RedisStoreOptions) {
     this.#connectTimeoutMs = options.connectTimeoutMs;
-    this.client = new Redis(options.url, redisClientOptions(options));
+    this.#described = `redis store ${redactedUrl(options.url)}`;
+    // rediss:// alone would make ioredis speak TLS with Node's defaults; the options add the rest.
+    const tls = options.tls && /^rediss:/i.test(options.url) ? { tls: options.tls } : {};
+    this.client = new Redis(options.url, { ...redisClientOptions(options), ...tls });
     // ioredis emits on every failed reconnect attempt.
     const warn = options.logger ? throttledWarn(options.logger, 'redis store error') : undefined;
     this.client.on('error', (err: Error) => warn?.({ err: err.message }));
@@ -60,18 +69,20 @@ export class RedisStore implements WindowStore, BatchWindowStore {
     this.client.defineCommand(BATCH_WINDOW_COMMAND, { lua: BATCH_WINDOW_LUA });
   }
 
-  hitBatch(batch: readonly BatchedRequest[]): Promise<WindowResult[]>[] {
-    const decided = this.#runBatch(batch);
-    return batch.map((_, i) => decided.then((results) => results[i]!));
-  }
-
-  async #runBatch(batch: readonly BatchedRequest[]): Promise<WindowResult[][]> {
-    try {
-      const reply = await this.client.tollgateWindowBatch(...batchScriptArgs(batch));
-      return parseBatchReply(batch, reply, Date.now());
-    } catch (err) {
-      throw new StoreUnavailableError(`redis: ${(err as Error).message}`, { cause: err });
-    }
+  hitBatch(batch: readonly BatchedRequest[], settle: SettleRequest): void {
+    const fail = (err: unknown) => {
+      const error = new StoreUnavailableError(`redis: ${(err as Error).message}`, { cause: err });
+      for (let i = 0; i < batch.length; i++) settle(i, error);
+    };
+    this.client.tollgateWindowBatch(...batchScriptArgs(batch)).then((reply) => {
+      let results: WindowResult[][];
+      try {
+        results = parseBatchReply(batch, reply, Date.now());
+      } catch (err) {
+        return fail(err);
+      }
+      for (let i = 0; i < results.length; i++) settle(i, results[i]!);
+    }, fail);
   }
 
   async hit(requests: readonly WindowRequest[]): Promise<WindowResult[]> {
@@ -85,7 +96,7 @@ export class RedisStore implements WindowStore, BatchWindowStore {
   }
 
   connect(): Promise<boolean> {
-    return whenReady(this.client, this.#connectTimeoutMs);
+    return whenReady(this.client, this.#connectTimeoutMs, this.#described);
   }
 
   async ready(): Promise<boolean> {
@@ -102,31 +113,47 @@ export class RedisStore implements WindowStore, BatchWindowStore {
   }
 }
 
-/** The script's KEYS then ARGV (limit, period, enforce per window), without the key count. */
+/** The script's KEYS then ARGV (limit, period, enforce, cost per window), without the key count. */
 export function scriptArgs(requests: readonly WindowRequest[]): (string | number)[] {
   const n = requests.length;
-  const args: (string | number)[] = new Array(n * 4);
+  const args: (string | number)[] = new Array(n * 5);
   requests.forEach((r, i) => {
     args[i] = r.key;
-    args[n + 3 * i] = r.limit;
-    args[n + 3 * i + 1] = r.periodMs;
-    args[n + 3 * i + 2] = r.enforce ? 1 : 0;
+    args[n + 4 * i] = r.limit;
+    args[n + 4 * i + 1] = r.periodMs;
+    args[n + 4 * i + 2] = r.enforce ? 1 : 0;
+    args[n + 4 * i + 3] = r.cost ?? 1;
   });
   return args;
 }
 
-/** Resolves true once the client is ready, or false after `timeoutMs`. */
-export function whenReady(client: Redis | Cluster, timeoutMs: number): Promise<boolean> {
+/**
+ * Resolves true once the client is ready, or false after `timeoutMs` (Redis away: the gateway
+ * starts anyway and rides it out). Rejects with a StoreConfigError naming `described` when an
+ * error shows the settings themselves are wrong (a refused password, an untrusted certificate),
+ * which no reconnection would cure.
+ */
+export function whenReady(client: Redis | Cluster, timeoutMs: number, described: string): Promise<boolean> {
   if (client.status === 'ready') return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const done = (ok: boolean) => {
+  return new Promise((resolve, reject) => {
+    const done = (outcome: boolean | Error) => {
       clearTimeout(timer);
       client.off('ready', onReady);
-      resolve(ok);
+      client.off('error', onError);
+      client.off('node error', onError);
+      if (outcome instanceof Error) reject(outcome);
+      else resolve(outcome);
     };
     const onReady = () => done(true);
+    const onError = (err: unknown) => {
+      // A cluster that cannot load its slots reports the node's error as lastNodeError.
+      const fault = settingsFault(err) ?? settingsFault((err as { lastNodeError?: unknown })?.lastNodeError);
+      if (fault) done(new StoreConfigError(`${described}: ${fault}`));
+    };
     const timer = setTimeout(() => done(false), timeoutMs);
     client.once('ready', onReady);
+    client.on('error', onError);
+    client.on('node error', onError);
   });
 }
 
@@ -148,7 +175,9 @@ export function parseReply(
   const blocked = reply[0] === 1;
   return requests.map((r, i) => {
     const count = Number(reply[2 * i + 1]);
-    const before = blocked ? count : count - 1;
-    return { count, limit: r.limit, resetAtMs: nowMs + Number(reply[2 * i + 2]), allowed: before < r.limit };
+    const cost = r.cost ?? 1;
+    const before = blocked ? count : count - cost;
+    const resetAtMs = nowMs + Number(reply[2 * i + 2]);
+    return { count, limit: r.limit, resetAtMs, allowed: before + cost <= r.limit };
   });
 }

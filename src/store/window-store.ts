@@ -7,6 +7,8 @@ export interface WindowRequest {
   readonly enforce: boolean;
   /** Once spent, the window may be remembered in process and refused without a round trip. */
   readonly cacheWhenSpent: boolean;
+  /** Hits this request adds (Envoy's hits_addend); absent: 1. The window has room when count + cost ≤ limit. */
+  readonly cost?: number;
 }
 
 export interface WindowResult {
@@ -15,7 +17,7 @@ export interface WindowResult {
   readonly limit: number;
   /** When the window's budget is restored, in this process's clock. */
   readonly resetAtMs: number;
-  /** Whether the window had room for this request. */
+  /** Whether the window had room for this request (all of its cost). */
   readonly allowed: boolean;
 }
 
@@ -31,6 +33,13 @@ export interface WindowStore {
   /** Whether the store can answer now (for /readyz). */
   ready(): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/** What a store reports of each request it answers (GatewayMetrics' store metrics). */
+export interface StoreObserver {
+  /** Seconds from the request's hit() to its answer (or its failure). */
+  storeRoundTrip(seconds: number): void;
+  storeError(): void;
 }
 
 export class StoreUnavailableError extends Error {

@@ -11,6 +11,9 @@ export interface TestListener {
   readonly name?: string;
   readonly ietfHeaders?: boolean;
   readonly protocol?: 'http' | 'https';
+  /** A decision listener (forward-auth) instead of a proxy. */
+  readonly mode?: 'proxy' | 'decision';
+  readonly onLimited?: 429 | 403;
 }
 
 export interface GatewayYamlOptions {

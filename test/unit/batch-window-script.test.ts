@@ -3,12 +3,13 @@ import { describe, expect, test } from 'vitest';
 import { batchScriptArgs, parseBatchReply } from '../../src/store/batch-window-script.js';
 import type { WindowRequest } from '../../src/store/window-store.js';
 
-const w = (key: string, limit: number, periodMs: number, enforce = true): WindowRequest => ({
+const w = (key: string, limit: number, periodMs: number, enforce = true, cost?: number): WindowRequest => ({
   key,
   limit,
   periodMs,
   enforce,
   cacheWhenSpent: false,
+  ...(cost === undefined ? {} : { cost }),
 });
 
 const batch = [[w('a', 2, 60_000), w('b', 5, 3_600_000, false)], [w('a', 2, 60_000)]];
@@ -25,14 +26,21 @@ describe('batchScriptArgs', () => {
       2,
       60_000,
       1,
+      1, // cost: absent is 1
       5,
       3_600_000,
       0,
+      1,
       1, // second request: 1 window
       2,
       60_000,
       1,
+      1,
     ]);
+  });
+
+  test("a window's cost (hits to add) follows its enforce flag", () => {
+    expect(batchScriptArgs([[w('a', 10, 1000, true, 4)]])).toEqual([1, 'a', 1, 1, 10, 1000, 1, 4]);
   });
 });
 
@@ -46,6 +54,19 @@ describe('parseBatchReply', () => {
         { count: 7, limit: 5, resetAtMs: 4_500_000, allowed: false },
       ],
       [{ count: 2, limit: 2, resetAtMs: 1_058_000, allowed: false }],
+    ]);
+  });
+
+  test('with a cost, the window had room when the count before plus the cost is within the limit', () => {
+    const costly = [[w('a', 10, 60_000, true, 4)], [w('a', 10, 60_000, true, 4)]];
+    // First: 6 → 10 (counted, room exactly); second: refused at 10, not counted.
+    expect(parseBatchReply(costly, [0, 10, 60_000, 1, 10, 59_000], 0)).toEqual([
+      [{ count: 10, limit: 10, resetAtMs: 60_000, allowed: true }],
+      [{ count: 10, limit: 10, resetAtMs: 59_000, allowed: false }],
+    ]);
+    // Refused with room for fewer hits than the cost: 8 of 10 cannot take 4.
+    expect(parseBatchReply([[w('a', 10, 60_000, true, 4)]], [1, 8, 30_000], 0)).toEqual([
+      [{ count: 8, limit: 10, resetAtMs: 30_000, allowed: false }],
     ]);
   });
 

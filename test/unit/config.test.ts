@@ -47,13 +47,19 @@ describe('loadConfigText', () => {
       'widget-satisfaction': ['60/60000/ip'],
       'widget-coupon-apply': ['120/60000/ip'],
       'widget-other': ['120/60000/ip'],
+      'page-password': ['10/60000/ip', '100/3600000/ip'],
+      collector: ['120/60000/ip'],
     });
     expect(table.config.listeners[0]).toEqual({
       name: 'public',
       host: '0.0.0.0',
       port: 8080,
       protocol: 'http',
+      // Applies only to a listener with tls (none here).
+      http2: { enabled: true, maxConcurrentStreams: 100, maxResetBurst: 200, maxResetsPerSecond: 50 },
       ietfHeaders: false,
+      mode: 'proxy',
+      onLimited: 429,
     });
     expect(table.config.admin).toEqual({ host: '127.0.0.1', port: 9091 });
     expect(table.config.workers).toBe(1);

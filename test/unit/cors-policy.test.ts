@@ -80,10 +80,21 @@ describe('compiling a policy', () => {
     expect([...fromEnv.origins]).toEqual(['https://a.example', 'https://b.example:8443']);
   });
 
-  test('the shipped config opens the widget routes, and only them, to any origin', () => {
+  test('the shipped config opens the widget routes and the analytics collector, and only them, to any origin', () => {
     const table = loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', {});
     const corsRoutes = table.routes.filter((r) => r.cors).map((r) => r.name);
-    expect(corsRoutes).toEqual(table.routes.filter((r) => r.upstream === 'widget').map((r) => r.name));
+    expect(corsRoutes).toEqual([
+      ...table.routes.filter((r) => r.upstream === 'widget').map((r) => r.name),
+      'analytics-collector',
+    ]);
+    expect(table.routes.find((r) => r.name === 'analytics-collector')!.cors).toMatchObject({
+      name: 'analytics',
+      anyOrigin: true,
+      credentials: false,
+      allowMethods: 'POST',
+      allowHeaders: 'Content-Type',
+      maxAge: '3600',
+    });
     expect(corsRoutes).toContain('widget-leads');
     const widget = table.routes.find((r) => r.name === 'widget-leads')!.cors!;
     expect(widget).toMatchObject({
@@ -94,8 +105,8 @@ describe('compiling a policy', () => {
       allowHeaders: 'Content-Type, Authorization, X-Widget-Token, X-Request-Id',
       maxAge: '600',
     });
-    // Every widget route shares the one compiled policy.
-    expect(new Set(table.routes.map((r) => r.cors).filter(Boolean)).size).toBe(1);
+    // Every widget route shares the one compiled policy; the collector has its own.
+    expect(new Set(table.routes.map((r) => r.cors).filter(Boolean)).size).toBe(2);
     const restricted = loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', {
       WIDGET_CORS_ORIGINS: 'https://shop.example,https://www.shop.example',
     });

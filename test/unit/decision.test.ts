@@ -13,6 +13,7 @@ const limiter = (shadow: boolean): RouteWindow => ({
     onStoreError: 'open',
     windows: [],
     tagPart: 'ip',
+    descriptors: [],
   },
   index: 0,
   window: { limit: 1, periodMs: 1000, parts: ['ip'], keyStem: ':x:1000:ip', otherParts: [] },

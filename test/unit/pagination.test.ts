@@ -16,13 +16,14 @@ const request = (url: string, publicUrl = 'http://api.example') =>
   listAddress(fakeRequest(url.split('?')[0]!, url), publicUrl);
 
 describe('the list envelope', () => {
-  test('links keep the query, set page, and meta counts the slice', () => {
+  test('links keep the query, carry sort and per_page, set page, and meta counts the slice', () => {
     const page = listPage(
       request('/api/v1/websites?search=a%20b&sort=desc&page=2&per_page=10'),
       [11, 12],
       12,
       2,
       10,
+      'desc',
     );
     const base = 'http://api.example/api/v1/websites?search=a+b&sort=desc&per_page=10&page=';
     expect(page).toEqual({
@@ -42,10 +43,10 @@ describe('the list envelope', () => {
   });
 
   test('an empty list has one page and no from/to', () => {
-    const page = listPage(request('/api/v1/reports', 'https://a.example'), [], 0, 1, 25);
+    const page = listPage(request('/api/v1/reports', 'https://a.example'), [], 0, 1, 25, 'desc');
     expect(page.links).toEqual({
-      first: 'https://a.example/api/v1/reports?page=1',
-      last: 'https://a.example/api/v1/reports?page=1',
+      first: 'https://a.example/api/v1/reports?sort=desc&per_page=25&page=1',
+      last: 'https://a.example/api/v1/reports?sort=desc&per_page=25&page=1',
       prev: null,
       next: null,
     });
@@ -66,6 +67,7 @@ describe('the list envelope', () => {
             total,
             p,
             per,
+            'asc',
           );
           expect(meta.last_page).toBe(Math.max(1, Math.ceil(total / per)));
           expect(links.next === null).toBe(p >= meta.last_page);
@@ -104,9 +106,10 @@ describe('the list envelope', () => {
       5,
       pageNumber('100000000000000000000'),
       10,
+      'asc',
     );
     expect(page.meta).toMatchObject({ current_page: 1e9, from: null, to: null, last_page: 1, total: 5 });
-    expect(page.links.prev).toBe('http://api.example/x?page=999999999');
+    expect(page.links.prev).toBe('http://api.example/x?sort=asc&per_page=10&page=999999999');
     expect(page.links.next).toBeNull();
   });
 });
@@ -121,11 +124,11 @@ describe('the list address', () => {
   test('no public URL: the path alone, so the links are relative', () => {
     const address = listAddress(fakeRequest('/api/v1/reports', '/api/v1/reports?page=2'), '');
     expect(address).toEqual({ path: '/api/v1/reports', query: 'page=2' });
-    expect(listPage(address, [], 30, 2, 10).links).toEqual({
-      first: '/api/v1/reports?page=1',
-      last: '/api/v1/reports?page=3',
-      prev: '/api/v1/reports?page=1',
-      next: '/api/v1/reports?page=3',
+    expect(listPage(address, [], 30, 2, 10, 'desc').links).toEqual({
+      first: '/api/v1/reports?sort=desc&per_page=10&page=1',
+      last: '/api/v1/reports?sort=desc&per_page=10&page=3',
+      prev: '/api/v1/reports?sort=desc&per_page=10&page=1',
+      next: '/api/v1/reports?sort=desc&per_page=10&page=3',
     });
   });
 

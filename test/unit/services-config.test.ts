@@ -75,6 +75,16 @@ describe('embedded upstreams and services settings', () => {
         analysisQueue: 64,
       },
       bulksync: { bootstrapToken: '', bootstrapWorkspace: 'default' },
+      pages: { secretFile: '', sessionTtl: 43_200_000, unlockTtl: 3_600_000 },
+      smtp: {
+        host: '',
+        port: 587,
+        tls: 'starttls',
+        user: '',
+        password: '',
+        from: 'tollgate <reports@localhost>',
+      },
+      emailReports: { frequency: 'weekly', checkInterval: 300_000, retries: 3, retryDelay: 30_000 },
     });
     expect(config.identity.workspaceTokens).toMatchObject({ source: 'database', cacheTtl: 5000 });
     expect(config.identity.jwt?.ttl).toBe(86_400_000);

@@ -34,12 +34,52 @@ describe('the services config', () => {
         bootstrapWorkspace: 'default',
         maxBodyBytes: 5 * 1024 * 1024,
       },
+      pages: { secretFile: '', sessionTtl: 43_200_000, unlockTtl: 3_600_000 },
+      emailReports: {
+        smtp: undefined,
+        frequency: 'weekly',
+        checkInterval: 300_000,
+        retries: 3,
+        retryDelay: 30_000,
+      },
+      trustedProxies: [],
       visitorJwt: config.identity.jwt,
     });
     expect(servicesConfigFrom(config).visitorJwt).toMatchObject({
       secret: 'a-secret',
       algorithms: ['HS256'],
     });
+  });
+
+  test('SMTP from the environment: the reports settings carry it; a host unset turns them off', () => {
+    const { config } = loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', {
+      PORT: '0',
+      ADMIN_PORT: '0',
+      TRUSTED_PROXIES: '10.0.0.0/8',
+      SMTP_HOST: 'smtp.example.com',
+      SMTP_PORT: '465',
+      SMTP_TLS: 'secure',
+      SMTP_USER: 'reports',
+      SMTP_PASSWORD: 'pw',
+      SMTP_FROM: 'Stats <stats@example.com>',
+      EMAIL_REPORTS_FREQUENCY: 'monthly',
+    });
+    const services = servicesConfigFrom(config);
+    expect(services.emailReports).toEqual({
+      smtp: {
+        host: 'smtp.example.com',
+        port: 465,
+        tls: 'secure',
+        user: 'reports',
+        password: 'pw',
+        from: 'Stats <stats@example.com>',
+      },
+      frequency: 'monthly',
+      checkInterval: 300_000,
+      retries: 3,
+      retryDelay: 30_000,
+    });
+    expect(services.trustedProxies).toEqual(['10.0.0.0/8']);
   });
 
   test("bulk sync's body limit is the wp-plugin route's when that is smaller", () => {

@@ -105,11 +105,14 @@ describe('splitLines', () => {
 });
 
 describe('isParamName', () => {
-  test.each(['utm_source', 'fbclid', 'a', 'x[]', 'p.q', 'ñ', 'p'.repeat(255)])('%j is a name', (name) => {
-    expect(isParamName(name)).toBe(true);
-  });
+  test.each(['utm_source', 'fbclid', 'a', 'x[]', 'p.q', 'ñ', 'p'.repeat(255), '&'])(
+    '%j is a name ("&" alone: every parameter)',
+    (name) => {
+      expect(isParamName(name)).toBe(true);
+    },
+  );
 
-  test.each(['a b', 'a\tb', 'a=b', 'a&b', 'a?b', 'a#b', 'p'.repeat(256)])('%j is not', (name) => {
+  test.each(['a b', 'a\tb', 'a=b', 'a&b', '&&', 'a?b', 'a#b', 'p'.repeat(256)])('%j is not', (name) => {
     expect(isParamName(name)).toBe(false);
   });
 });

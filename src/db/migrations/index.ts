@@ -5,6 +5,7 @@ import { workspaces } from './004-workspaces.js';
 import { widget } from './005-widget.js';
 import { bulkSync } from './006-bulksync.js';
 import { workspaceOwners } from './007-workspace-owners.js';
+import { analytics } from './008-analytics.js';
 
 export interface Migration {
   readonly version: number;
@@ -20,4 +21,5 @@ export const MIGRATIONS: readonly Migration[] = [
   widget,
   bulkSync,
   workspaceOwners,
+  analytics,
 ];

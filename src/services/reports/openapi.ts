@@ -13,7 +13,7 @@ import { pageField } from '../pagination.js';
 import { CHECK_NAMES } from './checks/types.js';
 import type { ReportRecord } from './record.js';
 import { REPORT_RESULTS } from './score.js';
-import { listQuery, storeBody, updateBody } from './validation.js';
+import { listQuery, projectsQuery, storeBody, updateBody } from './validation.js';
 
 /** The reports API in OpenAPI 3.1: the same paths and methods as routes.ts registers. */
 
@@ -79,7 +79,7 @@ const update = (method: 'put' | 'patch'): RouteDoc => ({
 const service: ServiceDoc = {
   tag: 'reports',
   security: 'apiKey',
-  bodyTypes: ['application/x-www-form-urlencoded', 'application/json'],
+  bodyTypes: ['application/x-www-form-urlencoded', 'application/json', 'multipart/form-data'],
   note: 'Served on the analyzer host (analyzer.localhost).',
   errors: {
     400: {
@@ -105,7 +105,7 @@ export const reportRouteDocs: readonly RouteDoc[] = [
     description: 'The caller’s reports, filtered, sorted (ties by id) and paginated.',
     query: listQuery.extend({ page: pageField }),
     answers: { 200: { description: 'One page of reports (without results).', schema: listPage(report) } },
-    errors: [401, [422, 'A query parameter is outside its allowed values.']],
+    errors: [401, [422, 'search is not a string or longer than 255 characters.']],
   },
   {
     method: 'post',
@@ -156,17 +156,34 @@ export const reportRouteDocs: readonly RouteDoc[] = [
     method: 'get',
     path: '/api/v1/projects',
     summary: 'List projects',
-    description: 'The caller’s project names (page hosts) with their report counts, by name.',
+    description: 'The caller’s project names (page hosts) with their report counts, by name, paginated.',
+    query: projectsQuery.extend({ page: pageField }),
     answers: {
       200: {
-        description: 'Every project of the caller.',
+        description: 'One page of the caller’s projects.',
+        schema: listPage(z.object({ project: z.string(), reports: z.int() })),
+      },
+    },
+    errors: [401],
+  },
+  {
+    method: 'delete',
+    path: '/api/v1/projects/:project',
+    summary: 'Delete a project',
+    description: 'Deletes every report of one of the caller’s projects.',
+    params: z.object({ project: z.string().meta({ description: 'The project name (a page host).' }) }),
+    answers: {
+      200: {
+        description: 'Deleted.',
         schema: z.object({
-          data: z.array(z.object({ project: z.string(), reports: z.int() })),
+          id: z.string(),
+          object: z.literal('project'),
+          deleted: z.literal(true),
           status: z.literal(200),
         }),
       },
     },
-    errors: [401],
+    errors: [401, [404, 'The caller has no report of this project.']],
   },
 ];
 

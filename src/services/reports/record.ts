@@ -1,3 +1,4 @@
+import { laravelTime } from '../laravel-time.js';
 import type { Results } from './checks/types.js';
 import type { ReportResult } from './score.js';
 import type { ReportRow } from './store.js';
@@ -28,8 +29,8 @@ export function reportRecord(row: ReportRow, withResults: boolean): ReportRecord
     ...(withResults ? { results: JSON.parse(row.results) as Results } : {}),
     privacy: row.privacy,
     password: row.password_hash !== null,
-    generated_at: row.generated_at,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
+    generated_at: laravelTime(row.generated_at),
+    created_at: laravelTime(row.created_at),
+    updated_at: laravelTime(row.updated_at),
   };
 }

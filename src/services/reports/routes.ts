@@ -8,7 +8,7 @@ import type { AnalysisPool } from './analysis-pool.js';
 import type { PageFetcher } from './fetch-page.js';
 import { reportRecord } from './record.js';
 import type { ReportRow, ReportStore } from './store.js';
-import { listQuery, PASSWORD_REQUIRED, storeBody, updateBody } from './validation.js';
+import { listQuery, PASSWORD_REQUIRED, projectsQuery, storeBody, updateBody } from './validation.js';
 
 const notFound = () => new HttpError(404, NOT_FOUND, 'not_found');
 
@@ -41,7 +41,7 @@ export function reportRoutes(
       offset: (page - 1) * query.per_page,
     });
     const records = rows.map((row) => reportRecord(row, false));
-    return listPage(listAddress(request, publicUrl), records, total, page, query.per_page);
+    return listPage(listAddress(request, publicUrl), records, total, page, query.per_page, query.sort);
   });
 
   app.get('/api/v1/reports/:id', async (request) => ({
@@ -84,8 +84,22 @@ export function reportRoutes(
     return { id: row.id, object: 'report', deleted: true, status: 200 };
   });
 
-  app.get('/api/v1/projects', async (request) => ({
-    data: store.projects(request.userId),
-    status: 200,
-  }));
+  app.get('/api/v1/projects', async (request) => {
+    const query = validate(projectsQuery, request.query);
+    const page = pageNumber((request.query as Record<string, unknown>).page);
+    const { rows, total } = store.projects(request.userId, {
+      search: query.search,
+      sort: query.sort,
+      limit: query.per_page,
+      offset: (page - 1) * query.per_page,
+    });
+    return listPage(listAddress(request, publicUrl), rows, total, page, query.per_page, query.sort);
+  });
+
+  // A project is the caller's reports of one host: deleting it deletes them.
+  app.delete('/api/v1/projects/:project', async (request) => {
+    const { project } = request.params as { project: string };
+    if (store.deleteProject(request.userId, project) === 0) throw notFound();
+    return { id: project, object: 'project', deleted: true, status: 200 };
+  });
 }

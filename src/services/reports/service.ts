@@ -1,9 +1,12 @@
 import { requireApiKey } from '../accounts.js';
 import { laravelErrors } from '../errors.js';
+import { registerReportPages } from '../pages/report-pages.js';
+import { registerCookies } from '../pages/session.js';
 import type { ServiceDefinition } from '../registry.js';
 import { isPublicAddress } from './address-policy.js';
 import { AnalysisPool, defaultAnalysisThreads } from './analysis-pool.js';
 import { PageFetcher, systemResolver } from './fetch-page.js';
+import { laravelInput } from '../input.js';
 import { reportsOpenApi } from './openapi.js';
 import { reportRoutes } from './routes.js';
 import { ReportStore } from './store.js';
@@ -29,7 +32,14 @@ export const reportsService: ServiceDefinition = {
     // In its own scope, so the API key hook leaves the OpenAPI document public.
     void app.register(async (api) => {
       requireApiKey(api, ctx.db);
+      await laravelInput(api);
       reportRoutes(api, store, fetcher, pool, settings.publicUrl);
+    });
+    // The report pages: HTML, cookie-authenticated, in a scope of their own.
+    void app.register(async (scope) => {
+      const sessions = await registerCookies(scope, ctx);
+      sessions.registerRoutes(scope);
+      registerReportPages(scope, ctx.db, sessions);
     });
   },
 };

@@ -73,6 +73,15 @@ const FILTER = `
     AND (@project IS NULL OR project = @project)
     AND (@result IS NULL OR result = @result)`;
 
+/** The projects list's filter (null: every project). */
+interface ProjectFilter {
+  readonly user: number;
+  readonly search: string | null;
+}
+
+const PROJECT_FILTER = `
+  WHERE user_id = @user AND (@search IS NULL OR instr(lower(project), lower(@search)) > 0)`;
+
 /**
  * The reports table, every statement prepared once. Every query is scoped to its owner: a report
  * of another user is never read, changed or deleted.
@@ -85,7 +94,12 @@ export class ReportStore {
   readonly #count;
   /** One statement per sort key and direction (ORDER BY cannot be a parameter); ties by id. */
   readonly #list = new Map<string, Statement<[Filter & { limit: number; offset: number }], ReportRow>>();
-  readonly #projects;
+  readonly #projectCount;
+  readonly #projects = new Map<
+    SortDirection,
+    Statement<[ProjectFilter & { limit: number; offset: number }], { project: string; reports: number }>
+  >();
+  readonly #deleteProject;
 
   constructor(private readonly db: Db) {
     this.#insert = db.prepare<[Omit<ReportRow, 'id'>], ReportRow>(`
@@ -115,8 +129,20 @@ export class ReportStore {
         );
       }
     }
-    this.#projects = db.prepare<[number], { project: string; reports: number }>(
-      'SELECT project, count(*) AS reports FROM reports WHERE user_id = ? GROUP BY project ORDER BY project',
+    this.#projectCount = db.prepare<[ProjectFilter], { n: number }>(
+      `SELECT count(DISTINCT project) AS n FROM reports ${PROJECT_FILTER}`,
+    );
+    for (const dir of ['asc', 'desc'] as const) {
+      this.#projects.set(
+        dir,
+        db.prepare(
+          `SELECT project, count(*) AS reports FROM reports ${PROJECT_FILTER}
+           GROUP BY project ORDER BY project ${dir} LIMIT @limit OFFSET @offset`,
+        ),
+      );
+    }
+    this.#deleteProject = db.prepare<[number, string]>(
+      'DELETE FROM reports WHERE user_id = ? AND project = ?',
     );
   }
 
@@ -186,8 +212,24 @@ export class ReportStore {
     return read();
   }
 
-  /** The user's projects with their report counts, by name. */
-  projects(userId: number): { project: string; reports: number }[] {
-    return this.#projects.all(userId);
+  /** A page of the user's projects (names holding `search`) with their report counts, by name. */
+  projects(
+    userId: number,
+    query: { search?: string; sort: SortDirection; limit: number; offset: number },
+  ): { rows: { project: string; reports: number }[]; total: number } {
+    const filter: ProjectFilter = { user: userId, search: query.search ?? null };
+    const read = this.db.transaction(() => {
+      const { n } = this.#projectCount.get(filter)!;
+      const statement = this.#projects.get(query.sort)!;
+      const rows =
+        query.offset < n ? statement.all({ ...filter, limit: query.limit, offset: query.offset }) : [];
+      return { rows, total: n };
+    });
+    return read();
+  }
+
+  /** Deletes every report of the user's project; how many there were (0: no such project). */
+  deleteProject(userId: number, project: string): number {
+    return this.#deleteProject.run(userId, project).changes;
   }
 }

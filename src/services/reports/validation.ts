@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { intChoice, optionalString, requiredString } from '../fields.js';
+import { intChoice, optionalString, orDefault, requiredString } from '../fields.js';
 import { REPORT_RESULTS } from './score.js';
 import { SORT_KEYS } from './store.js';
 import { parsePageUrl } from './url.js';
@@ -39,14 +39,39 @@ export const PER_PAGE = [10, 25, 50, 100] as const;
 
 export const listQuery = z.object({
   search: optionalString('search', 255).meta({ description: 'Case-insensitive substring of the url.' }),
-  search_by: withDefault(choice('search_by', ['url']), 'url').meta({ description: 'What search looks in.' }),
-  project: optionalString('project', 255).meta({ description: 'Only this project.' }),
-  result: optional(choice('result', REPORT_RESULTS as ['good', 'decent', 'bad'])).meta({
-    description: 'Only this result.',
+  search_by: orDefault(choice('search_by', ['url']), 'url', { type: 'string', enum: ['url'] }).meta({
+    description: 'What search looks in; another value reads as url.',
+    default: 'url',
   }),
-  sort_by: withDefault(choice('sort_by', SORT_KEYS), 'id').meta({ description: 'Sort key.' }),
-  sort: withDefault(choice('sort', ['desc', 'asc']), 'desc').meta({ description: 'Sort direction.' }),
-  per_page: withDefault(intChoice('per_page', PER_PAGE), 10).meta({ description: 'Page size.' }),
+  project: optionalString('project', 255).meta({ description: 'Only this project.' }),
+  result: orDefault(choice('result', REPORT_RESULTS as ['good', 'decent', 'bad']).optional(), undefined, {
+    type: 'string',
+    enum: [...REPORT_RESULTS],
+  }).meta({ description: 'Only this result; another value lists every result.' }),
+  sort_by: orDefault(choice('sort_by', SORT_KEYS), 'id', { type: 'string', enum: [...SORT_KEYS] }).meta({
+    description: 'Sort key; another value reads as id.',
+    default: 'id',
+  }),
+  sort: orDefault(choice('sort', ['desc', 'asc']), 'desc', { type: 'string', enum: ['desc', 'asc'] }).meta({
+    description: 'Sort direction; another value reads as desc.',
+    default: 'desc',
+  }),
+  per_page: orDefault(intChoice('per_page', PER_PAGE), 10, { type: 'integer', enum: [...PER_PAGE] }).meta({
+    description: 'Page size; another value reads as 10.',
+    default: 10,
+  }),
+});
+
+/** The projects list: a search in the name, the direction by name, the page size. */
+export const projectsQuery = z.object({
+  search: optionalString('search', 255).meta({
+    description: 'Case-insensitive substring of the project name.',
+  }),
+  sort: orDefault(choice('sort', ['asc', 'desc']), 'asc', { type: 'string', enum: ['asc', 'desc'] }).meta({
+    description: 'By name: asc = A-Z, desc = Z-A; another value reads as asc.',
+    default: 'asc',
+  }),
+  per_page: listQuery.shape.per_page,
 });
 
 export const storeBody = z.object({

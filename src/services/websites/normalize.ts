@@ -105,9 +105,12 @@ export function splitLines(value: string): string[] {
     .filter((line) => line.length > 0);
 }
 
-/** A query parameter name as it appears in a URL: no whitespace, no "&", "=", "?" or "#", at most 255 characters. */
+/**
+ * A query parameter name as it appears in a URL: no whitespace, no "&", "=", "?" or "#", at most 255
+ * characters; or "&" alone, which excludes every parameter (as the original).
+ */
 export function isParamName(line: string): boolean {
-  return line.length <= 255 && /^[^\s&=?#]+$/.test(line);
+  return line === '&' || (line.length <= 255 && /^[^\s&=?#]+$/.test(line));
 }
 
 /** Dotted-decimal IPv4 or IPv6 (no zone): ipaddr.js alone also takes "127.1" and "0x7f.0.0.1", which are ambiguous in a list. */

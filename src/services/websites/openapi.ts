@@ -73,7 +73,7 @@ const destroy = (path: string, summary: string, description: string): RouteDoc =
 const service: ServiceDoc = {
   tag: 'websites',
   security: 'apiKey',
-  bodyTypes: ['application/x-www-form-urlencoded', 'application/json'],
+  bodyTypes: ['application/x-www-form-urlencoded', 'application/json', 'multipart/form-data'],
   errors: {
     400: { description: 'The body could not be read as fields.', schema: laravelError },
     401: { description: 'Missing or unknown API key.', schema: unauthenticated },

@@ -1,3 +1,4 @@
+import { laravelTime } from '../laravel-time.js';
 /** A website as the API returns it: the password only as whether one is set. */
 export interface Website {
   readonly id: number;
@@ -37,7 +38,7 @@ export function toWebsite(row: WebsiteRow): Website {
     exclude_bots: row.exclude_bots,
     exclude_params: row.exclude_params,
     exclude_ips: row.exclude_ips,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
+    created_at: laravelTime(row.created_at),
+    updated_at: laravelTime(row.updated_at),
   };
 }

@@ -50,7 +50,7 @@ export function registerWebsiteRoutes(app: FastifyInstance, db: Db, publicUrl: s
       limit: perPage,
       offset: (page - 1) * perPage,
     });
-    return listPage(listAddress(request, publicUrl), rows.map(toWebsite), total, page, perPage);
+    return listPage(listAddress(request, publicUrl), rows.map(toWebsite), total, page, perPage, sort);
   });
 
   app.get(PATHS.item, async (request: IdRequest) => {

@@ -1,17 +1,44 @@
+import { registerCollector } from '../analytics/collector.js';
+import { startEmailReports } from '../analytics/email/scheduler.js';
+import { withAnalytics } from '../analytics/openapi.js';
+import { createStatsSource } from '../analytics/sqlite-stats-source.js';
+import { registerStatsRoutes } from '../analytics/stats-routes.js';
 import { laravelErrors } from '../errors.js';
+import { registerCookies } from '../pages/session.js';
+import { registerStatsPages } from '../pages/stats-pages.js';
 import type { ServiceDefinition } from '../registry.js';
 import { websitesOpenApi } from './openapi.js';
+import { laravelInput } from '../input.js';
 import { registerWebsiteRoutes } from './routes.js';
 
-/** The websites API: every host but the analyzer's, authenticated with a user's API key. */
+/**
+ * The websites API, the stats and account APIs (a user's API key), and the analytics tracking
+ * endpoints (public): every host but the analyzer's.
+ */
 export const websitesService: ServiceDefinition = {
   errors: laravelErrors,
-  openapi: websitesOpenApi,
+  openapi: withAnalytics(websitesOpenApi),
   servesOpenApi: true,
   async register(app, ctx) {
     // A scope of its own, so the API-key hook covers these routes and leaves the public
     // /api/v1/openapi.json and the 404 of unknown paths alone.
     const { publicUrl } = ctx.config.websites;
-    await app.register(async (scope) => registerWebsiteRoutes(scope, ctx.db, publicUrl));
+    const stats = ctx.stats ?? createStatsSource(ctx.db);
+    await app.register(async (scope) => {
+      await laravelInput(scope);
+      registerWebsiteRoutes(scope, ctx.db, publicUrl);
+      registerStatsRoutes(scope, ctx.db, stats, publicUrl);
+    });
+    // The tracking script and the collector: public, called from the tracked sites' pages.
+    await app.register(async (scope) => registerCollector(scope, ctx.db, ctx.config.trustedProxies));
+    // The e-mail reports run beside the service that owns the websites; a lease picks one sender.
+    const stopReports = startEmailReports(ctx.db, stats, ctx.config.emailReports, ctx.logger);
+    app.addHook('onClose', stopReports);
+    // The statistics pages: HTML, cookie-authenticated, in a scope of their own.
+    await app.register(async (scope) => {
+      const sessions = await registerCookies(scope, ctx);
+      sessions.registerRoutes(scope);
+      registerStatsPages(scope, ctx.db, stats, sessions);
+    });
   },
 };

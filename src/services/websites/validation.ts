@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { HttpError, type FieldErrors } from '../errors.js';
-import { intChoice, optionalString, PRIVACY, requiredString } from '../fields.js';
-import { documentAs } from '../json-schema.js';
+import { intChoice, optionalString, orDefault, PRIVACY, requiredString } from '../fields.js';
 import { pageField } from '../pagination.js';
 import { bodyFields, fieldErrors } from '../validation.js';
 import { asciiSearch, isIpOrCidr, isParamName, normaliseHost, normaliseLines } from './normalize.js';
@@ -49,12 +48,16 @@ const url = requiredString('url')
 /** What store sets a field it was not sent to (update keeps the field's value). */
 export const STORE_DEFAULTS = { privacy: PRIVACY.private, email: 0, exclude_bots: 1 } as const;
 
+/** A choice field; blank ("" or null, as a form sends `privacy=`) is not given, as in Laravel. */
+const choice = (field: string, allowed: readonly number[]) =>
+  z.preprocess((v) => (v === '' || v === null ? undefined : v), intChoice(field, allowed).optional());
+
 const flag = (field: 'email' | 'exclude_bots', description: string) =>
-  intChoice(field, [0, 1]).optional().meta({ description });
+  choice(field, [0, 1]).meta({ description });
 
 /** The fields shared by store and update (url is store's alone: update ignores it). */
 const SETTINGS = {
-  privacy: intChoice('privacy', [PRIVACY.public, PRIVACY.private, PRIVACY.password]).optional().meta({
+  privacy: choice('privacy', [PRIVACY.public, PRIVACY.private, PRIVACY.password]).meta({
     description:
       'Statistics page: 0 = Public, 1 = Private, 2 = Password (needs a password, now or set before).',
   }),
@@ -163,10 +166,6 @@ export interface ListParams {
 const queryValue = <S extends z.ZodType>(schema: S) =>
   z.preprocess((v) => (v === '' ? undefined : v), schema);
 
-/** A repeated query parameter arrives as an array. */
-const notAString = (field: string, input: unknown, message: string) =>
-  typeof input === 'string' ? message : `The ${field} field must be a string.`;
-
 const LIST = {
   search: queryValue(
     z
@@ -179,32 +178,22 @@ const LIST = {
       'non-ASCII letters also matches the punycode of its whole labels ("bücher" finds ' +
       'xn--bcher-kva.de; a part of a label, such as "büch", does not).',
   }),
-  sort: queryValue(
+  sort: orDefault(z.enum(['asc', 'desc']), 'asc', { type: 'string', enum: ['asc', 'desc'] }).meta({
+    description: 'asc = A-Z by host, desc = Z-A; another value reads as asc.',
+    default: 'asc',
+  }),
+  per_page: orDefault(
     z
-      .enum(['asc', 'desc'], {
-        error: (issue) => notAString('sort', issue.input, 'The selected sort is invalid.'),
-      })
-      .default('asc'),
-  ).meta({ description: 'asc = A-Z by host, desc = Z-A.' }),
-  per_page: documentAs(
-    queryValue(z.string({ error: 'The per_page field must be a string.' }).optional()).transform((v, ctx) => {
-      if (v === undefined) return PER_PAGE.default;
-      if (!/^[+-]?\d+$/.test(v)) {
-        ctx.addIssue({ code: 'custom', message: 'The per_page field must be an integer.' });
-        return z.NEVER;
-      }
-      const n = Number(v);
-      if (n < PER_PAGE.min || n > PER_PAGE.max) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `The per_page field must be between ${PER_PAGE.min} and ${PER_PAGE.max}.`,
-        });
-        return z.NEVER;
-      }
-      return n;
-    }),
-    { type: 'integer', minimum: PER_PAGE.min, maximum: PER_PAGE.max, default: PER_PAGE.default },
-  ).meta({ description: 'Results per page; outside the bounds is a 422.' }),
+      .string()
+      .regex(/^[+-]?\d+$/)
+      .transform(Number)
+      .refine((n) => n >= PER_PAGE.min && n <= PER_PAGE.max),
+    PER_PAGE.default as number,
+    { type: 'integer', minimum: PER_PAGE.min, maximum: PER_PAGE.max },
+  ).meta({
+    description: `Results per page; a value outside ${PER_PAGE.min}–${PER_PAGE.max} reads as ${PER_PAGE.default}.`,
+    default: PER_PAGE.default,
+  }),
 };
 
 /** The list's query, for the OpenAPI document: LIST and the page (read apart, see parseList). */

@@ -1,0 +1,138 @@
+import type { CompiledLimiter, RouteWindow } from '../config/rule-table.js';
+import type { DescriptorPatternConfig } from '../config/schema.js';
+import { hashPart } from '../identity/hash.js';
+import type { WindowRequest } from '../store/window-store.js';
+
+/** One entry of a descriptor as Envoy sends it. */
+export interface DescriptorEntry {
+  readonly key: string;
+  readonly value: string;
+}
+
+/** A descriptor some limiter answers: that limiter, and the (hashed) budget the descriptor spends. */
+export interface DescriptorMatch {
+  readonly limiter: CompiledLimiter;
+  /** The hash of the values of the pattern's any-value entries: whose budget, and the cluster hash tag. */
+  readonly tag: string;
+}
+
+interface CompiledPattern {
+  readonly limiter: CompiledLimiter;
+  /** Per entry, the value it must have; undefined: any value, counted per value. */
+  readonly values: readonly (string | undefined)[];
+}
+
+/** The keys of a descriptor's entries in order: the first, exact, step of matching. */
+const signature = (keys: readonly string[]) => keys.join('\0');
+
+/**
+ * A value as it goes into a budget's tag, joined by NULs: a NUL (gRPC strings may hold one) and the
+ * backslash escaped, so ("a\0user=b", "c") and ("a", "b\0user=c") never share a budget.
+ */
+const escapeNul = (value: string) => value.replace(/[\\\0]/g, (c) => (c === '\0' ? '\\0' : '\\\\'));
+
+/** A pattern's identity, to find two limiters claiming the same descriptors. */
+export const patternId = (p: DescriptorPatternConfig): string =>
+  JSON.stringify([p.domain, ...p.entries.map((e) => [e.key, e.value ?? null])]);
+
+/**
+ * Envoy's descriptors mapped to the limiters that name them, compiled once per config. A
+ * descriptor matches a pattern of the same domain with exactly its keys, in order, whose fixed
+ * values it carries; the first limiter in config order wins. Its budget is keyed by the values of
+ * the pattern's any-value entries, so each value is counted apart (and all patterns of one limiter
+ * share the budget of a value).
+ */
+export class DescriptorTable {
+  /** domain → keys signature → patterns, in config order. */
+  readonly #byDomain = new Map<string, Map<string, CompiledPattern[]>>();
+
+  static compile(limiters: Iterable<CompiledLimiter>): DescriptorTable {
+    const table = new DescriptorTable();
+    for (const limiter of limiters) {
+      for (const p of limiter.descriptors) {
+        let bySignature = table.#byDomain.get(p.domain);
+        if (!bySignature) table.#byDomain.set(p.domain, (bySignature = new Map()));
+        const sig = signature(p.entries.map((e) => e.key));
+        const list = bySignature.get(sig) ?? [];
+        list.push({ limiter, values: p.entries.map((e) => e.value) });
+        bySignature.set(sig, list);
+      }
+    }
+    return table;
+  }
+
+  /** Whether any limiter answers descriptors at all. */
+  get empty(): boolean {
+    return this.#byDomain.size === 0;
+  }
+
+  /** The limiter answering this descriptor, with its budget's tag; undefined when none does. */
+  match(domain: string, entries: readonly DescriptorEntry[]): DescriptorMatch | undefined {
+    const candidates = this.#byDomain.get(domain)?.get(signature(entries.map((e) => e.key)));
+    if (!candidates) return undefined;
+    for (const { limiter, values } of candidates) {
+      if (!values.every((v, i) => v === undefined || v === entries[i]!.value)) continue;
+      // Keys and values both: "remote_address=1.2.3.4" and "user=1.2.3.4" are different budgets.
+      const counted = entries
+        .filter((_, i) => values[i] === undefined)
+        .map((e) => `${e.key}=${escapeNul(e.value)}`);
+      return { limiter, tag: hashPart(`descriptor\0${counted.join('\0')}`) };
+    }
+    return undefined;
+  }
+}
+
+/**
+ * The store key of one window of a descriptor's budget: `<prefix>{<tag>}:<limiter>:<period>:descriptor`.
+ * Apart from the keys of HTTP requests (`...:<period>:<parts>...`), so the two never share a counter.
+ */
+export function descriptorWindowKey(prefix: string, match: DescriptorMatch, windowIndex: number): string {
+  return `${prefix}{${match.tag}}:${match.limiter.name}:${match.limiter.windows[windowIndex]!.periodMs}:descriptor`;
+}
+
+/** The windows of a planned rate-limit request: one store call for all its descriptors. */
+export interface DescriptorPlan {
+  /** What the store checks and counts; a window two descriptors share appears once, with both costs. */
+  readonly requests: WindowRequest[];
+  /** Per descriptor: its limiter's windows and, for each, the index of its store request; undefined: unmatched. */
+  readonly descriptors: readonly (readonly { window: RouteWindow; request: number }[] | undefined)[];
+}
+
+/**
+ * Plans the store call of one rate-limit request: every window of every matched descriptor, each
+ * costing `hits` (Envoy's hits_addend). Descriptors that spend the same budget are merged, so the
+ * store sees their hits together rather than checking each against the count before the other.
+ */
+export function planDescriptors(
+  matches: readonly (DescriptorMatch | undefined)[],
+  hits: number,
+  prefix: string,
+): DescriptorPlan {
+  const requests: WindowRequest[] = [];
+  const byKey = new Map<string, number>();
+  const descriptors = matches.map((match) => {
+    if (!match) return undefined;
+    const { limiter } = match;
+    return limiter.windows.map((window, index) => {
+      const key = descriptorWindowKey(prefix, match, index);
+      let request = byKey.get(key);
+      if (request === undefined) {
+        request = requests.length;
+        byKey.set(key, request);
+        requests.push({
+          key,
+          limit: window.limit,
+          periodMs: window.periodMs,
+          enforce: !limiter.shadow,
+          cacheWhenSpent: !limiter.shadow && limiter.overLimitCache,
+          cost: hits,
+        });
+      } else {
+        const merged = requests[request]!;
+        requests[request] = { ...merged, cost: (merged.cost ?? 1) + hits };
+      }
+      return { window: { limiter, index, window, policyName: `${limiter.name}.${index}` }, request };
+    });
+  });
+  return { requests, descriptors };
+}

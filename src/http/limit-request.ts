@@ -1,0 +1,131 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { CompiledLimiter, CompiledRoute } from '../config/rule-table.js';
+import type { Peer } from '../identity/peer.js';
+import { identityOf, needsCredentials, resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
+import { decide, type Decision } from '../limits/decision.js';
+import { planWindows } from '../limits/plan.js';
+import type { GatewayMetrics, LimiterDecision } from '../metrics/gateway-metrics.js';
+import type { WindowResult, WindowStore } from '../store/window-store.js';
+import { addRateLimitHeaders } from './responses.js';
+import type { GatewayState } from './state.js';
+
+/**
+ * The admission steps the proxy handler and the decision handler share: identity → plan → store →
+ * decision, the limiter metrics, and the refusals that follow (429, 503 failing closed, 401 for a
+ * bad credential). Each handler answers a refusal in its own way; the refusal itself is the same.
+ */
+
+/** How the limiters treated a request, as logged and counted in metrics. */
+export type LimitOutcome = LimiterDecision | 'unlimited';
+
+export interface Limiting {
+  readonly store: WindowStore;
+  readonly metrics: GatewayMetrics;
+  /** Send the IETF RateLimit-Policy / RateLimit headers too. */
+  readonly ietfHeaders: boolean;
+  /** The throttled warning of a failed store call. */
+  readonly warnStore: (fields: object) => void;
+}
+
+/** A refusal of the gateway's own, answered in its JSON error shape. */
+export interface Refusal {
+  readonly status: number;
+  readonly code: string;
+  readonly message: string;
+  /** The limiter that refused a 429. */
+  readonly limiter?: CompiledLimiter;
+}
+
+/** What counting came to; `seen.outcome` is set too. */
+export interface Counted {
+  readonly identity: RequestIdentity;
+  /** Set when the request must go no further (429, or 503 when the store failed and the route fails closed). */
+  readonly refusal: Refusal | undefined;
+}
+
+const UNAVAILABLE: Refusal = {
+  status: 503,
+  code: 'rate_limit_unavailable',
+  message: 'Rate limiting is temporarily unavailable. Please retry shortly.',
+};
+
+/**
+ * Resolves the identity of a route with limiters, counts the request in the store and decides.
+ * Adds the X-RateLimit-* headers (and Retry-After when refused) to `headers`.
+ */
+export async function countRequest(
+  lim: Limiting,
+  state: GatewayState,
+  route: CompiledRoute,
+  peer: Peer,
+  reqHeaders: IncomingHttpHeaders,
+  requestId: string,
+  headers: Record<string, string>,
+  seen: { outcome: LimitOutcome },
+): Promise<Counted> {
+  const identity = needsCredentials(route.parts)
+    ? await resolveIdentity(state.identity, route.parts, peer, reqHeaders)
+    : identityOf(state.identity, route.parts, peer, reqHeaders);
+  const requests = planWindows(route.windows, (part) => identity.hashed.get(part)!, state.keyPrefix);
+  let decision: Decision;
+  try {
+    const results = await lim.store.hit(requests);
+    decision = decide(route.windows, results, Date.now());
+    recordDecisions(lim.metrics, route, results, decision.blockedBy);
+  } catch (err) {
+    seen.outcome = 'store_error';
+    for (const l of route.limiters) lim.metrics.limiterDecision(l.name, 'store_error');
+    lim.warnStore({ reqId: requestId, err: (err as Error).message });
+    return { identity, refusal: route.failsClosed ? UNAVAILABLE : undefined };
+  }
+  addRateLimitHeaders(headers, decision.report, lim.ietfHeaders ? route.ietfPolicy : undefined);
+  if (!decision.allowed) {
+    seen.outcome = 'limited';
+    headers['retry-after'] = String(decision.retryAfterSec);
+    const limiter = decision.blockedBy!;
+    return { identity, refusal: { status: 429, code: 'rate_limited', message: limiter.message, limiter } };
+  }
+  seen.outcome = decision.shadowLimited ? 'shadow_limited' : 'allowed';
+  return { identity, refusal: undefined };
+}
+
+/** Counts each limiter's verdict: limited (it refused), shadow_limited (a shadow limiter's window was spent), or allowed. */
+function recordDecisions(
+  metrics: GatewayMetrics,
+  route: CompiledRoute,
+  results: readonly WindowResult[],
+  blockedBy: CompiledLimiter | undefined,
+): void {
+  for (const limiter of route.limiters) {
+    let decision: LimiterDecision = 'allowed';
+    if (limiter === blockedBy) decision = 'limited';
+    else if (limiter.shadow && route.windows.some((w, i) => w.limiter === limiter && !results[i]!.allowed)) {
+      decision = 'shadow_limited';
+    }
+    metrics.limiterDecision(limiter.name, decision);
+  }
+}
+
+/** The same codes and messages as the embedded widget service's, so clients see one vocabulary. */
+const JWT_ERRORS = {
+  missing: { status: 401, code: 'missing_token', message: 'Visitor token missing.' },
+  expired: { status: 401, code: 'token_expired', message: 'Visitor token has expired.' },
+  invalid: { status: 401, code: 'invalid_token', message: 'Visitor token is invalid.' },
+} as const satisfies Record<string, Refusal>;
+
+const TOKEN_MISSING: Refusal = { status: 401, code: 'missing_token', message: 'API token missing.' };
+const TOKEN_INVALID: Refusal = {
+  status: 401,
+  code: 'invalid_token',
+  message: 'API token is invalid or has been revoked.',
+};
+
+/** The 401 when an enforcing limiter keys on a credential the request lacks. The request was already counted. */
+export function credentialRefusal(route: CompiledRoute, identity: RequestIdentity): Refusal | undefined {
+  if (route.requiresJwt && identity.jwt && !identity.jwt.ok) return JWT_ERRORS[identity.jwt.reason];
+  const token = identity.workspaceToken;
+  if (route.requiresWorkspaceToken && token && !token.ok) {
+    return token.reason === 'missing' ? TOKEN_MISSING : TOKEN_INVALID;
+  }
+  return undefined;
+}

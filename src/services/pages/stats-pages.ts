@@ -1,0 +1,201 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Db } from '../../db/database.js';
+import type { StatsSource } from '../analytics/stats-source.js';
+import type { WebsiteRow } from '../websites/record.js';
+import { PAGE_ROUTE } from './assets.js';
+import { pageAccess, safeNext, type Guarded } from './access.js';
+import { csv } from './csv.js';
+import { notFoundPage, passwordPage, sendPage } from './layout.js';
+import { parseRange } from './range.js';
+import { OVERVIEW, REALTIME_WINDOW_MS, sectionFor, SECTIONS, type Section } from './sections.js';
+import { checkOrigin, type PageSessions } from './session.js';
+import {
+  dimensionPage,
+  overviewPage,
+  PAGE_SIZE,
+  realtimePage,
+  SEARCH_MAX,
+  share,
+  websitesListPage,
+  type StatsFrame,
+} from './stats-view.js';
+
+/**
+ * The statistics pages on the websites host: /{domain} and /{domain}/{section}, the owner's list
+ * at /, the password form's POST /_/unlock/{domain}. The API's paths (/api/…, /js/…,
+ * /openapi.json) are never a domain: they stay the API's JSON 404.
+ */
+
+const RESERVED = new Set(['api', 'js', 'openapi.json', '_', 'websites']);
+/** The CSV export of every row is bounded all the same. */
+const CSV_ROWS = 100_000;
+
+type PageRequest = FastifyRequest<{
+  Params: { domain: string; section?: string };
+  Querystring: Record<string, unknown>;
+  Body: Record<string, unknown> | undefined;
+}>;
+
+const guarded = (row: WebsiteRow): Guarded => ({
+  id: row.id,
+  userId: row.user_id,
+  privacy: row.privacy,
+  passwordHash: row.password_hash,
+});
+
+const pathAndQuery = (request: FastifyRequest) => request.url;
+
+export function registerStatsPages(
+  app: FastifyInstance,
+  db: Db,
+  stats: StatsSource,
+  sessions: PageSessions,
+  now: () => number = Date.now,
+): void {
+  // Hosts are unique per owner only: the viewer's own website first, else the oldest registration.
+  const byHost = db.prepare<[string, number], WebsiteRow>(
+    'SELECT * FROM websites WHERE url = ? ORDER BY user_id = ? DESC, id ASC LIMIT 1',
+  );
+  const ownSites = db.prepare<[number], { url: string; privacy: number }>(
+    'SELECT url, privacy FROM websites WHERE user_id = ? ORDER BY url',
+  );
+
+  const notFound = (request: FastifyRequest, reply: FastifyReply, viewer: number | undefined) =>
+    sendPage(reply, 404, notFoundPage(viewer !== undefined, pathAndQuery(request)));
+
+  app.get('/', PAGE_ROUTE, async (request, reply) => {
+    const viewer = sessions.viewer(request);
+    if (viewer === undefined) return reply.redirect('/_/login?next=%2F', 303);
+    return sendPage(reply, 200, websitesListPage(ownSites.all(viewer), '/'));
+  });
+
+  const show = async (request: PageRequest, reply: FastifyReply) => {
+    const { domain } = request.params;
+    if (RESERVED.has(domain)) return reply.callNotFound();
+    let slug = request.params.section;
+    const wantsCsv = slug?.endsWith('.csv') === true || request.query.format === 'csv';
+    if (slug?.endsWith('.csv')) slug = slug.slice(0, -4);
+    const section = slug === undefined ? undefined : sectionFor(slug);
+    const viewer = sessions.viewer(request);
+    const row = byHost.get(domain, viewer ?? -1);
+    if (!row || (slug !== undefined && !section)) return notFound(request, reply, viewer);
+    const access = pageAccess(guarded(row), viewer, sessions.unlocked(request, 'w', guarded(row)));
+    if (access === 'hidden') return notFound(request, reply, viewer);
+    if (access === 'password') {
+      const action = `/_/unlock/${domain}?next=${encodeURIComponent(pathAndQuery(request))}`;
+      return sendPage(reply, 200, passwordPage(domain, action, viewer !== undefined, pathAndQuery(request)));
+    }
+
+    const parsed = parseRange(request.query, now());
+    const search = section?.dimension ? searchParam(request.query.search) : '';
+    const frame: StatsFrame = {
+      domain,
+      signedIn: viewer !== undefined,
+      here: pathAndQuery(request),
+      range: parsed.range,
+      rangeError: parsed.ok ? undefined : parsed.error,
+      section,
+      search,
+    };
+    const status = parsed.ok ? 200 : 400;
+    if (wantsCsv) return sendCsv(reply, row, section, frame, parsed.ok, search);
+    if (!section) {
+      const daily = stats.daily(row.id, frame.range);
+      const hourly = stats.hourly(row.id, frame.range);
+      const tops = OVERVIEW.map((dimension) => {
+        const s = SECTIONS.find((x) => x.dimension === dimension)!;
+        const top = stats.top(row.id, dimension, frame.range, { sort: 'max', limit: 10, offset: 0 });
+        return { dimension, title: s.title, slug: s.slug, top };
+      });
+      return sendPage(reply, status, overviewPage(frame, daily, hourly, tops));
+    }
+    if (!section.dimension) {
+      const visits = stats.recent(row.id, now() - REALTIME_WINDOW_MS);
+      return sendPage(reply, 200, realtimePage(frame, visits, REALTIME_WINDOW_MS / 60_000));
+    }
+    const pageNumber = pageParam(request.query.page);
+    const top = stats.top(row.id, section.dimension, frame.range, {
+      search,
+      sort: 'max',
+      limit: PAGE_SIZE,
+      offset: (pageNumber - 1) * PAGE_SIZE,
+    });
+    return sendPage(reply, status, dimensionPage(frame, top, pageNumber, search));
+  };
+
+  const sendCsv = (
+    reply: FastifyReply,
+    row: WebsiteRow,
+    section: Section | undefined,
+    frame: StatsFrame,
+    rangeOk: boolean,
+    search: string,
+  ) => {
+    if (!section?.dimension || !rangeOk) {
+      return reply
+        .status(400)
+        .type('text/plain; charset=utf-8')
+        .send(
+          rangeOk
+            ? 'CSV exports are per dimension: /{domain}/{dimension}.csv\n'
+            : `${frame.rangeError ?? 'Bad date range.'}\n`,
+        );
+    }
+    const top = stats.top(row.id, section.dimension, frame.range, {
+      search,
+      sort: 'max',
+      limit: CSV_ROWS,
+      offset: 0,
+    });
+    const body = csv(
+      ['value', 'count', 'share'],
+      top.rows.map((r) => [r.value, r.count, share(r.count, top.sum)]),
+    );
+    const file = `${frame.domain}-${section.slug}-${frame.range.from}-${frame.range.to}.csv`;
+    return reply
+      .status(200)
+      .header('content-type', 'text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="${file}"`)
+      .header('x-content-type-options', 'nosniff')
+      .header('cache-control', 'no-store')
+      .send(body);
+  };
+
+  app.get('/:domain', PAGE_ROUTE, show);
+  app.get('/:domain/:section', PAGE_ROUTE, show);
+
+  app.post('/_/unlock/:domain', PAGE_ROUTE, async (request: PageRequest, reply) => {
+    if (!checkOrigin(request, reply)) return reply;
+    const { domain } = request.params;
+    const viewer = sessions.viewer(request);
+    const row = byHost.get(domain, viewer ?? -1);
+    const page = row && guarded(row);
+    // Only a password page has a form: anything else is as unknown as a missing site.
+    if (!page || pageAccess(page, viewer, false) !== 'password') return notFound(request, reply, viewer);
+    const next = safeNext(request.query.next, `/${domain}`);
+    const back = next === `/${domain}` || next.startsWith(`/${domain}/`) || next.startsWith(`/${domain}?`);
+    const target = back ? next : `/${domain}`;
+    const password = request.body?.password;
+    if (typeof password !== 'string' || !(await sessions.checkPassword(password, page))) {
+      const action = `/_/unlock/${domain}?next=${encodeURIComponent(target)}`;
+      return sendPage(
+        reply,
+        401,
+        passwordPage(domain, action, viewer !== undefined, target, 'Wrong password.'),
+      );
+    }
+    sessions.unlock(request, reply, 'w', page, `/${domain}`);
+    return reply.redirect(target, 303);
+  });
+}
+
+/** A dimension table's search: a substring of the value; not a string (repeated): none; at most 255. */
+function searchParam(value: unknown): string {
+  return typeof value === 'string' ? value.trim().slice(0, SEARCH_MAX) : '';
+}
+
+/** The table's page: a positive integer, else 1; at most 10⁶ (an empty page). */
+function pageParam(value: unknown): number {
+  const n = typeof value === 'string' && /^\d{1,7}$/.test(value) ? Number(value) : 1;
+  return Math.min(Math.max(n, 1), 1_000_000);
+}

@@ -1,0 +1,128 @@
+import { readFileSync } from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
+import type { RedisTlsConfig } from '../config/schema.js';
+
+/** A store setting that cannot work (a wrong password, an untrusted certificate): the start fails with it. */
+export class StoreConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StoreConfigError';
+  }
+}
+
+/** The URL with its password replaced by "***", for messages and logs; the user name is kept. */
+export function redactedUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString().replace(/\/$/, '');
+  } catch {
+    return '(unparsable url)';
+  }
+}
+
+/** A cluster seed for messages: a URL redacted, a bare host:port as it is. */
+export const redactedSeed = (seed: string): string =>
+  /^rediss?:\/\//i.test(seed) ? redactedUrl(seed) : seed;
+
+/** The scheme says whether to speak TLS: rediss:// does, redis:// and a bare host:port do not. */
+export const isTlsUrl = (url: string): boolean => /^rediss:\/\//i.test(url);
+
+/** Cluster seeds as the Cluster client takes them, with the credentials and TLS every node shares. */
+export interface ClusterSeeds {
+  readonly nodes: { host: string; port: number }[];
+  readonly username: string | undefined;
+  readonly password: string | undefined;
+  readonly tls: boolean;
+  /** The seeds for messages, passwords redacted. */
+  readonly described: string;
+}
+
+/**
+ * Parses "host:port" seeds, or redis:// and rediss:// URLs with an optional user and password.
+ * Nodes discovered later get the same settings, so every seed must agree on them.
+ */
+export function clusterSeeds(seeds: readonly string[]): ClusterSeeds {
+  const parsed = seeds.map((seed) => {
+    const url = new URL(/^rediss?:\/\//i.test(seed) ? seed : `redis://${seed}`);
+    return {
+      host: url.hostname.replace(/^\[|\]$/g, ''),
+      port: url.port ? Number(url.port) : 6379,
+      username: url.username ? decodeURIComponent(url.username) : undefined,
+      password: url.password ? decodeURIComponent(url.password) : undefined,
+      tls: url.protocol === 'rediss:',
+    };
+  });
+  const first = parsed[0]!;
+  if (
+    parsed.some((p) => p.tls !== first.tls || p.username !== first.username || p.password !== first.password)
+  ) {
+    throw new StoreConfigError(
+      'store.redis.cluster: every seed must have the same scheme (redis:// or rediss://), user and password',
+    );
+  }
+  return {
+    nodes: parsed.map(({ host, port }) => ({ host, port })),
+    username: first.username,
+    password: first.password,
+    tls: first.tls,
+    described: seeds.map(redactedSeed).join(','),
+  };
+}
+
+/** The TLS options of the store's connections, files read now (a missing file fails the start, named). */
+export function tlsOptions(
+  tls: RedisTlsConfig,
+  read: (file: string) => Buffer = readFileSync,
+): ConnectionOptions {
+  const file = (field: keyof RedisTlsConfig) => {
+    try {
+      return read(tls[field]);
+    } catch (err) {
+      throw new StoreConfigError(
+        `store.redis.tls.${field}: cannot read ${tls[field]}: ${(err as Error).message}`,
+      );
+    }
+  };
+  if (Boolean(tls.certFile) !== Boolean(tls.keyFile)) {
+    throw new StoreConfigError('store.redis.tls: certFile and keyFile go together');
+  }
+  return {
+    ...(tls.caFile ? { ca: file('caFile') } : {}),
+    ...(tls.serverName ? { servername: tls.serverName } : {}),
+    ...(tls.certFile ? { cert: file('certFile'), key: file('keyFile') } : {}),
+  };
+}
+
+/** Whether tls settings were given at all (they need a rediss:// url or cluster). */
+export const hasTlsSettings = (tls: RedisTlsConfig): boolean =>
+  Boolean(tls.caFile || tls.serverName || tls.certFile || tls.keyFile);
+
+// Node's codes for a certificate that cannot be trusted or does not name the server.
+const CERTIFICATE_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/**
+ * Why a connection error means the settings are wrong rather than Redis being away, or undefined
+ * for a transient error (refused, reset, timed out), which the store rides out by reconnecting.
+ * Only the error's message and code are read: ioredis attaches the AUTH command (and so the
+ * password) to the error object itself.
+ */
+export function settingsFault(err: unknown): string | undefined {
+  const { message = '', code } = (err ?? {}) as { message?: string; code?: string };
+  if (/\b(WRONGPASS|NOAUTH|NOPERM)\b/.test(message) || /invalid (username-)?password/i.test(message)) {
+    return `authentication failed (${message})`;
+  }
+  if (code && CERTIFICATE_CODES.has(code)) return `TLS certificate refused (${code}: ${message})`;
+  if (/wrong version number|packet length too long|unknown protocol/i.test(message)) {
+    return `TLS handshake failed (${message}): does the server speak TLS on this port?`;
+  }
+  return undefined;
+}

@@ -1,0 +1,83 @@
+// sendRateLimited (the 429 with its body built once per limiter) writes exactly what
+// sendError(res, 429, 'rate_limited', message, headers) writes: status, headers in the same order,
+// body and its byte length; and, like it, destroys a response whose headers were already sent.
+import type { ServerResponse } from 'node:http';
+import { describe, expect, test } from 'vitest';
+import type { CompiledLimiter } from '../../src/config/rule-table.js';
+import { sendError, sendRateLimited } from '../../src/http/responses.js';
+
+interface Written {
+  status?: number;
+  headers?: [string, string][];
+  body?: string;
+  destroyed: boolean;
+}
+
+function recorder(headersSent = false): { res: ServerResponse; written: Written } {
+  const written: Written = { destroyed: false };
+  const res = {
+    headersSent,
+    writeHead(status: number, headers: Record<string, string>) {
+      written.status = status;
+      written.headers = Object.entries(headers);
+      return this;
+    },
+    end(body: string) {
+      written.body = body;
+      return this;
+    },
+    destroy() {
+      written.destroyed = true;
+      return this;
+    },
+  };
+  return { res: res as unknown as ServerResponse, written };
+}
+
+const limiter = (message: string) => ({ name: 'l', message }) as unknown as CompiledLimiter;
+const rateHeaders = () => ({
+  'x-request-id': 'r1',
+  'x-ratelimit-limit': '10',
+  'x-ratelimit-remaining': '0',
+  'x-ratelimit-reset': '1795000000',
+  'retry-after': '42',
+});
+
+describe('sendRateLimited', () => {
+  test.each(['Too Many Attempts.', 'Trop de requêtes « 😀 »', 'a "quoted" \\ message'])(
+    'writes what sendError writes: %s',
+    (message) => {
+      const compiled = limiter(message);
+      const expected = recorder();
+      sendError(expected.res, 429, 'rate_limited', message, rateHeaders());
+      // Twice: the second answer comes from the body kept for this limiter.
+      for (let i = 0; i < 2; i++) {
+        const actual = recorder();
+        sendRateLimited(actual.res, compiled, rateHeaders());
+        expect(actual.written).toEqual(expected.written);
+      }
+      expect(expected.written.headers).toContainEqual([
+        'content-length',
+        String(Buffer.byteLength(expected.written.body!)),
+      ]);
+    },
+  );
+
+  test('a response whose headers were sent is destroyed, as sendError does', () => {
+    const expected = recorder(true);
+    sendError(expected.res, 429, 'rate_limited', 'm', rateHeaders());
+    const actual = recorder(true);
+    sendRateLimited(actual.res, limiter('m'), rateHeaders());
+    expect(actual.written).toEqual({ destroyed: true });
+    expect(expected.written).toEqual({ destroyed: true });
+  });
+
+  test("a reload's new limiter with another message gets its own body", () => {
+    const before = recorder();
+    sendRateLimited(before.res, limiter('old'), rateHeaders());
+    const after = recorder();
+    sendRateLimited(after.res, limiter('new'), rateHeaders());
+    expect(before.written.body).toBe('{"error":{"code":"rate_limited","message":"old"}}');
+    expect(after.written.body).toBe('{"error":{"code":"rate_limited","message":"new"}}');
+  });
+});
