@@ -20,23 +20,27 @@ interface Proxy {
   readonly url: string;
 }
 
+/** A real proxy run from its shipped example (docs/examples/), asking `gatewayUrl` and forwarding to `upstreamUrl`. */
+async function startExample(
+  example: string,
+  start: (config: string) => Promise<Proxy & { stop(): Promise<void> }>,
+  gatewayUrl: string,
+  upstreamUrl: string,
+  onCleanup: (stop: () => Promise<void>) => void,
+): Promise<Proxy> {
+  const config = readFileSync(`docs/examples/${example}`, 'utf8');
+  const proxy = await start(exampleFor(config, hostOf(gatewayUrl), hostOf(upstreamUrl)));
+  onCleanup(() => proxy.stop());
+  return proxy;
+}
+
 const test = gatewayTest({ config: forwardAuthConfig(LIMIT) })
-  .extend('nginx', { scope: 'file' }, async ({ gateway, upstream }, { onCleanup }): Promise<Proxy> => {
-    const example = readFileSync('docs/examples/nginx.conf', 'utf8');
-    const nginx = await NginxProcess.start(
-      exampleFor(example, hostOf(gateway.url('nginx')), hostOf(upstream.url)),
-    );
-    onCleanup(() => nginx.stop());
-    return nginx;
-  })
-  .extend('caddy', { scope: 'file' }, async ({ gateway, upstream }, { onCleanup }): Promise<Proxy> => {
-    const example = readFileSync('docs/examples/Caddyfile', 'utf8');
-    const caddy = await CaddyProcess.start(
-      exampleFor(example, hostOf(gateway.url('decision')), hostOf(upstream.url)),
-    );
-    onCleanup(() => caddy.stop());
-    return caddy;
-  });
+  .extend('nginx', { scope: 'file' }, ({ gateway, upstream }, { onCleanup }) =>
+    startExample('nginx.conf', (c) => NginxProcess.start(c), gateway.url('nginx'), upstream.url, onCleanup),
+  )
+  .extend('caddy', { scope: 'file' }, ({ gateway, upstream }, { onCleanup }) =>
+    startExample('Caddyfile', (c) => CaddyProcess.start(c), gateway.url('decision'), upstream.url, onCleanup),
+  );
 
 const through = (proxy: Proxy, path: string, headers: Record<string, string>, dispatcher?: Agent) =>
   send(`${proxy.url}${path}`, { headers: { host: 'app.test', ...headers }, dispatcher });

@@ -32,39 +32,22 @@ export function wrkLoad({ port, path, seconds, connections, body, bin = 'wrk' })
     WRK_SCRIPT,
     `http://127.0.0.1:${port}${path}`,
   ];
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { env: { ...process.env, BENCH_BODY: body }, stdio: 'pipe' });
-    running.add(child);
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (c) => (out += c));
-    child.stderr.setEncoding('utf8').on('data', (c) => (out += c));
-    const timer = setTimeout(() => child.kill('SIGKILL'), (seconds + 20) * 1000);
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      running.delete(child);
-      reject(new Error(`cannot run ${bin}: ${err.message}`));
-    });
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      running.delete(child);
-      const line = out.split('\n').find((l) => l.startsWith(SUMMARY_PREFIX));
-      if (code !== 0 || !line) {
-        reject(new Error(`wrk failed (${signal ?? `code ${code}`}): ${out.trim().slice(-500)}`));
-        return;
-      }
-      const s = JSON.parse(line.slice(SUMMARY_PREFIX.length));
-      const durationSec = s.durationUs / 1e6;
-      resolve({
-        responses: s.responses,
-        durationSec,
-        rps: s.responses / durationSec,
-        p50Ms: s.p50Us / 1000,
-        p99Ms: s.p99Us / 1000,
-        maxMs: s.maxUs / 1000,
-        errors: s.connectErrors + s.readErrors + s.writeErrors + s.timeouts,
-        non2xx: s.non2xx3xx,
-      });
-    });
+  return runTool(bin, args, seconds, { ...process.env, BENCH_BODY: body }).then(({ code, signal, out }) => {
+    const line = out.split('\n').find((l) => l.startsWith(SUMMARY_PREFIX));
+    if (code !== 0 || !line)
+      throw new Error(`wrk failed (${signal ?? `code ${code}`}): ${out.trim().slice(-500)}`);
+    const s = JSON.parse(line.slice(SUMMARY_PREFIX.length));
+    const durationSec = s.durationUs / 1e6;
+    return {
+      responses: s.responses,
+      durationSec,
+      rps: s.responses / durationSec,
+      p50Ms: s.p50Us / 1000,
+      p99Ms: s.p99Us / 1000,
+      maxMs: s.maxUs / 1000,
+      errors: s.connectErrors + s.readErrors + s.writeErrors + s.timeouts,
+      non2xx: s.non2xx3xx,
+    };
   });
 }
 
@@ -116,8 +99,46 @@ export function h2loadLoad({ port, path, seconds, connections, body, h1 = false 
     ...(h1 ? ['--h1'] : []),
     `https://127.0.0.1:${port}${path}`,
   ];
+  return runTool('h2load', args, seconds, process.env).then(({ code, signal, out }) => {
+    const finished = /finished in ([\d.]+)s, ([\d.]+) req\/s/.exec(out);
+    const requests =
+      /requests: \d+ total, \d+ started, (\d+) done, \d+ succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/.exec(
+        out,
+      );
+    const codes = /status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(out);
+    const time = /time for request:\s+(\S+)\s+(\S+)\s+(\S+)/.exec(out);
+    if (code !== 0 || !finished || !requests || !codes || !time) {
+      throw new Error(`h2load failed (${signal ?? `code ${code}`}): ${out.trim().slice(-500)}`);
+    }
+    const ms = (v) =>
+      v.endsWith('us')
+        ? Number(v.slice(0, -2)) / 1000
+        : v.endsWith('ms')
+          ? Number(v.slice(0, -2))
+          : Number(v.slice(0, -1)) * 1000;
+    const [ok, redirects, client, server] = codes.slice(1).map(Number);
+    const responses = ok + redirects + client + server;
+    return {
+      responses,
+      durationSec: Number(finished[1]),
+      rps: responses / Number(finished[1]),
+      p50Ms: ms(time[3]),
+      p99Ms: ms(time[2]),
+      maxMs: ms(time[2]),
+      errors: Number(requests[2]) + Number(requests[3]) + Number(requests[4]),
+      non2xx: responses - ok,
+      statusCodes: { 200: ok },
+    };
+  });
+}
+
+/**
+ * Runs a load generator for `seconds` (killed 20 s past them), keeping stdout and stderr together
+ * for its parser and for error messages. Resolves with how it exited; rejects when it cannot start.
+ */
+function runTool(bin, args, seconds, env) {
   return new Promise((resolve, reject) => {
-    const child = spawn('h2load', args, { stdio: 'pipe' });
+    const child = spawn(bin, args, { env, stdio: 'pipe' });
     running.add(child);
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (c) => (out += c));
@@ -126,41 +147,12 @@ export function h2loadLoad({ port, path, seconds, connections, body, h1 = false 
     child.once('error', (err) => {
       clearTimeout(timer);
       running.delete(child);
-      reject(new Error(`cannot run h2load: ${err.message}`));
+      reject(new Error(`cannot run ${bin}: ${err.message}`));
     });
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
       running.delete(child);
-      const finished = /finished in ([\d.]+)s, ([\d.]+) req\/s/.exec(out);
-      const requests =
-        /requests: \d+ total, \d+ started, (\d+) done, \d+ succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/.exec(
-          out,
-        );
-      const codes = /status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(out);
-      const time = /time for request:\s+(\S+)\s+(\S+)\s+(\S+)/.exec(out);
-      if (code !== 0 || !finished || !requests || !codes || !time) {
-        reject(new Error(`h2load failed (${signal ?? `code ${code}`}): ${out.trim().slice(-500)}`));
-        return;
-      }
-      const ms = (v) =>
-        v.endsWith('us')
-          ? Number(v.slice(0, -2)) / 1000
-          : v.endsWith('ms')
-            ? Number(v.slice(0, -2))
-            : Number(v.slice(0, -1)) * 1000;
-      const [ok, redirects, client, server] = codes.slice(1).map(Number);
-      const responses = ok + redirects + client + server;
-      resolve({
-        responses,
-        durationSec: Number(finished[1]),
-        rps: responses / Number(finished[1]),
-        p50Ms: ms(time[3]),
-        p99Ms: ms(time[2]),
-        maxMs: ms(time[2]),
-        errors: Number(requests[2]) + Number(requests[3]) + Number(requests[4]),
-        non2xx: responses - ok,
-        statusCodes: { 200: ok },
-      });
+      resolve({ code, signal, out });
     });
   });
 }

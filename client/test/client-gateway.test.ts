@@ -3,9 +3,6 @@
 // client's waits run on a clock shared with the gateway and Redis (helpers/world.ts), so a minute
 // or an hour passes at once, and the windows really reset.
 import { afterEach, describe, expect } from 'vitest';
-import { sha256Hex } from '../../src/credentials/digest.js';
-import { StaticTokenStore } from '../../src/identity/workspace-token.js';
-import { DEFAULT_CONFIG, defaultEnv } from '../../test/helpers/default-config.js';
 import { test } from '../../test/helpers/fixtures.js';
 import { send } from '../../test/helpers/gateway.js';
 import { visitorJwt } from '../../test/helpers/tokens.js';
@@ -13,7 +10,7 @@ import { waitFor } from '../../test/helpers/wait.js';
 import { ApiError, RateLimitedFetch, TollgateClient, type RateLimitedEvent } from '../src/index.js';
 import type { WaitEvent } from '../src/limiter-state.js';
 import { HoldingClock } from './helpers/clocks.js';
-import { startWindowsGateway, spendMinuteWindow } from './helpers/windows.js';
+import { startShippedGateway, startWindowsGateway, spendMinuteWindow } from './helpers/windows.js';
 import { fakeWorld, realWorld, T0 } from './helpers/world.js';
 
 afterEach(realWorld);
@@ -32,9 +29,7 @@ describe('the shipped widget-leads limiter (30/min per visitor JWT)', () => {
     gateways,
   }) => {
     const clock = await fakeWorld(redisClient);
-    const gateway = await gateways.start(DEFAULT_CONFIG, defaultEnv(upstream.url, { REDIS_URL: redis.url }), {
-      workspaceTokens: new StaticTokenStore([{ id: '7', sha256: sha256Hex('s3cret') }]),
-    });
+    const gateway = await startShippedGateway({ redis, upstream, gateways });
     const rateLimited: RateLimitedEvent[] = [];
     const waits: WaitEvent[] = [];
     const sentAt: number[] = [];
@@ -82,9 +77,7 @@ describe('the shipped widget-leads limiter (30/min per visitor JWT)', () => {
     gateways,
   }) => {
     const clock = await fakeWorld(redisClient);
-    const gateway = await gateways.start(DEFAULT_CONFIG, defaultEnv(upstream.url, { REDIS_URL: redis.url }), {
-      workspaceTokens: new StaticTokenStore([{ id: '7', sha256: sha256Hex('s3cret') }]),
-    });
+    const gateway = await startShippedGateway({ redis, upstream, gateways });
     const jwt = await visitorJwt('shared-session', { expiresIn: '1d' });
     for (let i = 0; i < 30; i++) {
       const r = await send(`${gateway.url()}/api/v1/widget/leads`, {

@@ -85,7 +85,7 @@ export function describeRequest(
     lines.push(`limiter ${l.name}${l.shadow ? ' (shadow)' : ''}:`);
     l.windows.forEach((w, i) => {
       lines.push(`  ${w.limit} per ${ms(w.periodMs, { long: true })}, key parts:`);
-      for (const p of w.parts) lines.push(`    ${p} = ${identity.raw.get(p)} -> ${identity.hashed.get(p)}`);
+      for (const p of w.parts) lines.push(`    ${p} = ${identity.raw?.get(p)} -> ${identity.hashed.get(p)}`);
       lines.push(`    store key: ${windowKey(keyPrefix, l, i, (p) => identity.hashed.get(p)!)}`);
     });
   }

@@ -40,7 +40,7 @@ export async function explain(
   try {
     const route = table.router.matchPath(headers['host'], method.toUpperCase(), canonical.matchPath);
     const identity = route?.limiters.length
-      ? await resolveIdentity(state.identity, route.parts, describePeer(peer, state.identity), headers)
+      ? await resolveIdentity(state.identity, route.parts, describePeer(peer, state.identity), headers, true)
       : undefined;
     console.log(describeRequest(table, route?.name, identity, state.keyPrefix, canonical));
   } finally {

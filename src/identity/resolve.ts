@@ -21,8 +21,8 @@ export interface RequestIdentity {
   readonly clientIp: string;
   readonly jwt: JwtOutcome | undefined;
   readonly workspaceToken: TokenOutcome | undefined;
-  /** The readable value of each part used (for `tollgate explain`; never logged or stored). */
-  readonly raw: ReadonlyMap<KeyPart, string>;
+  /** The readable value of each part used, only when asked for (`tollgate explain`; never logged or stored). */
+  readonly raw: ReadonlyMap<KeyPart, string> | undefined;
   /** The hashed value of each part used: what reaches the store. */
   readonly hashed: ReadonlyMap<KeyPart, string>;
 }
@@ -101,12 +101,13 @@ export async function resolveIdentity(
   parts: ReadonlySet<KeyPart>,
   peer: Peer,
   headers: IncomingHttpHeaders,
+  keepRaw = false,
 ): Promise<RequestIdentity> {
   const jwt = parts.has('jwt') ? await verifyVisitor(sources.jwt, headers) : undefined;
   const workspaceToken = parts.has('workspace_token')
     ? await verifyWorkspaceToken(header(headers, 'authorization'), sources.workspaceTokens)
     : undefined;
-  return identityOf(sources, parts, peer, headers, jwt, workspaceToken);
+  return identityOf(sources, parts, peer, headers, jwt, workspaceToken, keepRaw);
 }
 
 /**
@@ -120,9 +121,11 @@ export function identityOf(
   headers: IncomingHttpHeaders,
   jwt?: JwtOutcome,
   workspaceToken?: TokenOutcome,
+  keepRaw = false,
 ): RequestIdentity {
   const clientIp = clientIpKey(sources, peer, headers);
-  const raw = new Map<KeyPart, string>();
+  // The readable values are for explain alone: the request path builds no map for them.
+  const raw = keepRaw ? new Map<KeyPart, string>() : undefined;
   const hashed = new Map<KeyPart, string>();
   for (const part of parts) {
     let value: string;
@@ -131,7 +134,7 @@ export function identityOf(
         value = `ip=${clientIp}`;
         // The peer's hash is computed once per connection; a forwarded client's comes from a cache.
         hashed.set(part, clientIp === peer.key ? peer.keyHash : cachedHash(value));
-        raw.set(part, value);
+        raw?.set(part, value);
         continue;
       case 'user_agent':
         value = `ua=${headers['user-agent'] ?? ''}`;
@@ -147,7 +150,7 @@ export function identityOf(
         value = `h:${name}=${header(headers, name) ?? ''}`;
       }
     }
-    raw.set(part, value);
+    raw?.set(part, value);
     hashed.set(part, hashPart(value));
   }
   return { clientIp, jwt, workspaceToken, raw, hashed };

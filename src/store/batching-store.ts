@@ -88,34 +88,34 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> {
 
   #flush(batch: Batch): void {
     if (this.#open === batch) this.#open = undefined;
-    // Requests the deadline already failed are not sent: they must not be counted.
-    for (const chunk of this.#chunks(batch.entries.filter((p) => !p.settled))) {
-      const windows = chunk.map((p) => p.windows);
-      try {
-        this.inner.hitBatch(windows, (i, outcome) =>
-          this.#settle(batch, chunk[i]!, outcome instanceof Error ? unavailable(outcome) : outcome),
-        );
-      } catch (err) {
-        for (const p of chunk) this.#settle(batch, p, unavailable(err));
-      }
-    }
-  }
-
-  /** The batch in order, cut where a chunk would exceed the request or window bound. */
-  *#chunks(entries: readonly Pending[]): Generator<Pending[]> {
+    // In order, cut where a chunk would exceed the request or window bound. Requests the deadline
+    // already failed are not sent: they must not be counted.
     let chunk: Pending[] = [];
     let windows = 0;
-    for (const p of entries) {
+    for (const p of batch.entries) {
+      if (p.settled) continue;
       const full = chunk.length >= this.#maxRequests || windows + p.windows.length > this.#maxWindows;
       if (chunk.length > 0 && full) {
-        yield chunk;
+        this.#send(batch, chunk);
         chunk = [];
         windows = 0;
       }
       chunk.push(p);
       windows += p.windows.length;
     }
-    if (chunk.length > 0) yield chunk;
+    if (chunk.length > 0) this.#send(batch, chunk);
+  }
+
+  #send(batch: Batch, chunk: readonly Pending[]): void {
+    const windows = new Array<readonly WindowRequest[]>(chunk.length);
+    for (let i = 0; i < chunk.length; i++) windows[i] = chunk[i]!.windows;
+    try {
+      this.inner.hitBatch(windows, (i, outcome) =>
+        this.#settle(batch, chunk[i]!, outcome instanceof Error ? unavailable(outcome) : outcome),
+      );
+    } catch (err) {
+      for (const p of chunk) this.#settle(batch, p, unavailable(err));
+    }
   }
 
   #expire(batch: Batch): void {

@@ -1,4 +1,7 @@
 import { expect } from 'vitest';
+import { sha256Hex } from '../../../src/credentials/digest.js';
+import { StaticTokenStore } from '../../../src/identity/workspace-token.js';
+import { DEFAULT_CONFIG, defaultEnv } from '../../../test/helpers/default-config.js';
 import type { GatewayLauncher } from '../../../test/helpers/fixtures.js';
 import { gatewayYaml, REDIS_STORE, send } from '../../../test/helpers/gateway.js';
 import type { RedisServer } from '../../../test/helpers/redis-server.js';
@@ -25,6 +28,13 @@ interface Servers {
 /** A gateway on WINDOWS, on the file's Redis and echo upstream. */
 export function startWindowsGateway({ redis, upstream, gateways }: Servers) {
   return gateways.start(WINDOWS, { REDIS_URL: redis.url, UPSTREAM_URL: upstream.url });
+}
+
+/** A gateway on the shipped config, on the file's Redis and echo upstream, with one workspace token (7|s3cret). */
+export function startShippedGateway({ redis, upstream, gateways }: Servers) {
+  return gateways.start(DEFAULT_CONFIG, defaultEnv(upstream.url, { REDIS_URL: redis.url }), {
+    workspaceTokens: new StaticTokenStore([{ id: '7', sha256: sha256Hex('s3cret') }]),
+  });
 }
 
 /** Spends the minute window of `path`: 30 requests, each answered 200. */
