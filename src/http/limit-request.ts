@@ -2,10 +2,10 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { CompiledLimiter, CompiledRoute } from '../config/rule-table.js';
 import type { Peer } from '../identity/peer.js';
 import { identityOf, needsCredentials, resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
-import { decide } from '../limits/decision.js';
+import { decide, type Decision } from '../limits/decision.js';
 import { planWindows } from '../limits/plan.js';
 import type { GatewayMetrics, LimiterDecision } from '../metrics/gateway-metrics.js';
-import type { WindowRequest, WindowResult, WindowStore } from '../store/window-store.js';
+import type { WindowResult, WindowStore } from '../store/window-store.js';
 import { addRateLimitHeaders } from './responses.js';
 import type { GatewayState } from './state.js';
 
@@ -49,78 +49,10 @@ const UNAVAILABLE: Refusal = {
   message: 'Rate limiting is temporarily unavailable. Please retry shortly.',
 };
 
-/** The first half of counting: who the request is from, and the windows it spends. */
-export interface CountPlan {
-  readonly identity: RequestIdentity;
-  readonly requests: readonly WindowRequest[];
-}
-
 /**
- * Resolves the identity of a route with limiters and plans its windows. Synchronous unless a
- * credential must be verified. The caller hands `requests` to the store and its answer to
- * `concludeCount` (or the store's error to `storeFailed`): awaiting the store in the handler
- * itself spares a limited request an async layer of its own.
+ * Resolves the identity of a route with limiters, counts the request in the store and decides.
+ * Adds the X-RateLimit-* headers (and Retry-After when refused) to `headers`.
  */
-export function planCount(
-  state: GatewayState,
-  route: CompiledRoute,
-  peer: Peer,
-  reqHeaders: IncomingHttpHeaders,
-): CountPlan | Promise<CountPlan> {
-  if (needsCredentials(route.parts)) {
-    return resolveIdentity(state.identity, route.parts, peer, reqHeaders).then((identity) =>
-      withRequests(state, route, identity),
-    );
-  }
-  return withRequests(state, route, identityOf(state.identity, route.parts, peer, reqHeaders));
-}
-
-function withRequests(state: GatewayState, route: CompiledRoute, identity: RequestIdentity): CountPlan {
-  const requests = planWindows(route.windows, (part) => identity.hashed.get(part)!, state.keyPrefix);
-  return { identity, requests };
-}
-
-/**
- * Decides from the store's answer. Adds the X-RateLimit-* headers (and Retry-After when refused)
- * to `headers`.
- */
-export function concludeCount(
-  lim: Limiting,
-  route: CompiledRoute,
-  identity: RequestIdentity,
-  results: readonly WindowResult[],
-  headers: Record<string, string>,
-  seen: { outcome: LimitOutcome },
-): Counted {
-  const decision = decide(route.windows, results, Date.now());
-  recordDecisions(lim.metrics, route, results, decision.blockedBy);
-  addRateLimitHeaders(headers, decision.report, lim.ietfHeaders ? route.ietfPolicy : undefined);
-  if (!decision.allowed) {
-    seen.outcome = 'limited';
-    headers['retry-after'] = String(decision.retryAfterSec);
-    const limiter = decision.blockedBy!;
-    return { identity, refusal: { status: 429, code: 'rate_limited', message: limiter.message, limiter } };
-  }
-  seen.outcome = decision.shadowLimited ? 'shadow_limited' : 'allowed';
-  return { identity, refusal: undefined };
-}
-
-/** The store failed: counted as store_error; refused with 503 when the route fails closed. */
-export function storeFailed(
-  lim: Limiting,
-  route: CompiledRoute,
-  identity: RequestIdentity,
-  err: unknown,
-  requestId: string,
-  seen: { outcome: LimitOutcome },
-): Counted {
-  seen.outcome = 'store_error';
-  for (const l of route.limiters) lim.metrics.limiterDecision(l.name, 'store_error');
-  lim.warnStore({ reqId: requestId, err: (err as Error).message });
-  return { identity, refusal: route.failsClosed ? UNAVAILABLE : undefined };
-}
-
-/** Counts the request and decides: planCount, the store, then concludeCount or storeFailed. */
 export async function countRequest(
   lim: Limiting,
   state: GatewayState,
@@ -131,13 +63,30 @@ export async function countRequest(
   headers: Record<string, string>,
   seen: { outcome: LimitOutcome },
 ): Promise<Counted> {
-  const { identity, requests } = await planCount(state, route, peer, reqHeaders);
+  const identity = needsCredentials(route.parts)
+    ? await resolveIdentity(state.identity, route.parts, peer, reqHeaders)
+    : identityOf(state.identity, route.parts, peer, reqHeaders);
+  const requests = planWindows(route.windows, (part) => identity.hashed.get(part)!, state.keyPrefix);
+  let decision: Decision;
   try {
     const results = await lim.store.hit(requests);
-    return concludeCount(lim, route, identity, results, headers, seen);
+    decision = decide(route.windows, results, Date.now());
+    recordDecisions(lim.metrics, route, results, decision.blockedBy);
   } catch (err) {
-    return storeFailed(lim, route, identity, err, requestId, seen);
+    seen.outcome = 'store_error';
+    for (const l of route.limiters) lim.metrics.limiterDecision(l.name, 'store_error');
+    lim.warnStore({ reqId: requestId, err: (err as Error).message });
+    return { identity, refusal: route.failsClosed ? UNAVAILABLE : undefined };
   }
+  addRateLimitHeaders(headers, decision.report, lim.ietfHeaders ? route.ietfPolicy : undefined);
+  if (!decision.allowed) {
+    seen.outcome = 'limited';
+    headers['retry-after'] = String(decision.retryAfterSec);
+    const limiter = decision.blockedBy!;
+    return { identity, refusal: { status: 429, code: 'rate_limited', message: limiter.message, limiter } };
+  }
+  seen.outcome = decision.shadowLimited ? 'shadow_limited' : 'allowed';
+  return { identity, refusal: undefined };
 }
 
 /** Counts each limiter's verdict: limited (it refused), shadow_limited (a shadow limiter's window was spent), or allowed. */

@@ -15,15 +15,7 @@ import { throttledWarn } from '../logger.js';
 import { statusClass, type GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type { WindowStore } from '../store/window-store.js';
 import { answerPreflight, preflightRoute, setCorsHeaders } from './cors.js';
-import {
-  concludeCount,
-  credentialRefusal,
-  planCount,
-  storeFailed,
-  type Counted,
-  type LimitOutcome,
-  type Limiting,
-} from './limit-request.js';
+import { countRequest, credentialRefusal, type LimitOutcome, type Limiting } from './limit-request.js';
 import { sendError, sendJson, sendRateLimited } from './responses.js';
 import type { GatewayState } from './state.js';
 
@@ -129,17 +121,16 @@ async function handle(
   const peer = peerOf(req.socket, state.identity);
   let identity: RequestIdentity | undefined;
   if (route.limiters.length > 0) {
-    // countRequest's steps, inline: the hot path's one await is the store's.
-    const lim = warn.limiting;
-    const planned = planCount(state, route, peer, req.headers);
-    const plan = planned instanceof Promise ? await planned : planned;
-    let counted: Counted;
-    try {
-      const results = await lim.store.hit(plan.requests);
-      counted = concludeCount(lim, route, plan.identity, results, gatewayHeaders, seen);
-    } catch (err) {
-      counted = storeFailed(lim, route, plan.identity, err, requestId, seen);
-    }
+    const counted = await countRequest(
+      warn.limiting,
+      state,
+      route,
+      peer,
+      req.headers,
+      requestId,
+      gatewayHeaders,
+      seen,
+    );
     const refused = counted.refusal;
     if (refused) {
       // A 429's body is compiled once per limiter.

@@ -33,15 +33,24 @@ export function sendJson(
   body: string,
   headers: Record<string, string> = {},
 ): void {
+  writeJson(res, status, body, String(Buffer.byteLength(body)), { ...headers });
+}
+
+/** Writes a JSON response with `headers` (added to, not copied); a response already started is cut. */
+function writeJson(
+  res: ServerResponse,
+  status: number,
+  body: string,
+  length: string,
+  headers: Record<string, string>,
+): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  res.writeHead(status, {
-    ...headers,
-    'content-type': 'application/json',
-    'content-length': String(Buffer.byteLength(body)),
-  });
+  headers['content-type'] = 'application/json';
+  headers['content-length'] = length;
+  res.writeHead(status, headers);
   res.end(body);
 }
 
@@ -75,18 +84,11 @@ export function sendRateLimited(
   limiter: CompiledLimiter,
   headers: Record<string, string>,
 ): void {
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
   let body = refusalBodies.get(limiter);
   if (!body) {
     const text = errorBody('rate_limited', limiter.message);
     body = { text, length: String(Buffer.byteLength(text)) };
     refusalBodies.set(limiter, body);
   }
-  headers['content-type'] = 'application/json';
-  headers['content-length'] = body.length;
-  res.writeHead(429, headers);
-  res.end(body.text);
+  writeJson(res, 429, body.text, body.length, headers);
 }

@@ -1,4 +1,4 @@
-import type { WindowRequest, WindowResult } from './window-store.js';
+import { scriptWindowResult, type WindowRequest, type WindowResult } from './window-store.js';
 
 // Decides many requests in one script run, in order, each exactly as FIXED_WINDOW_LUA decides one.
 export const BATCH_WINDOW_LUA = `
@@ -91,10 +91,7 @@ export function parseBatchReply(
     const blocked = Number(reply[at++]) === 1;
     return windows.map((w) => {
       const count = Number(reply[at++]);
-      const ttl = Number(reply[at++]);
-      const cost = w.cost ?? 1;
-      const before = blocked ? count : count - cost;
-      return { count, limit: w.limit, resetAtMs: nowMs + ttl, allowed: before + cost <= w.limit };
+      return scriptWindowResult(w, count, Number(reply[at++]), blocked, nowMs);
     });
   });
 }

@@ -13,6 +13,7 @@ import { BATCH_WINDOW_COMMAND, FIXED_WINDOW_COMMAND } from './redis-commands.js'
 import { redactedUrl, settingsFault, StoreConfigError } from './redis-connection.js';
 import type { ConnectionOptions } from 'node:tls';
 import {
+  scriptWindowResult,
   StoreUnavailableError,
   type WindowRequest,
   type WindowResult,
@@ -173,11 +174,7 @@ export function parseReply(
   nowMs: number,
 ): WindowResult[] {
   const blocked = reply[0] === 1;
-  return requests.map((r, i) => {
-    const count = Number(reply[2 * i + 1]);
-    const cost = r.cost ?? 1;
-    const before = blocked ? count : count - cost;
-    const resetAtMs = nowMs + Number(reply[2 * i + 2]);
-    return { count, limit: r.limit, resetAtMs, allowed: before + cost <= r.limit };
-  });
+  return requests.map((r, i) =>
+    scriptWindowResult(r, Number(reply[2 * i + 1]), Number(reply[2 * i + 2]), blocked, nowMs),
+  );
 }

@@ -35,6 +35,22 @@ export interface WindowStore {
   close(): Promise<void>;
 }
 
+/**
+ * One window's result from a Redis script's reply: its count after the call (this request's cost
+ * included unless the request was blocked) and the milliseconds until it resets.
+ */
+export function scriptWindowResult(
+  w: WindowRequest,
+  count: number,
+  ttlMs: number,
+  blocked: boolean,
+  nowMs: number,
+): WindowResult {
+  const cost = w.cost ?? 1;
+  const before = blocked ? count : count - cost;
+  return { count, limit: w.limit, resetAtMs: nowMs + ttlMs, allowed: before + cost <= w.limit };
+}
+
 /** What a store reports of each request it answers (GatewayMetrics' store metrics). */
 export interface StoreObserver {
   /** Seconds from the request's hit() to its answer (or its failure). */
