@@ -4,7 +4,8 @@ import { HttpError } from '../errors.js';
 
 export type BudgetKind = 'sessions' | 'stored';
 
-export const WORKSPACE_BUDGET_MESSAGE = 'This workspace has reached its limit of new conversations and messages for now. Please try again later.';
+export const WORKSPACE_BUDGET_MESSAGE =
+  'This workspace has reached its limit of new conversations and messages for now. Please try again later.';
 
 /**
  * The per-workspace storage budgets: new sessions, and what visitors store (messages, events, leads),
@@ -20,22 +21,23 @@ export class WorkspaceBudget {
     private readonly settings: WidgetSettings,
     private readonly now: () => number = Date.now,
   ) {
-    // Counts one more only while under the limit: no change means the window is spent.
-    this.#take = db.prepare<[number, string, number, number]>(
-      `INSERT INTO widget_usage (workspace_id, kind, window_ms, n) VALUES (?, ?, ?, 1)
-       ON CONFLICT (workspace_id, kind, window_ms) DO UPDATE SET n = n + 1 WHERE n < ?`,
+    // Counts `n` more only while that stays within the limit: no change means the window is spent.
+    this.#take = db.prepare<[number, string, number, number, number]>(
+      `INSERT INTO widget_usage (workspace_id, kind, window_ms, n) VALUES (?, ?, ?, ?)
+       ON CONFLICT (workspace_id, kind, window_ms) DO UPDATE SET n = n + excluded.n WHERE n + excluded.n <= ?`,
     );
     this.#prune = db.prepare<[number]>('DELETE FROM widget_usage WHERE window_ms < ?');
   }
 
-  /** Counts one `kind` for the workspace, or throws the 429 (Retry-After: the window's end). */
-  take(workspaceId: number, kind: BudgetKind): void {
-    const limit = kind === 'sessions' ? this.settings.sessionsPerWorkspace : this.settings.messagesPerWorkspace;
+  /** Counts `n` of `kind` for the workspace (events count one each), or throws the 429 (Retry-After: the window's end). */
+  take(workspaceId: number, kind: BudgetKind, n = 1): void {
+    const limit =
+      kind === 'sessions' ? this.settings.sessionsPerWorkspace : this.settings.messagesPerWorkspace;
     if (limit === 0) return;
     const period = this.settings.budgetPeriod;
     const nowMs = this.now();
     const window = nowMs - (nowMs % period);
-    if (this.#take.run(workspaceId, kind, window, limit).changes === 1) return;
+    if (n <= limit && this.#take.run(workspaceId, kind, window, n, limit).changes === 1) return;
     const retryAfter = String(Math.max(1, Math.ceil((window + period - nowMs) / 1000)));
     throw new HttpError(429, WORKSPACE_BUDGET_MESSAGE, 'workspace_budget_exceeded', undefined, {
       'retry-after': retryAfter,

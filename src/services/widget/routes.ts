@@ -140,7 +140,7 @@ export function widgetRoutes(app: FastifyInstance, deps: WidgetDeps): void {
       const { events } = validate(eventsBody, request.body);
       const receivedAt = new Date().toISOString();
       const current = session(request);
-      budget.take(current.workspace_id, 'stored');
+      budget.take(current.workspace_id, 'stored', events.length);
       store.addEvents(
         current.id,
         events.map((e) => ({
