@@ -79,8 +79,7 @@ main(process.argv.slice(2)).then(
     // ioredis puts the AUTH command, password included, on its errors.
     else if (err instanceof StoreConfigError || err instanceof DatabaseOpenError) {
       console.error(`cannot start: ${err.message}`);
-    }
-    else if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    } else if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       console.error(`${(err as Error).message}\n${USAGE}`);
       process.exit(2);
     } else console.error(err);

@@ -757,7 +757,8 @@ const services = z.strictObject({
         .prefault('30m')
         .meta({ description: 'How long the realtime view keeps a visit (then it is deleted).' }),
       widgetEvents: duration.prefault('90d').meta({
-        description: 'How long raw widget events are kept (then deleted, in bounded batches). 0: kept forever.',
+        description:
+          'How long raw widget events are kept (then deleted, in bounded batches). 0: kept forever.',
       }),
       walCheckpointSize: byteSize.prefault('16mb').meta({
         description:
