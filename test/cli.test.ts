@@ -25,7 +25,7 @@ describe('tollgate check', () => {
     );
     // Numbered in config order: the number is whatever the shipped config gives it.
     expect(r.stdout).toMatch(
-      /\n {2}\d+\. widget-init: POST \/api\/v1\/widget\/init on \* -> widget\n {5}limiters: widget-init\n {5}cors: widget \(origins \*; methods GET, POST, DELETE, OPTIONS\)\n/,
+      /\n {2}\d+\. widget-init: POST \/api\/v1\/widget\/init on \* -> widget\n {5}limiters: widget-init, widget-sessions-ip\n {5}cors: widget \(origins \*; methods GET, POST, DELETE, OPTIONS\)\n/,
     );
   });
 

@@ -6,6 +6,7 @@ import { hashPart } from '../src/identity/hash.js';
 import { windowKey } from '../src/limits/plan.js';
 import { burst } from './helpers/burst.js';
 import { clientAddresses, expectLimited } from './helpers/clients.js';
+import { NO_ADDRESS_BUDGETS } from './helpers/embedded.js';
 import { shippedConfigTest } from './helpers/fixtures.js';
 import { limitHeaders, send, type Reply } from './helpers/gateway.js';
 import { visitorJwt } from './helpers/tokens.js';
@@ -20,7 +21,9 @@ const MESSAGES = {
 };
 
 // The stream path is spent in bursts of one session here: the streams cap is another test's subject.
-const test = shippedConfigTest({ MAX_STREAMS_PER_SESSION: '0' });
+// Every test here sends from one address: the per-address storage budgets (not the spec's, tested
+// in storage-budgets.test.ts) are lifted, so the spec's limiters alone are seen.
+const test = shippedConfigTest({ MAX_STREAMS_PER_SESSION: '0', ...NO_ADDRESS_BUDGETS });
 
 /** The file's gateway, Redis client and upstream, for the tests and helpers below. */
 let gateway: Gateway;

@@ -236,6 +236,30 @@ describe('sending', () => {
     db.close();
   });
 
+  test('a claim left by a killed sender expires after the lease: the period is sent once', async () => {
+    const { db, site } = seeded();
+    const before = smtp.received.length;
+    // A process killed mid-send (SIGKILL) leaves its lease and its claim behind, and never gives them back.
+    db.prepare("INSERT INTO leases (name, holder, expires_ms) VALUES ('email-reports', 'dead', ?)").run(
+      NOW + 30_000,
+    );
+    db.prepare(
+      "INSERT INTO report_sends (website_id, period, claimed_by, claimed_ms) VALUES (?, 'weekly:2026-11-09', 'dead', ?)",
+    ).run(site, NOW);
+    // While the lease could still be the dead process's, nothing is sent.
+    expect(await sender(db, { holder: 'b', now: () => NOW + 30_000 }).instance.runOnce()).toBe(0);
+    expect(smtp.received.length - before).toBe(0);
+    // Past the lease (60 s), the claim is taken over and the report goes out, once.
+    const after = sender(db, { holder: 'b', now: () => NOW + 60_001 }).instance;
+    expect(await after.runOnce()).toBe(1);
+    expect(await after.runOnce()).toBe(0);
+    expect(smtp.received.length - before).toBe(1);
+    expect(db.prepare('SELECT claimed_by, sent_at FROM report_sends').all()).toEqual([
+      { claimed_by: 'b', sent_at: new Date(NOW + 60_001).toISOString() },
+    ]);
+    db.close();
+  });
+
   test('no SMTP server: reports are off, said once in the log', async () => {
     const { logger, lines } = capturingLogger();
     const db = openDatabase(newDataDir());

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Gateway } from '../src/http/gateway.js';
 import { burst } from './helpers/burst.js';
 import { expectLimited } from './helpers/clients.js';
-import { dataDirWithWorkspaces, startEmbeddedGateway } from './helpers/embedded.js';
+import { dataDirWithWorkspaces, NO_ADDRESS_BUDGETS, startEmbeddedGateway } from './helpers/embedded.js';
 import { limitHeaders, send, type Reply } from './helpers/gateway.js';
 import { RedisServer } from './helpers/redis-server.js';
 import { visitorJwt } from './helpers/tokens.js';
@@ -22,7 +22,11 @@ let nextIp = 1;
 beforeAll(async () => {
   redis = await RedisServer.start();
   dataDir = dataDirWithWorkspaces('acme');
-  gateway = await startEmbeddedGateway(dataDir, { REDIS_URL: redis.url, TRUSTED_PROXIES: '127.0.0.1' });
+  gateway = await startEmbeddedGateway(dataDir, {
+    REDIS_URL: redis.url,
+    TRUSTED_PROXIES: '127.0.0.1',
+    ...NO_ADDRESS_BUDGETS,
+  });
   pool = new Pool(gateway.url(), { connections: 20, pipelining: 1 });
 });
 afterAll(async () => {

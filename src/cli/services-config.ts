@@ -20,6 +20,8 @@ export function servicesConfigFrom(config: GatewayConfig): ServicesConfig {
       ...services.emailReports,
       smtp: services.smtp.host === '' ? undefined : services.smtp,
     },
+    widget: services.widget,
+    storage: services.storage,
     trustedProxies: config.identity.trustedProxies,
     visitorJwt: config.identity.jwt,
   };

@@ -723,6 +723,54 @@ const services = z.strictObject({
       description:
         "Periodic e-mail reports of the websites' statistics to their owners. One gateway process (a lease in the database) sends them; each period is sent once per website.",
     }),
+  widget: z
+    .strictObject({
+      sessionsPerWorkspace: bound.default(20_000).meta({
+        description:
+          'New visitor sessions (widget init) one workspace may start per budgetPeriod; one more gets 429 ' +
+          'workspace_budget_exceeded. Counted in the database, so every process shares it. 0: no bound.',
+      }),
+      messagesPerWorkspace: bound.default(200_000).meta({
+        description:
+          "Visitor messages, events and leads one workspace's visitors may store per budgetPeriod; one more gets 429 " +
+          'workspace_budget_exceeded. 0: no bound.',
+      }),
+      budgetPeriod: duration
+        .refine((d) => d >= 1000, 'must be at least 1s')
+        .prefault('1h')
+        .meta({ description: 'The fixed window of the per-workspace budgets.' }),
+    })
+    .prefault({})
+    .meta({
+      description:
+        "The widget's storage budgets per workspace (the gateway's limiters cannot see the workspace: it is in the body).",
+    }),
+  storage: z
+    .strictObject({
+      maxDistinctValues: positiveInt.default(1000).meta({
+        description:
+          'Distinct values the analytics collector stores per website, dimension (pages, referrers, …) and UTC day; ' +
+          'a new value past it counts under "(other)".',
+      }),
+      recentVisits: duration
+        .refine((d) => d >= 60_000, 'must be at least 1m')
+        .prefault('30m')
+        .meta({ description: 'How long the realtime view keeps a visit (then it is deleted).' }),
+      widgetEvents: duration.prefault('90d').meta({
+        description:
+          'How long raw widget events are kept (then deleted, in bounded batches). 0: kept forever.',
+      }),
+      walCheckpointSize: byteSize.prefault('16mb').meta({
+        description:
+          "Past this size the database's write-ahead log is checkpointed and truncated (wal_checkpoint(TRUNCATE)).",
+      }),
+      housekeepingInterval: duration
+        .refine((d) => d >= 1000, 'must be at least 1s')
+        .prefault('1m')
+        .meta({ description: 'How often the log size is checked and expired rows are deleted.' }),
+    })
+    .prefault({})
+    .meta({ description: "Bounds on what the services' database keeps." }),
 });
 
 const workers = z.union([z.literal('auto'), z.coerce.number().int().min(1).max(256)]).meta({

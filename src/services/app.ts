@@ -47,7 +47,10 @@ export function createServiceApp(options: AppOptions): FastifyInstance {
   app.setErrorHandler((err: FastifyError | HttpError, request, reply) => {
     let error: HttpError;
     if (err instanceof HttpError) error = err;
-    else if (err.statusCode && err.statusCode < 500) {
+    else if ((err as { code?: string }).code === 'SQLITE_FULL') {
+      request.log.error({ err }, 'database full: write refused');
+      error = HttpError.storageFull();
+    } else if (err.statusCode && err.statusCode < 500) {
       const message =
         FASTIFY_ERRORS[err.code] ??
         (err.code?.startsWith('FST_ERR_CTP') ? 'The request body is malformed.' : err.message);
@@ -60,6 +63,7 @@ export function createServiceApp(options: AppOptions): FastifyInstance {
       request.log.error({ err }, 'request failed');
       error = new HttpError(500, 'Server Error', 'internal_error');
     }
+    if (error.headers) void reply.headers(error.headers);
     void reply.status(error.status).type('application/json').send(options.errors(error));
   });
   app.setNotFoundHandler((_request, reply) => {

@@ -60,6 +60,23 @@ export interface EmailReportSettings {
   readonly retryDelay: number;
 }
 
+/** The widget's per-workspace budgets (0: no bound); the period in milliseconds. */
+export interface WidgetSettings {
+  readonly sessionsPerWorkspace: number;
+  readonly messagesPerWorkspace: number;
+  readonly budgetPeriod: number;
+}
+
+/** Bounds on what the database keeps. Durations in milliseconds, sizes in bytes. */
+export interface StorageSettings {
+  readonly maxDistinctValues: number;
+  readonly recentVisits: number;
+  /** 0: kept forever. */
+  readonly widgetEvents: number;
+  readonly walCheckpointSize: number;
+  readonly housekeepingInterval: number;
+}
+
 /**
  * Everything the embedded services read, and nothing else: they know neither the gateway's routes
  * nor its limits. Made once at start (changing it needs a restart).
@@ -76,6 +93,8 @@ export interface ServicesConfig {
   readonly bulksync: BulkSyncSettings;
   readonly pages: PagesSettings;
   readonly emailReports: EmailReportSettings;
+  readonly widget: WidgetSettings;
+  readonly storage: StorageSettings;
   /**
    * The gateway's trusted proxies (identity.trustedProxies): the collector walks X-Forwarded-For
    * past them, as the gateway does, to the visitor's address.

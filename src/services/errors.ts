@@ -8,8 +8,18 @@ export class HttpError extends Error {
     message: string,
     readonly code = 'error',
     readonly fields?: FieldErrors,
+    /** Response headers of this answer (Retry-After of a 429 or 507). */
+    readonly headers?: Readonly<Record<string, string>>,
   ) {
     super(message);
+  }
+
+  /**
+   * SQLite could not write (SQLITE_FULL: the disk or the database's size bound): 507, and the
+   * transaction was rolled back, so nothing stored before is touched.
+   */
+  static storageFull(): HttpError {
+    return new HttpError(507, STORAGE_FULL, 'storage_full', undefined, { 'retry-after': '60' });
   }
 
   static validation(fields: FieldErrors): HttpError {
@@ -39,3 +49,4 @@ export const widgetErrors: ErrorStyle = (e) => ({
 });
 
 export const NOT_FOUND = 'Resource not found.';
+export const STORAGE_FULL = 'The server is out of storage space. Please try again later.';

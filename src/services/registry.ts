@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { checkpointIfLarge } from '../db/checkpoint.js';
 import { openDatabase, type Db } from '../db/database.js';
 import { createServiceApp, listen } from './app.js';
 import { bulkSyncService } from './bulksync/service.js';
@@ -7,6 +8,7 @@ import type { ServiceName, ServicesConfig } from './config.js';
 import type { ServiceContext } from './context.js';
 import type { ErrorStyle } from './errors.js';
 import { bootstrapAccounts } from './first-start.js';
+import { every } from './housekeeping.js';
 import { openApiDocument, type OpenApiFragment } from './openapi.js';
 import { reportsService } from './reports/service.js';
 import { websitesService } from './websites/service.js';
@@ -46,6 +48,19 @@ export function openServiceDatabase(config: ServicesConfig, logger: Logger): Db 
     db.close();
     throw err;
   }
+  const { walCheckpointSize, housekeepingInterval } = config.storage;
+  const stop = every(
+    housekeepingInterval,
+    () => void checkpointIfLarge(db, walCheckpointSize),
+    logger,
+    'WAL checkpoint',
+  );
+  // The checkpoints live as long as this connection: whoever closes it stops them.
+  const close = db.close.bind(db);
+  db.close = () => {
+    void stop();
+    return close();
+  };
   return db;
 }
 

@@ -23,6 +23,16 @@ export function dataDirWithWorkspaces(...names: string[]): string {
 }
 
 /**
+ * Lifts the shipped config's per-address storage budgets (widget-sessions-ip, widget-stored-ip), for
+ * the tests of the spec's limiters that send everything from one address.
+ */
+export const NO_ADDRESS_BUDGETS = {
+  WIDGET_SESSIONS_PER_IP_HOUR: '1000000',
+  WIDGET_STORED_PER_IP_MINUTE: '1000000',
+  WIDGET_STORED_PER_IP_HOUR: '1000000',
+} as const;
+
+/**
  * The environment that runs the shipped config with its embedded services (no *_UPSTREAM set),
  * on ephemeral ports, with its own data directory. Pass `REDIS_URL` to count in a test's Redis.
  */

@@ -47,6 +47,9 @@ describe('loadConfigText', () => {
       'widget-satisfaction': ['60/60000/ip'],
       'widget-coupon-apply': ['120/60000/ip'],
       'widget-other': ['120/60000/ip'],
+      // Storage budgets per address (issue 18), beside the spec's.
+      'widget-sessions-ip': ['5000/3600000/ip'],
+      'widget-stored-ip': ['300/60000/ip', '3000/3600000/ip'],
       'page-password': ['10/60000/ip', '100/3600000/ip'],
       collector: ['120/60000/ip'],
     });

@@ -42,6 +42,14 @@ describe('the services config', () => {
         retries: 3,
         retryDelay: 30_000,
       },
+      widget: { sessionsPerWorkspace: 20_000, messagesPerWorkspace: 200_000, budgetPeriod: 3_600_000 },
+      storage: {
+        maxDistinctValues: 1000,
+        recentVisits: 1_800_000,
+        widgetEvents: 90 * 86_400_000,
+        walCheckpointSize: 16 * 1024 * 1024,
+        housekeepingInterval: 60_000,
+      },
       trustedProxies: [],
       visitorJwt: config.identity.jwt,
     });

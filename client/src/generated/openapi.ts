@@ -1744,8 +1744,17 @@ export interface paths {
             'application/json': components['schemas']['WidgetError'];
           };
         };
-        /** @description The widget-init limit of the gateway (`rate_limited`). */
+        /** @description The widget-init or widget-sessions-ip limit of the gateway (`rate_limited`), or the workspace’s budget of new sessions (`workspace_budget_exceeded`). */
         429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description The database is full (`storage_full`), with Retry-After; nothing was stored. */
+        507: {
           headers: {
             [name: string]: unknown;
           };
@@ -1823,8 +1832,17 @@ export interface paths {
             'application/json': components['schemas']['WidgetError'];
           };
         };
-        /** @description A rate limit of the gateway (`rate_limited`), with Retry-After. */
+        /** @description A rate limit of the gateway (`rate_limited`), or what stores (init, messages, events, leads) past the workspace's budget (`workspace_budget_exceeded`), with Retry-After. */
         429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description The database is full (`storage_full`), with Retry-After; nothing was stored. */
+        507: {
           headers: {
             [name: string]: unknown;
           };
@@ -1900,7 +1918,7 @@ export interface paths {
             'application/json': components['schemas']['WidgetError'];
           };
         };
-        /** @description A rate limit of the gateway (`rate_limited`), with Retry-After. */
+        /** @description A rate limit of the gateway (`rate_limited`), or what stores (init, messages, events, leads) past the workspace's budget (`workspace_budget_exceeded`), with Retry-After. */
         429: {
           headers: {
             [name: string]: unknown;
@@ -1972,7 +1990,7 @@ export interface paths {
             'application/json': components['schemas']['WidgetError'];
           };
         };
-        /** @description A rate limit of the gateway (`rate_limited`), with Retry-After. */
+        /** @description A rate limit of the gateway (`rate_limited`), or what stores (init, messages, events, leads) past the workspace's budget (`workspace_budget_exceeded`), with Retry-After. */
         429: {
           headers: {
             [name: string]: unknown;
@@ -2044,7 +2062,7 @@ export interface paths {
             'application/json': components['schemas']['WidgetError'];
           };
         };
-        /** @description A rate limit of the gateway (`rate_limited`), with Retry-After. */
+        /** @description A rate limit of the gateway (`rate_limited`), or what stores (init, messages, events, leads) past the workspace's budget (`workspace_budget_exceeded`), with Retry-After. */
         429: {
           headers: {
             [name: string]: unknown;
@@ -2103,7 +2121,7 @@ export interface paths {
             'application/json': components['schemas']['WidgetError'];
           };
         };
-        /** @description A rate limit of the gateway (`rate_limited`), with Retry-After. */
+        /** @description A rate limit of the gateway (`rate_limited`), or what stores (init, messages, events, leads) past the workspace's budget (`workspace_budget_exceeded`), with Retry-After. */
         429: {
           headers: {
             [name: string]: unknown;
@@ -2168,7 +2186,7 @@ export interface paths {
             'application/json': components['schemas']['WidgetError'];
           };
         };
-        /** @description A rate limit of the gateway (`rate_limited`), with Retry-After. */
+        /** @description A rate limit of the gateway (`rate_limited`), or what stores (init, messages, events, leads) past the workspace's budget (`workspace_budget_exceeded`), with Retry-After. */
         429: {
           headers: {
             [name: string]: unknown;
@@ -2262,8 +2280,17 @@ export interface paths {
             'application/json': components['schemas']['WidgetError'];
           };
         };
-        /** @description A rate limit of the gateway (`rate_limited`), with Retry-After. */
+        /** @description A rate limit of the gateway (`rate_limited`), or what stores (init, messages, events, leads) past the workspace's budget (`workspace_budget_exceeded`), with Retry-After. */
         429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description The database is full (`storage_full`), with Retry-After; nothing was stored. */
+        507: {
           headers: {
             [name: string]: unknown;
           };
@@ -2323,7 +2350,7 @@ export interface paths {
             'application/json': components['schemas']['WidgetError'];
           };
         };
-        /** @description A rate limit of the gateway (`rate_limited`), with Retry-After. */
+        /** @description A rate limit of the gateway (`rate_limited`), or what stores (init, messages, events, leads) past the workspace's budget (`workspace_budget_exceeded`), with Retry-After. */
         429: {
           headers: {
             [name: string]: unknown;
@@ -2415,8 +2442,17 @@ export interface paths {
             'application/json': components['schemas']['WidgetError'];
           };
         };
-        /** @description A rate limit of the gateway (`rate_limited`), with Retry-After. */
+        /** @description A rate limit of the gateway (`rate_limited`), or what stores (init, messages, events, leads) past the workspace's budget (`workspace_budget_exceeded`), with Retry-After. */
         429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description The database is full (`storage_full`), with Retry-After; nothing was stored. */
+        507: {
           headers: {
             [name: string]: unknown;
           };
@@ -2496,7 +2532,7 @@ export interface paths {
             'application/json': components['schemas']['WidgetError'];
           };
         };
-        /** @description A rate limit of the gateway (`rate_limited`), with Retry-After. */
+        /** @description A rate limit of the gateway (`rate_limited`), or what stores (init, messages, events, leads) past the workspace's budget (`workspace_budget_exceeded`), with Retry-After. */
         429: {
           headers: {
             [name: string]: unknown;
@@ -2575,7 +2611,7 @@ export interface paths {
             'application/json': components['schemas']['WidgetError'];
           };
         };
-        /** @description A rate limit of the gateway (`rate_limited`), with Retry-After. */
+        /** @description A rate limit of the gateway (`rate_limited`), or what stores (init, messages, events, leads) past the workspace's budget (`workspace_budget_exceeded`), with Retry-After. */
         429: {
           headers: {
             [name: string]: unknown;
@@ -2661,7 +2697,7 @@ export interface paths {
             'application/json': components['schemas']['WidgetError'];
           };
         };
-        /** @description A rate limit of the gateway (`rate_limited`), with Retry-After. */
+        /** @description A rate limit of the gateway (`rate_limited`), or what stores (init, messages, events, leads) past the workspace's budget (`workspace_budget_exceeded`), with Retry-After. */
         429: {
           headers: {
             [name: string]: unknown;

@@ -6,6 +6,7 @@ import { widget } from './005-widget.js';
 import { bulkSync } from './006-bulksync.js';
 import { workspaceOwners } from './007-workspace-owners.js';
 import { analytics } from './008-analytics.js';
+import { storageBudgets } from './009-storage-budgets.js';
 
 export interface Migration {
   readonly version: number;
@@ -22,4 +23,5 @@ export const MIGRATIONS: readonly Migration[] = [
   bulkSync,
   workspaceOwners,
   analytics,
+  storageBudgets,
 ];

@@ -7,7 +7,7 @@ import type { TrackedEvent } from './aggregate.js';
 import { classify, siteHost, type TrackedSite } from './classify.js';
 import { visitorIp } from './client-ip.js';
 import { countryOf } from './geo.js';
-import { HitRecorder } from './recorder.js';
+import { HitRecorder, type RecorderOptions } from './recorder.js';
 import { notModified, TRACKING_SCRIPT, TRACKING_SCRIPT_ETAG } from './tracking-script.js';
 
 export const COLLECTOR_PATHS = { event: '/api/event', script: '/js/script.js' } as const;
@@ -87,9 +87,10 @@ export function registerCollector(
   app: FastifyInstance,
   db: Db,
   trustedProxies: readonly string[],
+  options: RecorderOptions = {},
   now: () => number = Date.now,
 ): void {
-  const recorder = new HitRecorder(db);
+  const recorder = new HitRecorder(db, options);
   // Parsed once: the gateway's loader has already refused a malformed range.
   const trusted = new TrustedProxies(trustedProxies);
   const websiteFor = (host: string) =>

@@ -4,6 +4,7 @@ import { withAnalytics } from '../analytics/openapi.js';
 import { createStatsSource } from '../analytics/sqlite-stats-source.js';
 import { registerStatsRoutes } from '../analytics/stats-routes.js';
 import { laravelErrors } from '../errors.js';
+import { deleteInBatches, every } from '../housekeeping.js';
 import { registerCookies } from '../pages/session.js';
 import { registerStatsPages } from '../pages/stats-pages.js';
 import type { ServiceDefinition } from '../registry.js';
@@ -30,7 +31,26 @@ export const websitesService: ServiceDefinition = {
       registerStatsRoutes(scope, ctx.db, stats, publicUrl);
     });
     // The tracking script and the collector: public, called from the tracked sites' pages.
-    await app.register(async (scope) => registerCollector(scope, ctx.db, ctx.config.trustedProxies));
+    const { maxDistinctValues, recentVisits, housekeepingInterval } = ctx.config.storage;
+    await app.register(async (scope) =>
+      registerCollector(scope, ctx.db, ctx.config.trustedProxies, {
+        maxDistinctValues,
+        recentMs: recentVisits,
+      }),
+    );
+    // Visits past their retention go even when no new pageview arrives to prune them.
+    const pruneVisits = ctx.db.prepare<[number, number]>(
+      'DELETE FROM recent_visits WHERE id IN (SELECT id FROM recent_visits WHERE at_ms <= ? LIMIT ?)',
+    );
+    app.addHook(
+      'onClose',
+      every(
+        housekeepingInterval,
+        () => deleteInBatches((n) => pruneVisits.run(Date.now() - recentVisits, n).changes).then(() => {}),
+        app.log,
+        'recent visits retention',
+      ),
+    );
     // The e-mail reports run beside the service that owns the websites; a lease picks one sender.
     const stopReports = startEmailReports(ctx.db, stats, ctx.config.emailReports, ctx.logger);
     app.addHook('onClose', stopReports);

@@ -101,7 +101,13 @@ const service: ServiceDoc = {
     404: { description: 'Not found.', schema: widgetError },
     422: { description: invalid, schema: widgetError },
     429: {
-      description: 'A rate limit of the gateway (`rate_limited`), with Retry-After.',
+      description:
+        'A rate limit of the gateway (`rate_limited`), or what stores (init, messages, events, leads) past ' +
+        "the workspace's budget (`workspace_budget_exceeded`), with Retry-After.",
+      schema: widgetError,
+    },
+    507: {
+      description: 'The database is full (`storage_full`), with Retry-After; nothing was stored.',
       schema: widgetError,
     },
   },
@@ -133,7 +139,12 @@ export const widgetRouteDocs: readonly RouteDoc[] = [
         '`workspace` does not exist, `website_id` is not a website of its owner, or a field is ' +
           'malformed (`validation_failed`).',
       ],
-      [429, 'The widget-init limit of the gateway (`rate_limited`).'],
+      [
+        429,
+        'The widget-init or widget-sessions-ip limit of the gateway (`rate_limited`), or the workspace’s ' +
+          'budget of new sessions (`workspace_budget_exceeded`).',
+      ],
+      507,
     ],
   },
   visitor(
@@ -145,7 +156,7 @@ export const widgetRouteDocs: readonly RouteDoc[] = [
       body: messageBody,
       answers: { 201: { description: 'The stored message.', schema: z.object({ message }) } },
     },
-    [422],
+    [422, 507],
   ),
   visitor(
     {
@@ -228,7 +239,7 @@ export const widgetRouteDocs: readonly RouteDoc[] = [
         202: { description: 'The events were recorded.', schema: z.object({ accepted: z.int() }) },
       },
     },
-    [422],
+    [422, 507],
   ),
   visitor({
     method: 'delete',
@@ -247,7 +258,7 @@ export const widgetRouteDocs: readonly RouteDoc[] = [
       body: leadBody,
       answers: { 201: { description: 'The stored lead.', schema: z.object({ lead }) } },
     },
-    [422],
+    [422, 507],
   ),
   visitor(
     {

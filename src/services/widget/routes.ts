@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError, type FieldErrors } from '../errors.js';
 import { validate } from '../validation.js';
 import { sessionGone, type VisitorAuth } from './auth.js';
+import type { WorkspaceBudget } from './budget.js';
 import { checkCoupon } from './coupons.js';
 import {
   conversationPageBody,
@@ -27,6 +28,7 @@ export interface WidgetDeps {
   readonly auth: VisitorAuth;
   readonly notifier: MessageNotifier;
   readonly streams: MessageStreams;
+  readonly budget: WorkspaceBudget;
 }
 
 /** The cursor an SSE client sends back when it reconnects. */
@@ -38,7 +40,7 @@ function lastEventId(value: string | string[] | undefined): number | undefined {
 }
 
 export function widgetRoutes(app: FastifyInstance, deps: WidgetDeps): void {
-  const { store, tokens, auth, notifier, streams } = deps;
+  const { store, tokens, auth, notifier, streams, budget } = deps;
 
   app.post('/api/v1/widget/init', async (request) => {
     const body = validate(initBody, request.body);
@@ -61,7 +63,10 @@ export function widgetRoutes(app: FastifyInstance, deps: WidgetDeps): void {
     const resumed = current !== undefined && current.workspace_id === workspace.id;
     const sessionId = resumed ? current.id : randomUUID();
     if (resumed) store.touchSession(sessionId, place);
-    else store.createSession(sessionId, workspace.id, place);
+    else {
+      budget.take(workspace.id, 'sessions');
+      store.createSession(sessionId, workspace.id, place);
+    }
 
     const { token, expiresAt } = await tokens.issue(sessionId);
     const session = store.session(sessionId)!;
@@ -91,7 +96,8 @@ export function widgetRoutes(app: FastifyInstance, deps: WidgetDeps): void {
 
     visitor.post('/api/v1/widget/messages', async (request, reply) => {
       const { body } = validate(messageBody, request.body);
-      const sessionId = session(request).id;
+      const { id: sessionId, workspace_id } = session(request);
+      budget.take(workspace_id, 'stored');
       const message = store.addMessage(sessionId, 'visitor', body);
       notifier.notify(sessionId);
       return reply.status(201).send({ message });
@@ -133,8 +139,10 @@ export function widgetRoutes(app: FastifyInstance, deps: WidgetDeps): void {
     visitor.post('/api/v1/widget/events', async (request, reply) => {
       const { events } = validate(eventsBody, request.body);
       const receivedAt = new Date().toISOString();
+      const current = session(request);
+      budget.take(current.workspace_id, 'stored', events.length);
       store.addEvents(
-        session(request).id,
+        current.id,
         events.map((e) => ({
           type: e.type,
           occurredAt: e.occurred_at ? new Date(e.occurred_at).toISOString() : receivedAt,
@@ -155,6 +163,7 @@ export function widgetRoutes(app: FastifyInstance, deps: WidgetDeps): void {
     visitor.post('/api/v1/widget/leads', async (request, reply) => {
       const lead = validate(leadBody, request.body);
       const current = session(request);
+      budget.take(current.workspace_id, 'stored');
       const row = store.addLead(current.id, lead, current.page_url);
       const { id, name, email, message, created_at } = row;
       return reply.status(201).send({ lead: { id, name, email, message, consent: true, created_at } });

@@ -1,6 +1,8 @@
 import { widgetErrors } from '../errors.js';
 import type { ServiceDefinition } from '../registry.js';
+import { deleteInBatches, every } from '../housekeeping.js';
 import { VisitorAuth } from './auth.js';
+import { WorkspaceBudget } from './budget.js';
 import { widgetOpenApi } from './openapi.js';
 import { widgetRoutes } from './routes.js';
 import { WidgetStore } from './store.js';
@@ -18,6 +20,22 @@ export const widgetService: ServiceDefinition = {
     const streams = new MessageStreams(store, notifier, { log: app.log });
     // Open streams never end by themselves: end them, or closing would wait for every visitor to leave.
     app.addHook('preClose', async () => streams.endAll());
-    widgetRoutes(app, { store, tokens, auth: new VisitorAuth(tokens, store), notifier, streams });
+    const budget = new WorkspaceBudget(ctx.db, ctx.config.widget);
+    const { widgetEvents, housekeepingInterval } = ctx.config.storage;
+    // Ended budget windows, and raw events past their retention, go in the background.
+    const stopHousekeeping = every(
+      housekeepingInterval,
+      async () => {
+        budget.prune();
+        if (widgetEvents > 0) {
+          const before = new Date(Date.now() - widgetEvents).toISOString();
+          await deleteInBatches((n) => store.deleteEventsBefore(before, n));
+        }
+      },
+      app.log,
+      'widget housekeeping',
+    );
+    app.addHook('onClose', stopHousekeeping);
+    widgetRoutes(app, { store, tokens, auth: new VisitorAuth(tokens, store), notifier, streams, budget });
   },
 };

@@ -167,6 +167,10 @@ export class WidgetStore {
          WHERE workspace_id = ? AND code = ? ORDER BY synced_at DESC, external_id LIMIT 1`,
       ),
       deleteSession: db.prepare<[string]>('DELETE FROM widget_sessions WHERE id = ?'),
+      deleteEventsBefore: db.prepare<[string, number]>(
+        `DELETE FROM widget_events WHERE id IN
+           (SELECT id FROM widget_events WHERE received_at < ? ORDER BY received_at LIMIT ?)`,
+      ),
     };
     const s = this.#s;
     this.#insertEvents = db.transaction((sessionId: string, events: readonly NewEvent[]) => {
@@ -296,6 +300,11 @@ export class WidgetStore {
 
   coupon(workspaceId: number, code: string): CouponRow | undefined {
     return this.#s.coupon.get(workspaceId, code);
+  }
+
+  /** Deletes up to `limit` raw events received before `before` (ISO); returns how many went. */
+  deleteEventsBefore(before: string, limit: number): number {
+    return this.#s.deleteEventsBefore.run(before, limit).changes;
   }
 
   /** Erases the session and everything it holds; false when it was already gone. */

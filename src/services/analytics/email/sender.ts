@@ -67,27 +67,33 @@ export class ReportSender {
     const { db, source, logger } = this.#o;
     if (!this.#holdLease()) return 0;
     const period = lastCompletePeriod(this.#o.frequency, this.#now());
+    // A claim not sent and not renewed for a lease is of a process that died mid-send (SIGKILL,
+    // power loss): it never gives it back, so it expires, and the period is sent once after all.
+    const stale = () => this.#now() - this.#o.leaseMs;
     const due = db
-      .prepare<[string], Due>(
+      .prepare<[string, number], Due>(
         `SELECT w.id, w.url, u.email FROM websites w JOIN users u ON u.id = w.user_id
          WHERE w.email = 1 AND u.email IS NOT NULL
-           AND NOT EXISTS (SELECT 1 FROM report_sends s WHERE s.website_id = w.id AND s.period = ?)
+           AND NOT EXISTS (SELECT 1 FROM report_sends s WHERE s.website_id = w.id AND s.period = ?
+             AND (s.sent_at IS NOT NULL OR s.claimed_ms > ?))
          ORDER BY w.id`,
       )
-      .all(period.key);
+      .all(period.key, stale());
     // A claim before the send, one statement: of two runs that found the period due, one sends.
-    const claim = db.prepare<[number, string, string]>(
-      'INSERT OR IGNORE INTO report_sends (website_id, period, claimed_by) VALUES (?, ?, ?)',
+    const claim = db.prepare<[number, string, string, number, number]>(
+      `INSERT INTO report_sends (website_id, period, claimed_by, claimed_ms) VALUES (?, ?, ?, ?)
+       ON CONFLICT (website_id, period) DO UPDATE SET claimed_by = excluded.claimed_by, claimed_ms = excluded.claimed_ms
+       WHERE report_sends.sent_at IS NULL AND report_sends.claimed_ms <= ?`,
     );
     const sentAt = db.prepare<[string, number, string]>(
       'UPDATE report_sends SET sent_at = ? WHERE website_id = ? AND period = ?',
     );
-    const unclaim = db.prepare<[number, string]>(
-      'DELETE FROM report_sends WHERE website_id = ? AND period = ? AND sent_at IS NULL',
+    const unclaim = db.prepare<[number, string, string]>(
+      'DELETE FROM report_sends WHERE website_id = ? AND period = ? AND sent_at IS NULL AND claimed_by = ?',
     );
     let sent = 0;
     for (const site of due) {
-      if (claim.run(site.id, period.key, this.holder).changes === 0) continue;
+      if (claim.run(site.id, period.key, this.holder, this.#now(), stale()).changes === 0) continue;
       const daily = source.daily(site.id, period);
       const top = (dimension: 'pages' | 'referrers') =>
         source.top(site.id, dimension, period, { sort: 'max', limit: REPORT_TOP, offset: 0 }).rows;
@@ -104,7 +110,7 @@ export class ReportSender {
         delivered = await this.#deliver(site, period.key, message);
       } finally {
         // A stop during the wait between attempts throws: the claim goes back all the same.
-        if (delivered !== true) unclaim.run(site.id, period.key);
+        if (delivered !== true) unclaim.run(site.id, period.key, this.holder);
       }
       if (delivered === true) {
         sentAt.run(new Date(this.#now()).toISOString(), site.id, period.key);
@@ -121,7 +127,8 @@ export class ReportSender {
   async #deliver(site: Due, period: string, message: ReportMessage): Promise<boolean | 'lease-lost'> {
     for (let attempt = 0; ; attempt++) {
       // Another process may have taken over while this one waited: it sends, this one stops.
-      if (!this.#holdLease()) return 'lease-lost';
+      // The claim is renewed with the lease, so a live sender's claim never expires.
+      if (!this.#holdLease() || !this.#renewClaim(site.id, period)) return 'lease-lost';
       try {
         await this.#o.mailer.send(site.email, message);
         return true;
@@ -135,6 +142,17 @@ export class ReportSender {
         await this.#sleep(this.#o.retryDelay * 2 ** attempt);
       }
     }
+  }
+
+  #renewClaim(websiteId: number, period: string): boolean {
+    return (
+      this.#o.db
+        .prepare<[number, number, string, string]>(
+          `UPDATE report_sends SET claimed_ms = ? WHERE website_id = ? AND period = ? AND claimed_by = ?
+           AND sent_at IS NULL`,
+        )
+        .run(this.#now(), websiteId, period, this.holder).changes === 1
+    );
   }
 
   /** Gives the lease up (at shutdown). */
