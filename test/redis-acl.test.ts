@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import { describe, expect } from 'vitest';
-import { test as serversTest } from './helpers/fixtures.js';
+import { test as serversTest, type GatewayLauncher } from './helpers/fixtures.js';
 import { gatewayYaml, send } from './helpers/gateway.js';
 import { capturingLogger } from './helpers/log-capture.js';
 import { RedisServer } from './helpers/redis-server.js';
@@ -67,11 +67,7 @@ test('the documented user: requests are counted, /readyz is ready, and Redis den
 });
 
 /** Starts a gateway on `url`; returns its /readyz reply and the error lines it logged at start. */
-async function notReady(
-  gateways: { start: typeof import('./helpers/gateway.js').startGateway },
-  url: string,
-  upstreamUrl: string,
-) {
+async function notReady(gateways: GatewayLauncher, url: string, upstreamUrl: string) {
   const { logger, lines } = capturingLogger();
   const gateway = await gateways.start(config, { STORE_URL: url, UPSTREAM_URL: upstreamUrl }, { logger });
   const ready = await send(`${gateway.url()}/readyz`);

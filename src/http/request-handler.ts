@@ -16,6 +16,7 @@ import { statusClass, type GatewayMetrics } from '../metrics/gateway-metrics.js'
 import type { WindowStore } from '../store/window-store.js';
 import { answerPreflight, preflightRoute, setCorsHeaders } from './cors.js';
 import { countRequest, credentialRefusal, type LimitOutcome, type Limiting } from './limit-request.js';
+import { shedLoad } from './load-shedding.js';
 import { answerReadyz } from './readyz.js';
 import { sendError, sendJson, sendRateLimited } from './responses.js';
 import type { GatewayState } from './state.js';
@@ -102,6 +103,7 @@ async function handle(
     if (path === '/healthz') return sendJson(res, 200, '{"status":"ok"}', gatewayHeaders);
     return answerReadyz(res, ctx.store, gatewayHeaders);
   }
+  if (shedLoad(res, state.table.config.requests.shedAfter, ctx.metrics, gatewayHeaders)) return;
 
   const preflight = preflightRoute(state.table.router, method, req.headers, target.matchPath);
   if (preflight) {
