@@ -550,8 +550,8 @@ const requests = z.strictObject({
   }),
   shedAfter: duration.prefault('500ms').meta({
     description:
-      "Load shedding: while this process's event loop runs this late (its latest turn, sampled every " +
-      '20ms), new requests get 503 overloaded with Retry-After before their body is read or they are ' +
+      "Load shedding: while this process's event loop runs this late (measured with a 20ms timer), " +
+      'new requests get 503 overloaded with Retry-After before their body is read or they are ' +
       'counted. 0: never shed.',
   }),
 });

@@ -3,30 +3,29 @@ import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { sendError } from './responses.js';
 
 /**
- * The event loop's lag: how late the latest tick of a 20ms timer ran. A timer of its own rather
- * than monitorEventLoopDelay's histogram: it is read in the timers phase, before the poll phase
- * hands over the requests that waited during a slow turn, so those very requests see the lag.
- * One per process (the loop is), started at first use, unref'd so it keeps no process alive.
+ * The event loop's lag, from a 20ms timer of its own: the lateness of its latest tick, or, when
+ * the next tick is overdue right now, by how much. The second reading is what a request sees when
+ * the slow work ran earlier in the same turn (a slow timer, or a slow callback before it in the
+ * poll phase): the timer could not tick in between, yet the request waited all the same. A
+ * histogram (monitorEventLoopDelay) only tells the lag after the fact. One per process (the loop
+ * is), started at first use, unref'd so it keeps no process alive.
  */
 const SAMPLE_MS = 20;
 let lagMs = 0;
-let sampling = false;
+let nextDue = 0;
 
 function sample(): void {
-  const due = performance.now() + SAMPLE_MS;
+  nextDue = performance.now() + SAMPLE_MS;
   setTimeout(() => {
-    lagMs = Math.max(0, performance.now() - due);
+    lagMs = Math.max(0, performance.now() - nextDue);
     sample();
   }, SAMPLE_MS).unref();
 }
 
-/** The latest lag in milliseconds (0 until the first sample). */
+/** The loop's lag now, in milliseconds (0 until sampling has started). */
 export function loopLagMs(): number {
-  if (!sampling) {
-    sampling = true;
-    sample();
-  }
-  return lagMs;
+  if (nextDue === 0) sample();
+  return Math.max(lagMs, performance.now() - nextDue);
 }
 
 const RETRY_AFTER_SEC = '1';
