@@ -197,6 +197,29 @@ describe('exact limits on a cluster', () => {
   });
 });
 
+test('/readyz runs the script on the probe key, on the master that serves its slot', async ({
+  pair: [gateway],
+  cluster,
+}) => {
+  const ready = await send(`${gateway!.url()}/readyz`);
+  expect([ready.status, ready.text]).toEqual([200, '{"status":"ready"}']);
+  const owner = await cluster.nodeForSlot(calculateSlot('tg:readiness-probe'));
+  expect(await cluster.call(owner, 'GET', 'tg:readiness-probe')).toBe('0');
+  // That master refuses PTTL to the gateway's (default) user: the probe fails there.
+  await cluster.call(owner, 'ACL', 'SETUSER', 'default', '-pttl');
+  try {
+    const refused = await send(`${gateway!.url()}/readyz`);
+    expect(refused.status).toBe(503);
+    expect((refused.json() as { reason: string }).reason).toMatch(
+      /^redis cluster: (ERR The user executing the script can't run this command or subcommand script: [0-9a-f]{40}, on @user_script:\d+\.|NOPERM User default has no permissions to run the 'pttl' command.*)$/,
+    );
+  } finally {
+    await cluster.call(owner, 'ACL', 'SETUSER', 'default', '+pttl');
+  }
+  const again = await send(`${gateway!.url()}/readyz`);
+  expect([again.status, again.text]).toEqual([200, '{"status":"ready"}']);
+});
+
 test('limiters in different slots decide alone: a request refused by one is still counted by the other', async () => {
   const [x, y, z] = [newClient(), newClient(), newClient()];
   const ipSlots = new Set([x, y, z].map((ip) => calculateSlot(keyOf('per-ip', 0, ip))));

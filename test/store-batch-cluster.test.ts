@@ -26,7 +26,7 @@ const test = base
   .extend('batching', { scope: 'file' }, async ({ cluster }, { onCleanup }) => {
     const store = new RedisClusterStore({
       nodes: cluster.seeds,
-      commandTimeoutMs: 2000,
+      probeKey: 'tg:readiness-probe',
       connectTimeoutMs: 5000,
     });
     const batching = new BatchingStore(store, { timeoutMs: 2000 });
@@ -50,7 +50,7 @@ type Tag = (typeof TAGS)[number];
 test('a request without windows is answered at once by the cluster store itself', async ({ cluster }) => {
   const store = new RedisClusterStore({
     nodes: cluster.seeds,
-    commandTimeoutMs: 2000,
+    probeKey: 'tg:readiness-probe',
     connectTimeoutMs: 5000,
   });
   try {

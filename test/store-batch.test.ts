@@ -30,7 +30,7 @@ function decideBatch(store: BatchWindowStore, batch: readonly BatchedRequest[]):
 
 const test = serversTest
   .extend('redisStore', { scope: 'file' }, async ({ redis }, { onCleanup }) => {
-    const store = new RedisStore({ url: redis.url, commandTimeoutMs: 2000, connectTimeoutMs: 1000 });
+    const store = new RedisStore({ url: redis.url, probeKey: 'tg:readiness-probe', connectTimeoutMs: 1000 });
     onCleanup(() => store.close());
     expect(await store.connect()).toBe(true);
     await decideBatch(store, [[window('warm', 1, 60_000)]]);
@@ -276,7 +276,7 @@ describe('a batch that fails', () => {
 
   test('a disconnected Redis fails every request of the batch at once with StoreUnavailableError', async () => {
     const other = await RedisServer.start();
-    const store = new RedisStore({ url: other.url, commandTimeoutMs: 1000, connectTimeoutMs: 1000 });
+    const store = new RedisStore({ url: other.url, probeKey: 'tg:readiness-probe', connectTimeoutMs: 1000 });
     const front = new BatchingStore(store, { timeoutMs: 1000 });
     try {
       expect(await front.connect()).toBe(true);

@@ -1,6 +1,7 @@
 import { describe, expect } from 'vitest';
 import { gatewayTest } from './helpers/fixtures.js';
 import { gatewayYaml, limitHeaders, send, startGateway, type Reply } from './helpers/gateway.js';
+import type { Gateway } from '../src/http/gateway.js';
 import { RedisServer } from './helpers/redis-server.js';
 import { timed, waitFor } from './helpers/wait.js';
 
@@ -82,6 +83,12 @@ function expectRefused(reply: Reply): void {
   expect(limitHeaders(reply)).toEqual({});
 }
 
+/** tollgate_store_uncounted_total of the gateway. */
+async function uncounted(gateway: Gateway): Promise<number> {
+  const metric = await gateway.metrics.registry.getSingleMetric('tollgate_store_uncounted_total')!.get();
+  return metric.values[0]?.value ?? 0;
+}
+
 /** Polls a route until the store counts again, and returns the first counted reply. */
 async function firstCounted(url: string): Promise<Reply> {
   return waitFor(
@@ -111,8 +118,10 @@ describe('Redis killed, then restarted on the same port', () => {
   test('once Redis is killed, open forwards, closed answers 503, and each answers promptly', async ({
     redis,
     upstream,
+    gateway,
   }) => {
     await redis.kill();
+    const uncountedBefore = await uncounted(gateway);
     const closedSeen = upstream.seen.filter((r) => r.url.startsWith('/closed/')).length;
 
     for (let i = 0; i < 5; i++) {
@@ -125,12 +134,18 @@ describe('Redis killed, then restarted on the same port', () => {
       expect(closed.ms).toBeLessThan(PROMPT_MS);
     }
     expect(upstream.seen.filter((r) => r.url.startsWith('/closed/')).length).toBe(closedSeen);
+    // Each request the open route let through uncounted is counted as such; the refused ones are not.
+    expect(await uncounted(gateway)).toBe(uncountedBefore + 5);
   });
 
   test('/readyz answers 503 while Redis is down', async () => {
     const { reply, ms } = await timedSend(`${base}/readyz`);
     expect(reply.status).toBe(503);
-    expect(reply.text).toBe('{"status":"store_unavailable"}');
+    // The connection's state as ioredis has it at the moment, between reconnection attempts.
+    expect(reply.json()).toEqual({
+      status: 'store_unavailable',
+      reason: expect.stringMatching(/^redis connection (connecting|reconnecting|close)$/),
+    });
     expect(ms).toBeLessThan(PROMPT_MS);
     // Liveness does not depend on the store.
     const health = await send(`${base}/healthz`);
@@ -176,7 +191,8 @@ describe('Redis that hangs (SIGSTOP) instead of dying', () => {
       }
       const ready = await timedSend(`${s.base}/readyz`);
       expect(ready.reply.status).toBe(503);
-      expect(ready.reply.text).toBe('{"status":"store_unavailable"}');
+      // The connection is up, but the probe script gets no answer within the connect timeout.
+      expect(ready.reply.text).toBe('{"status":"store_unavailable","reason":"no reply within 500ms"}');
       expect(ready.ms).toBeLessThan(PROMPT_MS);
     } finally {
       frozen.thaw();

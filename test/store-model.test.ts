@@ -7,7 +7,7 @@ import { model, replay, scenario } from './helpers/window-model.js';
 
 /** `redisStore`: the Redis store on the file's redis-server, connected. */
 const test = serversTest.extend('redisStore', { scope: 'file' }, async ({ redis }, { onCleanup }) => {
-  const store = new RedisStore({ url: redis.url, commandTimeoutMs: 1000, connectTimeoutMs: 1000 });
+  const store = new RedisStore({ url: redis.url, probeKey: 'tg:readiness-probe', connectTimeoutMs: 1000 });
   onCleanup(() => store.close());
   expect(await store.connect()).toBe(true);
   return store;

@@ -548,6 +548,12 @@ const requests = z.strictObject({
       'Requests one client IP (IPv6: its prefix) may have in flight in this process, event streams ' +
       'apart; one more gets 429. 0: no bound.',
   }),
+  shedAfter: duration.prefault('500ms').meta({
+    description:
+      "Load shedding: while this process's event loop runs this late (measured with a 20ms timer), " +
+      'new requests get 503 overloaded with Retry-After before their body is read or they are ' +
+      'counted. 0: never shed.',
+  }),
 });
 
 const streams = z.strictObject({

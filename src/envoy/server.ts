@@ -90,6 +90,7 @@ export async function shouldRateLimit(
     if (limiters.some((l) => !l.shadow && l.onStoreError === 'closed')) {
       throw new CallError(grpcStatus.UNAVAILABLE, `rate-limit store failed: ${(err as Error).message}`);
     }
+    ctx.metrics.uncounted();
     throw new StoreFailedOpen(err, answerWithoutStore(request.descriptors.length));
   }
   recordDecisions(ctx.metrics, matches, plan, results, answer);

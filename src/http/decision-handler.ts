@@ -16,6 +16,8 @@ import {
   type Refusal,
 } from './limit-request.js';
 import { namesNoOriginal, originalRequest } from './original-request.js';
+import { shedLoad } from './load-shedding.js';
+import { answerReadyz } from './readyz.js';
 import { errorBody, sendError, sendJson } from './responses.js';
 import type { GatewayState } from './state.js';
 
@@ -89,12 +91,9 @@ async function answer(
 
   if (namesNoOriginal(req.headers) && (req.method === 'GET' || req.method === 'HEAD')) {
     if (req.url === '/healthz') return sendJson(res, 200, '{"status":"ok"}', headers);
-    if (req.url === '/readyz') {
-      const ready = await ctx.store.ready();
-      const body = ready ? '{"status":"ready"}' : '{"status":"store_unavailable"}';
-      return sendJson(res, ready ? 200 : 503, body, headers);
-    }
+    if (req.url === '/readyz') return answerReadyz(res, ctx.store, headers);
   }
+  if (shedLoad(res, state.table.config.requests.shedAfter, ctx.metrics, headers)) return;
   const original = originalRequest(req.headers);
   if (!original.ok) return sendError(res, 400, 'invalid_original_request', original.reason, headers);
   const { method, host } = original;

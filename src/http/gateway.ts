@@ -79,6 +79,16 @@ export class Gateway {
       options.logger.warn(
         "rate-limit store not reachable yet: starting anyway, applying each limiter's onStoreError",
       );
+    } else {
+      // Reachable but refusing the script (an ACL without one of its commands, a read-only
+      // replica): no reconnection cures it, and /readyz answers 503 with the same reason.
+      const readiness = await store.readiness();
+      if (!readiness.ready) {
+        options.logger.error(
+          { reason: readiness.reason },
+          "rate-limit store cannot run the limiter's script: not ready, applying each limiter's onStoreError",
+        );
+      }
     }
     let state: LiveState;
     try {

@@ -76,7 +76,9 @@ export async function countRequest(
     seen.outcome = 'store_error';
     for (const l of route.limiters) lim.metrics.limiterDecision(l.name, 'store_error');
     lim.warnStore({ reqId: requestId, err: (err as Error).message });
-    return { identity, refusal: route.failsClosed ? UNAVAILABLE : undefined };
+    if (route.failsClosed) return { identity, refusal: UNAVAILABLE };
+    lim.metrics.uncounted();
+    return { identity, refusal: undefined };
   }
   addRateLimitHeaders(headers, decision.report, lim.ietfHeaders ? route.ietfPolicy : undefined);
   if (!decision.allowed) {

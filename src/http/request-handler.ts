@@ -16,6 +16,8 @@ import { statusClass, type GatewayMetrics } from '../metrics/gateway-metrics.js'
 import type { WindowStore } from '../store/window-store.js';
 import { answerPreflight, preflightRoute, setCorsHeaders } from './cors.js';
 import { countRequest, credentialRefusal, type LimitOutcome, type Limiting } from './limit-request.js';
+import { shedLoad } from './load-shedding.js';
+import { answerReadyz } from './readyz.js';
 import { sendError, sendJson, sendRateLimited } from './responses.js';
 import type { GatewayState } from './state.js';
 
@@ -99,10 +101,9 @@ async function handle(
 
   if ((method === 'GET' || method === 'HEAD') && (path === '/healthz' || path === '/readyz')) {
     if (path === '/healthz') return sendJson(res, 200, '{"status":"ok"}', gatewayHeaders);
-    const ready = await ctx.store.ready();
-    const body = ready ? '{"status":"ready"}' : '{"status":"store_unavailable"}';
-    return sendJson(res, ready ? 200 : 503, body, gatewayHeaders);
+    return answerReadyz(res, ctx.store, gatewayHeaders);
   }
+  if (shedLoad(res, state.table.config.requests.shedAfter, ctx.metrics, gatewayHeaders)) return;
 
   const preflight = preflightRoute(state.table.router, method, req.headers, target.matchPath);
   if (preflight) {

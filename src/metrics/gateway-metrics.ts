@@ -21,6 +21,8 @@ export class GatewayMetrics {
   readonly #requests: CountingCounter;
   readonly #storeLatency: HistogramCell;
   readonly #storeErrors: Counter;
+  readonly #uncounted: Counter;
+  readonly #shed: Counter;
   readonly #upstream: CountingCounter;
   readonly #upstreamLatency: BucketHistogram;
   readonly #reloads: Counter<'result'>;
@@ -46,6 +48,16 @@ export class GatewayMetrics {
     this.#storeErrors = new Counter({
       name: 'tollgate_store_errors_total',
       help: 'Rate-limit store round trips that failed or timed out.',
+      registers,
+    });
+    this.#uncounted = new Counter({
+      name: 'tollgate_store_uncounted_total',
+      help: 'Requests let through without being counted: the store failed and their limiters fail open.',
+      registers,
+    });
+    this.#shed = new Counter({
+      name: 'tollgate_shed_requests_total',
+      help: 'Requests answered 503 overloaded, uncounted, while the event loop lagged past requests.shedAfter.',
       registers,
     });
     this.#upstream = new CountingCounter({
@@ -90,6 +102,15 @@ export class GatewayMetrics {
 
   storeError(): void {
     this.#storeErrors.inc();
+  }
+
+  /** A request let through uncounted (onStoreError: open after a store failure). */
+  uncounted(): void {
+    this.#uncounted.inc();
+  }
+
+  shed(): void {
+    this.#shed.inc();
   }
 
   upstream(route: string, upstream: string, result: UpstreamResult, seconds: number): void {

@@ -22,7 +22,7 @@ export interface BatchWindowStore extends StoreLifecycle {
 }
 
 export interface BatchingStoreOptions {
-  /** No request waits longer than this from its own hit() call. */
+  /** How long the store has to answer a batch, from the moment the batch is written to it. */
   readonly timeoutMs: number;
   /** Requests per script call; a larger batch is split (in order). */
   readonly maxRequests?: number;
@@ -44,6 +44,8 @@ interface Pending {
 interface Batch {
   readonly entries: Pending[];
   timer?: NodeJS.Timeout;
+  /** performance.now() by which the store must have answered: set when the batch is written. */
+  deadline: number;
   unsettled: number;
 }
 
@@ -52,8 +54,12 @@ interface Batch {
  * sent from setImmediate: that runs once the poll phase has handed over every socket that was
  * ready, so all requests parsed in this turn are in it, and it waits for no timer and no I/O. (A
  * microtask or nextTick would run after each socket's callback, batching one request at a time.)
- * One deadline timer per batch, started with its first request: since every later request of the
- * batch arrived after that, none waits longer than `timeoutMs` from its own hit().
+ *
+ * The deadline measures the store, not the event loop. It starts when the batch is written, and
+ * when its timer fires the verdict waits for setImmediate: the poll phase before it reads whatever
+ * the store's socket already holds. So a timer that fires late because the loop was busy (while
+ * the reply sat unread in the socket) does not fail the batch, and an unanswering store still
+ * fails it at the deadline, the check phase adding no wait of its own.
  */
 export class BatchingStore extends WrappingStore<BatchWindowStore> {
   readonly #timeoutMs: number;
@@ -75,8 +81,7 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> {
     return new Promise((resolve, reject) => {
       let batch = this.#open;
       if (!batch) {
-        const opened: Batch = { entries: [], unsettled: 0 };
-        opened.timer = setTimeout(() => this.#expire(opened), this.#timeoutMs);
+        const opened: Batch = { entries: [], unsettled: 0, deadline: 0 };
         setImmediate(() => this.#flush(opened));
         this.#open = batch = opened;
       }
@@ -88,12 +93,12 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> {
 
   #flush(batch: Batch): void {
     if (this.#open === batch) this.#open = undefined;
-    // In order, cut where a chunk would exceed the request or window bound. Requests the deadline
-    // already failed are not sent: they must not be counted.
+    batch.deadline = performance.now() + this.#timeoutMs;
+    batch.timer = setTimeout(() => this.#judge(batch), this.#timeoutMs);
+    // In order, cut where a chunk would exceed the request or window bound.
     let chunk: Pending[] = [];
     let windows = 0;
     for (const p of batch.entries) {
-      if (p.settled) continue;
       const full = chunk.length >= this.#maxRequests || windows + p.windows.length > this.#maxWindows;
       if (chunk.length > 0 && full) {
         this.#send(batch, chunk);
@@ -118,8 +123,16 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> {
     }
   }
 
+  /** The deadline timer fired: fail what is still unanswered once the pending reply is read. */
+  #judge(batch: Batch): void {
+    if (batch.unsettled === 0) return;
+    const left = batch.deadline - performance.now();
+    // setTimeout rounds to whole milliseconds and may fire a fraction early.
+    if (left > 0) batch.timer = setTimeout(() => this.#judge(batch), Math.ceil(left));
+    else setImmediate(() => this.#expire(batch));
+  }
+
   #expire(batch: Batch): void {
-    if (this.#open === batch) this.#open = undefined;
     const err = new StoreUnavailableError(`no reply within ${this.#timeoutMs}ms`);
     for (const p of batch.entries) this.#settle(batch, p, err);
   }

@@ -6,6 +6,7 @@ import { MemoryStore } from './memory-store.js';
 import { OverLimitCache } from './over-limit-cache.js';
 import { RedisClusterStore } from './redis-cluster-store.js';
 import { isTlsUrl, tlsOptions } from './redis-connection.js';
+import { probeKey } from './readiness-probe.js';
 import { RedisStore } from './redis-store.js';
 import type { WindowStore } from './window-store.js';
 
@@ -32,20 +33,21 @@ export function createStore(config: StoreConfig, logger?: Logger, metrics?: Gate
       new BatchingStore(store, { timeoutMs: config.redis.commandTimeout, observer: metrics }),
       config.overLimitCache.maxKeys,
     );
-  const timeouts = {
-    commandTimeoutMs: config.redis.commandTimeout,
+  const common = {
     connectTimeoutMs: config.redis.connectTimeout,
+    probeKey: probeKey(config.redis.keyPrefix),
+    logger,
   };
   // TLS files are read now, so a missing one fails the start with its name.
   const tls = (on: boolean) => (on ? { tls: tlsOptions(config.redis.tls) } : {});
   switch (storeKind(config)) {
     case 'redis-cluster': {
       const nodes = config.redis.cluster;
-      return networked(new RedisClusterStore({ nodes, ...tls(nodes.some(isTlsUrl)), ...timeouts, logger }));
+      return networked(new RedisClusterStore({ nodes, ...tls(nodes.some(isTlsUrl)), ...common }));
     }
     case 'redis': {
       const { url } = config.redis;
-      return networked(new RedisStore({ url, ...tls(isTlsUrl(url)), ...timeouts, logger }));
+      return networked(new RedisStore({ url, ...tls(isTlsUrl(url)), ...common }));
     }
     case 'memory':
       return new MemoryStore({

@@ -1,4 +1,11 @@
-import type { StoreObserver, WindowRequest, WindowResult, WindowStore } from './window-store.js';
+import {
+  READY,
+  type Readiness,
+  type StoreObserver,
+  type WindowRequest,
+  type WindowResult,
+  type WindowStore,
+} from './window-store.js';
 
 interface Window {
   count: number;
@@ -95,8 +102,8 @@ export class MemoryStore implements WindowStore {
     return true;
   }
 
-  async ready(): Promise<boolean> {
-    return true;
+  async readiness(): Promise<Readiness> {
+    return READY;
   }
 
   async close(): Promise<void> {

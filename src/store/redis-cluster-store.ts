@@ -12,9 +12,11 @@ import {
 import type { BatchWindowStore, SettleRequest } from './batching-store.js';
 import type { ConnectionOptions } from 'node:tls';
 import { clusterSeeds } from './redis-connection.js';
+import { probeScript } from './readiness-probe.js';
 import { quit, redisClientOptions, whenReady } from './redis-store.js';
 import {
   StoreUnavailableError,
+  type Readiness,
   type WindowRequest,
   type WindowResult,
   type WindowStore,
@@ -25,8 +27,9 @@ export interface RedisClusterStoreOptions {
   readonly nodes: readonly string[];
   /** TLS settings of rediss:// seeds (every node's connection). */
   readonly tls?: ConnectionOptions;
-  readonly commandTimeoutMs: number;
   readonly connectTimeoutMs: number;
+  /** The key the readiness probe counts on (see probeKey); one slot, so one node is probed. */
+  readonly probeKey: string;
   readonly logger?: Logger;
 }
 
@@ -72,12 +75,12 @@ export function groupBySlot(requests: readonly Pick<WindowRequest, 'key'>[]): nu
 export class RedisClusterStore implements WindowStore, BatchWindowStore {
   readonly client: Cluster;
   readonly #connectTimeoutMs: number;
-  readonly #commandTimeoutMs: number;
   readonly #described: string;
+  readonly #probeKey: string;
 
   constructor(options: RedisClusterStoreOptions) {
     this.#connectTimeoutMs = options.connectTimeoutMs;
-    this.#commandTimeoutMs = options.commandTimeoutMs;
+    this.#probeKey = options.probeKey;
     const seeds = clusterSeeds(options.nodes);
     this.#described = `redis cluster store ${seeds.described}`;
     const { retryStrategy, enableOfflineQueue, enableAutoPipelining, ...redisOptions } =
@@ -144,7 +147,7 @@ export class RedisClusterStore implements WindowStore, BatchWindowStore {
     waiting.forEach((n, request) => n === 0 && queueMicrotask(() => settle(request, [])));
     for (const parts of bySlot.values()) {
       const sub = parts.map((p) => p.indexes.map((i) => batch[p.request]![i]!));
-      this.#run(sub)
+      this.#run(batchScriptArgs(sub))
         .then((reply) => parseBatchReply(sub, reply, Date.now()))
         .then(
           (parsed) =>
@@ -167,8 +170,11 @@ export class RedisClusterStore implements WindowStore, BatchWindowStore {
     return whenReady(this.client, this.#connectTimeoutMs, this.#described);
   }
 
-  async ready(): Promise<boolean> {
-    return this.client.status === 'ready';
+  /** Ready when the cluster is and the script runs on the probe key's node (bounded by the connect timeout). */
+  async readiness(): Promise<Readiness> {
+    if (this.client.status !== 'ready')
+      return { ready: false, reason: `redis cluster ${this.client.status}` };
+    return probeScript((args) => this.#run(args), this.#probeKey, this.#connectTimeoutMs);
   }
 
   close(): Promise<void> {
@@ -180,20 +186,17 @@ export class RedisClusterStore implements WindowStore, BatchWindowStore {
    * cluster client routes it by its first key (a script defined with defineCommand and a varying
    * key count would be routed by the count).
    */
-  async #run(batch: readonly BatchedRequest[]): Promise<unknown[]> {
-    const args = batchScriptArgs(batch);
-    const started = Date.now();
+  async #run(args: [number, ...(string | number)[]]): Promise<unknown[]> {
     try {
       return (await this.client.evalsha(SCRIPT_SHA, ...args)) as unknown[];
     } catch (err) {
       if (!DID_NOT_RUN.test((err as Error).message)) throw unavailable(err);
     }
     // The script did not run: not loaded on that node yet, or redirected. Sent again as EVAL,
-    // ioredis follows MOVED, ASK and TRYAGAIN; within the same time budget.
+    // ioredis follows MOVED, ASK and TRYAGAIN; the batching store's deadline still holds.
     const command = new Command('eval', [BATCH_WINDOW_LUA, ...args], {
       replyEncoding: 'utf8',
     });
-    command.setTimeout(Math.max(1, this.#commandTimeoutMs - (Date.now() - started)));
     void this.client.sendCommand(command);
     try {
       return (await command.promise) as unknown[];

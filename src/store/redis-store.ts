@@ -12,8 +12,10 @@ import { FIXED_WINDOW_LUA } from './fixed-window-script.js';
 import { BATCH_WINDOW_COMMAND, FIXED_WINDOW_COMMAND } from './redis-commands.js';
 import { redactedUrl, settingsFault, StoreConfigError } from './redis-connection.js';
 import type { ConnectionOptions } from 'node:tls';
+import { probeScript } from './readiness-probe.js';
 import {
   scriptWindowResult,
+  type Readiness,
   StoreUnavailableError,
   type WindowRequest,
   type WindowResult,
@@ -25,18 +27,21 @@ export interface RedisStoreOptions {
   readonly url: string;
   /** TLS settings (CA, server name, client certificate) of a rediss:// url. */
   readonly tls?: ConnectionOptions;
-  readonly commandTimeoutMs: number;
   readonly connectTimeoutMs: number;
+  /** The key the readiness probe counts on (see probeKey). */
+  readonly probeKey: string;
   readonly logger?: Logger;
 }
 
-/** Settings that keep a request from ever waiting on, or double-counting through, an unhealthy Redis. */
-export function redisClientOptions(
-  o: Pick<RedisStoreOptions, 'commandTimeoutMs' | 'connectTimeoutMs'>,
-): RedisOptions {
+/**
+ * Settings that keep a request from ever waiting on, or double-counting through, an unhealthy
+ * Redis. No commandTimeout: its timer would fire in the timers phase, before the poll phase reads
+ * a reply that arrived while the event loop was busy, failing a batch Redis had answered in time.
+ * The batching store keeps the deadline instead (see BatchingStore).
+ */
+export function redisClientOptions(o: Pick<RedisStoreOptions, 'connectTimeoutMs'>): RedisOptions {
   return {
     enableOfflineQueue: false, // fail at once while disconnected instead of queueing
-    commandTimeout: o.commandTimeoutMs,
     connectTimeout: o.connectTimeoutMs,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false, // a re-sent increment would count twice
@@ -49,16 +54,19 @@ export function redisClientOptions(
 }
 
 /**
- * Fixed windows in Redis: every window of a request in one EVALSHA round trip (hit), or every
- * window of a batch of requests in one (hitBatch, which BatchingStore feeds).
+ * Fixed windows in Redis: every window of a batch of requests in one EVALSHA round trip
+ * (hitBatch, which BatchingStore feeds, under its deadline), or of one request (hit: no deadline
+ * of its own, for tests and tools; the gateway always goes through BatchingStore).
  */
 export class RedisStore implements WindowStore, BatchWindowStore {
   readonly client: Redis;
   readonly #connectTimeoutMs: number;
   readonly #described: string;
+  readonly #probeKey: string;
 
   constructor(options: RedisStoreOptions) {
     this.#connectTimeoutMs = options.connectTimeoutMs;
+    this.#probeKey = options.probeKey;
     this.#described = `redis store ${redactedUrl(options.url)}`;
     // rediss:// alone would make ioredis speak TLS with Node's defaults; the options add the rest.
     const tls = options.tls && /^rediss:/i.test(options.url) ? { tls: options.tls } : {};
@@ -100,13 +108,15 @@ export class RedisStore implements WindowStore, BatchWindowStore {
     return whenReady(this.client, this.#connectTimeoutMs, this.#described);
   }
 
-  async ready(): Promise<boolean> {
-    if (this.client.status !== 'ready') return false;
-    try {
-      return (await this.client.ping()) === 'PONG';
-    } catch {
-      return false;
-    }
+  /** Ready when connected and the script runs on the probe key (bounded by the connect timeout). */
+  async readiness(): Promise<Readiness> {
+    if (this.client.status !== 'ready')
+      return { ready: false, reason: `redis connection ${this.client.status}` };
+    return probeScript(
+      (args) => this.client.tollgateWindowBatch(...args),
+      this.#probeKey,
+      this.#connectTimeoutMs,
+    );
   }
 
   close(): Promise<void> {

@@ -30,8 +30,8 @@ export interface WindowStore {
   hit(windows: readonly WindowRequest[]): Promise<WindowResult[]>;
   /** Waits (bounded) until the store can answer; resolves false if it cannot yet. Never throws. */
   connect(): Promise<boolean>;
-  /** Whether the store can answer now (for /readyz). */
-  ready(): Promise<boolean>;
+  /** Whether the store can answer now, and why not (for /readyz). Never throws. */
+  readiness(): Promise<Readiness>;
   close(): Promise<void>;
 }
 
@@ -58,6 +58,11 @@ export interface StoreObserver {
   storeError(): void;
 }
 
+/** Whether a store can count requests now; when it cannot, the reason (a Redis error, say). */
+export type Readiness = { readonly ready: true } | { readonly ready: false; readonly reason: string };
+
+export const READY: Readiness = { ready: true };
+
 export class StoreUnavailableError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -70,7 +75,7 @@ export class StoreUnavailableError extends Error {
  * hands connecting, readiness and closing to the store it wraps.
  */
 /** What a wrapping store hands on: everything but deciding hits. */
-export type StoreLifecycle = Pick<WindowStore, 'connect' | 'ready' | 'close'>;
+export type StoreLifecycle = Pick<WindowStore, 'connect' | 'readiness' | 'close'>;
 
 export abstract class WrappingStore<Inner extends StoreLifecycle = WindowStore> implements WindowStore {
   constructor(protected readonly inner: Inner) {}
@@ -81,8 +86,8 @@ export abstract class WrappingStore<Inner extends StoreLifecycle = WindowStore> 
     return this.inner.connect();
   }
 
-  ready(): Promise<boolean> {
-    return this.inner.ready();
+  readiness(): Promise<Readiness> {
+    return this.inner.readiness();
   }
 
   close(): Promise<void> {

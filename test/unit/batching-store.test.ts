@@ -28,7 +28,7 @@ function scripted(script: (batch: readonly (readonly WindowRequest[])[], settle:
       script(batch, settle);
     },
     connect: async () => true,
-    ready: async () => true,
+    readiness: async () => ({ ready: true }),
     close: async () => undefined,
   };
   return { inner, batches };

@@ -1,0 +1,49 @@
+import type { ServerResponse } from 'node:http';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import { sendError } from './responses.js';
+
+/**
+ * The event loop's lag, from a 20ms timer of its own: the lateness of its latest tick, or, when
+ * the next tick is overdue right now, by how much. The second reading is what a request sees when
+ * the slow work ran earlier in the same turn (a slow timer, or a slow callback before it in the
+ * poll phase): the timer could not tick in between, yet the request waited all the same. A
+ * histogram (monitorEventLoopDelay) only tells the lag after the fact. One per process (the loop
+ * is), started at first use, unref'd so it keeps no process alive.
+ */
+const SAMPLE_MS = 20;
+let lagMs = 0;
+let nextDue = 0;
+
+function sample(): void {
+  nextDue = performance.now() + SAMPLE_MS;
+  setTimeout(() => {
+    lagMs = Math.max(0, performance.now() - nextDue);
+    sample();
+  }, SAMPLE_MS).unref();
+}
+
+/** The loop's lag now, in milliseconds (0 until sampling has started). */
+export function loopLagMs(): number {
+  if (nextDue === 0) sample();
+  return Math.max(lagMs, performance.now() - nextDue);
+}
+
+const RETRY_AFTER_SEC = '1';
+
+/**
+ * Answers 503 `overloaded` (Retry-After: 1) when the loop runs more than `shedAfterMs` late (0:
+ * never), before the request is counted or its body read: under overload a cheap refusal beats
+ * work that would only arrive too late. Returns whether it answered.
+ */
+export function shedLoad(
+  res: ServerResponse,
+  shedAfterMs: number,
+  metrics: GatewayMetrics,
+  headers: Record<string, string>,
+): boolean {
+  if (shedAfterMs === 0 || loopLagMs() <= shedAfterMs) return false;
+  metrics.shed();
+  headers['retry-after'] = RETRY_AFTER_SEC;
+  sendError(res, 503, 'overloaded', 'The gateway is overloaded. Please retry shortly.', headers);
+  return true;
+}
