@@ -5,6 +5,7 @@ import { describeRuleTable } from './cli/describe.js';
 import { start } from './cli/start.js';
 import { UsageError } from './cli/usage-error.js';
 import { ConfigError } from './config/errors.js';
+import { ListenError } from './http/listen.js';
 import { StoreConfigError } from './store/redis-connection.js';
 import { loadConfigFile } from './config/load.js';
 
@@ -77,6 +78,7 @@ main(process.argv.slice(2)).then(
     // The message names the store (password redacted); the error's cause is never printed, as
     // ioredis puts the AUTH command, password included, on its errors.
     else if (err instanceof StoreConfigError) console.error(`cannot start: ${err.message}`);
+    else if (err instanceof ListenError) console.error(`tollgate: ${err.message}`);
     else if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       console.error(`${(err as Error).message}\n${USAGE}`);
       process.exit(2);
