@@ -5,11 +5,12 @@
 import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { ListenError } from '../src/http/listen.js';
 import { runCli } from './helpers/cli.js';
 import { startGateway } from './helpers/gateway.js';
 import { newDataDir } from './helpers/embedded.js';
+import { test } from './helpers/fixtures.js';
 
 let taken: Server;
 let port: number;
@@ -23,7 +24,7 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => taken.close(() => resolve())));
 
 /** `tollgate start` on the shipped config, its embedded services on a fresh data directory. */
-async function start(ports: { PORT: string; ADMIN_PORT: string }) {
+async function start(ports: { PORT: string; ADMIN_PORT: string }, extra: Record<string, string> = {}) {
   const dataDir = newDataDir();
   const result = await runCli(['start', '--config', 'config/gateway.yaml'], {
     env: {
@@ -34,6 +35,7 @@ async function start(ports: { PORT: string; ADMIN_PORT: string }) {
       BOOTSTRAP_WORKSPACE_TOKEN: '',
       CONFIG_WATCH: 'false',
       LOG_LEVEL: 'info',
+      ...extra,
     },
   });
   return { ...result, dataFiles: readdirSync(dataDir) };
@@ -55,6 +57,21 @@ describe('tollgate start with a port already in use', () => {
     const result = await start({ PORT: '0', ADMIN_PORT: String(port) });
     expect(result.stderr).toBe(
       `tollgate: cannot listen on 127.0.0.1:${port} (admin listener): address already in use\n`,
+    );
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.dataFiles).toEqual([]);
+  });
+
+  test('with workers: the primary says so once, instead of forking workers that die, forever', async ({
+    redis,
+  }) => {
+    const result = await start(
+      { PORT: String(port), ADMIN_PORT: '0' },
+      { WORKERS: '2', REDIS_URL: redis.url },
+    );
+    expect(result.stderr).toBe(
+      `tollgate: cannot listen on 127.0.0.1:${port} (public listener): address already in use\n`,
     );
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
