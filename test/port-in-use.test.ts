@@ -91,4 +91,17 @@ routes: [{ name: all, paths: ['/*'], upstream: app }]
       `cannot listen on 127.0.0.1:${port} (edge listener): address already in use`,
     );
   });
+
+  test("Envoy's rate-limit service port taken after the check: the same one-line error", async () => {
+    const yaml = `
+listeners:
+  - { name: edge, host: 127.0.0.1, port: 0 }
+rateLimitService: { host: 127.0.0.1, port: ${port} }
+upstreams: { app: { url: 'http://127.0.0.1:9' } }
+routes: [{ name: all, paths: ['/*'], upstream: app }]
+`;
+    await expect(startGateway(yaml)).rejects.toThrow(
+      new ListenError({ host: '127.0.0.1', port, what: 'rate-limit service' }, 'EADDRINUSE'),
+    );
+  });
 });
