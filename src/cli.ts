@@ -6,6 +6,7 @@ import { start } from './cli/start.js';
 import { UsageError } from './cli/usage-error.js';
 import { ConfigError } from './config/errors.js';
 import { DatabaseOpenError } from './db/open-error.js';
+import { ListenError } from './http/listen.js';
 import { StoreConfigError } from './store/redis-connection.js';
 import { loadConfigFile } from './config/load.js';
 
@@ -77,7 +78,7 @@ main(process.argv.slice(2)).then(
     if (err instanceof ConfigError) console.error(`invalid config:\n${err.message}`);
     // The message names the store (password redacted); the error's cause is never printed, as
     // ioredis puts the AUTH command, password included, on its errors.
-    else if (err instanceof StoreConfigError || err instanceof DatabaseOpenError) {
+    else if (err instanceof StoreConfigError || err instanceof DatabaseOpenError || err instanceof ListenError) {
       console.error(`cannot start: ${err.message}`);
     } else if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       console.error(`${(err as Error).message}\n${USAGE}`);

@@ -6,6 +6,7 @@ import { loadConfigFile } from '../config/load.js';
 import type { RuleTable } from '../config/rule-table.js';
 import type { GatewayConfig } from '../config/schema.js';
 import { adminUrl, startAdminServer } from '../http/admin.js';
+import { checkPortsFree, listenTargets } from '../http/listen.js';
 import { createLogger } from '../logger.js';
 import { createStore } from '../store/create-store.js';
 import { checkCertificates } from './check-certificates.js';
@@ -24,6 +25,8 @@ export async function start(configFile: string): Promise<number> {
   if (cluster.isPrimary) await checkCertificates(configFile, table.config);
   const logger = createLogger(table.config.log.level);
   if (cluster.isWorker) return runWorker(configFile, table, logger);
+  // A port already taken fails here, in one line, before the store or the services start.
+  await checkPortsFree(listenTargets(table.config));
   const workers = workerCount(table.config);
   if (workers > 1) return runPrimary(configFile, table.config, workers, logger);
 

@@ -11,6 +11,7 @@ import { loadSync } from '@grpc/proto-loader';
 import type { Logger } from 'pino';
 import type { RuleTable } from '../config/rule-table.js';
 import type { RateLimitServiceConfig } from '../config/schema.js';
+import { ListenError } from '../http/listen.js';
 import { throttledWarn } from '../logger.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type { WindowResult, WindowStore } from '../store/window-store.js';
@@ -169,7 +170,7 @@ export class RateLimitServer {
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync(`${host}:${config.port}`, ServerCredentials.createInsecure(), (err, bound) =>
-        err ? reject(err) : resolve(bound),
+        err ? reject(bindError(config, err)) : resolve(bound),
       ),
     );
     ctx.logger.info({ listener: 'rateLimitService', host: config.host, port }, 'listening');
@@ -195,4 +196,10 @@ export class RateLimitServer {
       });
     });
   }
+}
+
+/** gRPC names the system error only in its message ("… [listen EADDRINUSE: …]"). */
+function bindError(config: RateLimitServiceConfig, err: Error): ListenError {
+  const code = /\b(E[A-Z]+):/.exec(err.message)?.[1];
+  return new ListenError({ host: config.host, port: config.port, what: 'rate-limit service' }, code);
 }

@@ -1,6 +1,6 @@
-import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { listen } from './listen.js';
 import { sendError, sendJson } from './responses.js';
 
 /** Renders the metrics text: one registry, or (under node:cluster) the workers' aggregate. */
@@ -24,8 +24,7 @@ export async function startAdminServer(host: string, port: number, source: Metri
       (err: Error) => sendError(res, 500, 'metrics_failed', err.message),
     );
   });
-  server.listen(port, host);
-  await once(server, 'listening');
+  await listen(server, { host, port, what: 'admin listener' });
   return server;
 }
 

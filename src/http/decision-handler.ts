@@ -5,7 +5,8 @@ import { peerOf } from '../identity/peer.js';
 import { throttledWarn } from '../logger.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { acceptableRequestId } from '../proxy/headers.js';
-import { canonicalTarget } from '../routing/request-target.js';
+import { methodRefusal } from '../routing/method.js';
+import { canonicalTarget, type CanonicalTarget } from '../routing/request-target.js';
 import type { WindowStore } from '../store/window-store.js';
 import { preflightRoute, setCorsHeaders } from './cors.js';
 import {
@@ -121,12 +122,14 @@ async function answer(
     const counted = await countRequest(limiting, state, route, peer, req.headers, requestId, headers, seen);
     if (counted.refusal) return refuse(ctx, res, counted.refusal, headers);
     // Refused only after counting, as on a proxy listener.
-    if (!target.ok) return refuse(ctx, res, invalidTarget(target.reason), headers);
+    const invalid = invalidRequest(target, method);
+    if (invalid) return refuse(ctx, res, invalid, headers);
     const credentials = credentialRefusal(route, counted.identity);
     if (credentials) return refuse(ctx, res, credentials, headers);
-  } else if (!target.ok) {
-    return refuse(ctx, res, invalidTarget(target.reason), headers);
+    return allow(res, headers);
   }
+  const invalid = invalidRequest(target, method);
+  if (invalid) return refuse(ctx, res, invalid, headers);
   allow(res, headers);
 }
 
@@ -136,11 +139,18 @@ function allow(res: ServerResponse, headers: Record<string, string>): void {
   res.end();
 }
 
-const invalidTarget = (reason: string): Refusal => ({
-  status: 400,
-  code: 'invalid_request_target',
-  message: `Invalid request target: ${reason}.`,
-});
+/** The proxy listener's 400s for what it forwards: a target it cannot canonicalise, a lower-case method. */
+function invalidRequest(target: CanonicalTarget, method: string): Refusal | undefined {
+  if (!target.ok) {
+    return {
+      status: 400,
+      code: 'invalid_request_target',
+      message: `Invalid request target: ${target.reason}.`,
+    };
+  }
+  const misspelt = methodRefusal(method);
+  return misspelt === undefined ? undefined : { status: 400, code: 'invalid_method', message: misspelt };
+}
 
 /** The proxy listener's refusal, its 429 given the listener's onLimited status. */
 function refuse(

@@ -1,10 +1,10 @@
-import { once } from 'node:events';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
 import type { ListenerConfig } from '../config/schema.js';
 import { adminUrl, startAdminServer, type MetricsSource } from './admin.js';
 import type { DrainableServer } from './drain.js';
+import { listen } from './listen.js';
 import { SecureListener } from './tls/secure-listener.js';
 
 export interface BoundListener {
@@ -66,8 +66,7 @@ export class Listeners {
       } = await createListenerServer(cfg, handlerFor(cfg), this.logger);
       this.servers.push(drainable);
       if (secure) this.secure.set(cfg.name, secure);
-      server.listen(cfg.port, cfg.host);
-      await once(server, 'listening');
+      await listen(server, { host: cfg.host, port: cfg.port, what: `${cfg.name} listener` });
       // After listening, 'error' means a failed accept (EMFILE, …): log it, never crash on it.
       server.on('error', (err) => this.logger.error({ err, listener: cfg.name }, 'listener error'));
       const { port } = server.address() as AddressInfo;

@@ -10,6 +10,7 @@ import { acceptableRequestId } from '../proxy/headers.js';
 import { admit } from './admit.js';
 import { bodyAtHand, requestBody, sendTooLarge } from './request-body.js';
 import type { LiveStreams } from '../proxy/live-streams.js';
+import { methodRefusal } from '../routing/method.js';
 import { canonicalTarget } from '../routing/request-target.js';
 import { throttledWarn } from '../logger.js';
 import { statusClass, type GatewayMetrics } from '../metrics/gateway-metrics.js';
@@ -145,6 +146,8 @@ async function handle(
     const message = `Invalid request target: ${target.reason}.`;
     return sendError(res, 400, 'invalid_request_target', message, gatewayHeaders);
   }
+  const misspelt = methodRefusal(method);
+  if (misspelt) return sendError(res, 400, 'invalid_method', misspelt, gatewayHeaders);
   if (rejectConnectionHeader(route, req, res, gatewayHeaders)) return;
   if (identity && rejectCredentials(route, identity, res, gatewayHeaders)) return;
   if (declaresTooLarge(req, route.maxBodySize)) return sendTooLarge(res, route.maxBodySize, gatewayHeaders);

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { CompiledLimiter } from '../config/rule-table.js';
 import type { RateLimitReport } from '../limits/decision.js';
+import { closesAfterAnswer } from './lingering-close.js';
 
 /** The one JSON error shape of the gateway's own responses: {"error":{"code","message"}}. */
 export function errorBody(code: string, message: string): string {
@@ -50,6 +51,8 @@ function writeJson(
   }
   headers['content-type'] = 'application/json';
   headers['content-length'] = length;
+  // An answer before the body arrived closes the connection, lingering (see lingering-close.ts).
+  if (closesAfterAnswer(res)) headers['connection'] = 'close';
   res.writeHead(status, headers);
   res.end(body);
 }

@@ -1,3 +1,4 @@
+import { methodKey } from './method.js';
 import { anyOf, compileHost, compilePath, normaliseHost } from './patterns.js';
 import { canonicalTarget } from './request-target.js';
 
@@ -19,7 +20,7 @@ interface CompiledMatcher<R> {
   readonly path: (path: string) => boolean;
 }
 
-/** Ordered routes; the first whose host, method and path all match wins. */
+/** Ordered routes; the first whose host, method (in any case) and path all match wins. */
 export class Router<R extends RouteSpec> {
   readonly #matchers: readonly CompiledMatcher<R>[];
 
@@ -30,9 +31,11 @@ export class Router<R extends RouteSpec> {
       method: route.methods.includes('*')
         ? () => true
         : (
+            // Any case: `post` is counted as POST (see method.ts). The exact spelling is tried first.
             (set: ReadonlySet<string>) => (m: string) =>
-              set.has(m)
-          )(new Set(route.methods)),
+                set.has(m) || set.has(methodKey(m))
+
+          )(new Set(route.methods.map(methodKey))),
       path: anyOf(route.paths.map(compilePath)),
     }));
   }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { compileHost, compilePath, normaliseHost } from '../../src/routing/patterns.js';
+import { methodRefusal } from '../../src/routing/method.js';
 import { Router } from '../../src/routing/router.js';
 
 const router = new Router([
@@ -61,6 +62,26 @@ describe('Router', () => {
     expect(match('analyzer.localhost.', 'GET', '/')).toBe('reports');
     expect(match('ANALYZER.LOCALHOST.:8080', 'GET', '/')).toBe('reports');
     expect(match('analyzer.localhost..', 'GET', '/')).toBe('fallback');
+  });
+
+  test('a limited route cannot be dodged by spelling the method in another case', () => {
+    for (const method of ['post', 'Post', 'pOST']) {
+      expect(match('localhost', method, '/api/v1/widget/init'), method).toBe('init');
+    }
+    expect(match('a.example.com', 'head', '/sub')).toBe('sub');
+    // Routes given in any case are compiled upper-case.
+    const lower = new Router([{ name: 'l', hosts: ['*'], methods: ['delete'], paths: ['/x'] }]);
+    expect(lower.match(undefined, 'DELETE', '/x')?.name).toBe('l');
+    expect(lower.match(undefined, 'Delete', '/x')?.name).toBe('l');
+  });
+
+  test('a method with a lower-case letter is refused; any upper-case token passes', () => {
+    expect(methodRefusal('post')).toBe('The method "post" is spelled with lower-case letters; send "POST".');
+    expect(methodRefusal('M-search')).toBe(
+      'The method "M-search" is spelled with lower-case letters; send "M-SEARCH".',
+    );
+    for (const method of ['GET', 'POST', 'M-SEARCH', 'PURGE', 'FOO', 'X1'])
+      expect(methodRefusal(method)).toBe(undefined);
   });
 
   test('no route: undefined', () => {
