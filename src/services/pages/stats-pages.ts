@@ -1,10 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/database.js';
+import { visitorIp } from '../analytics/client-ip.js';
 import type { StatsSource } from '../analytics/stats-source.js';
+import type { TopExporter } from '../analytics/top-export.js';
+import type { ExportSettings } from '../config.js';
+import { widgetErrors, HttpError } from '../errors.js';
+import { TrustedProxies } from '../../net/client-ip.js';
 import type { WebsiteRow } from '../websites/record.js';
 import { PAGE_ROUTE } from './assets.js';
 import { pageAccess, safeNext, type Guarded } from './access.js';
-import { csv } from './csv.js';
+import { csvStream, exportKey } from './csv-export.js';
+import { ExportSlots } from './export-slots.js';
 import { notFoundPage, passwordPage, sendPage } from './layout.js';
 import { parseRange } from './range.js';
 import { OVERVIEW, REALTIME_WINDOW_MS, sectionFor, SECTIONS, type Section } from './sections.js';
@@ -29,6 +35,17 @@ import {
 const RESERVED = new Set(['api', 'js', 'openapi.json', '_', 'websites']);
 /** The CSV export of every row is bounded all the same. */
 const CSV_ROWS = 100_000;
+/** Retry-After of a refused export: about the time a usual export takes. */
+export const EXPORT_RETRY_AFTER = 5;
+export const TOO_MANY_EXPORTS = 'Too many CSV exports at once. Please retry when a download has finished.';
+
+/** What the CSV exports read and how many may run at once. */
+export interface ExportOptions {
+  readonly exporter: TopExporter;
+  readonly settings: ExportSettings;
+  /** The gateway's trusted proxies: the address a download is counted under is the one it limited. */
+  readonly trustedProxies: readonly string[];
+}
 
 type PageRequest = FastifyRequest<{
   Params: { domain: string; section?: string };
@@ -50,8 +67,11 @@ export function registerStatsPages(
   db: Db,
   stats: StatsSource,
   sessions: PageSessions,
+  exports: ExportOptions,
   now: () => number = Date.now,
 ): void {
+  const slots = new ExportSlots(exports.settings);
+  const trusted = new TrustedProxies(exports.trustedProxies);
   // Hosts are unique per owner only: the viewer's own website first, else the oldest registration.
   const byHost = db.prepare<[string, number], WebsiteRow>(
     'SELECT * FROM websites WHERE url = ? ORDER BY user_id = ? DESC, id ASC LIMIT 1',
@@ -98,7 +118,7 @@ export function registerStatsPages(
       search,
     };
     const status = parsed.ok ? 200 : 400;
-    if (wantsCsv) return sendCsv(reply, row, section, frame, parsed.ok, search);
+    if (wantsCsv) return sendCsv(request, reply, row, section, frame, parsed.ok, search);
     if (!section) {
       const daily = stats.daily(row.id, frame.range);
       const hourly = stats.hourly(row.id, frame.range);
@@ -124,6 +144,7 @@ export function registerStatsPages(
   };
 
   const sendCsv = (
+    request: FastifyRequest,
     reply: FastifyReply,
     row: WebsiteRow,
     section: Section | undefined,
@@ -141,16 +162,29 @@ export function registerStatsPages(
             : `${frame.rangeError ?? 'Bad date range.'}\n`,
         );
     }
-    const top = stats.top(row.id, section.dimension, frame.range, {
+    const address = visitorIp(request.socket.remoteAddress, request.headers['x-forwarded-for'], trusted);
+    const release = slots.acquire(exportKey(address));
+    if (!release) {
+      return reply
+        .status(429)
+        .header('retry-after', String(EXPORT_RETRY_AFTER))
+        .type('application/json')
+        .send(widgetErrors(new HttpError(429, TOO_MANY_EXPORTS, 'too_many_exports')));
+    }
+    // The slot comes back however the download ends: finished, cut, or the client gone.
+    const done = new AbortController();
+    const end = () => {
+      done.abort();
+      release();
+    };
+    reply.raw.once('close', end);
+    request.raw.socket.once('close', end);
+    const pages = exports.exporter.pages(row.id, section.dimension, frame.range, {
       search,
-      sort: 'max',
       limit: CSV_ROWS,
-      offset: 0,
+      signal: done.signal,
     });
-    const body = csv(
-      ['value', 'count', 'share'],
-      top.rows.map((r) => [r.value, r.count, share(r.count, top.sum)]),
-    );
+    const body = csvStream(pages, exports.settings.stallTimeout, () => reply.raw.destroy());
     const file = `${frame.domain}-${section.slug}-${frame.range.from}-${frame.range.to}.csv`;
     return reply
       .status(200)

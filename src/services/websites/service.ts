@@ -3,6 +3,7 @@ import { startEmailReports } from '../analytics/email/scheduler.js';
 import { withAnalytics } from '../analytics/openapi.js';
 import { createStatsSource } from '../analytics/sqlite-stats-source.js';
 import { registerStatsRoutes } from '../analytics/stats-routes.js';
+import { createTopExporter } from '../analytics/top-export.js';
 import { laravelErrors } from '../errors.js';
 import { registerCookies } from '../pages/session.js';
 import { registerStatsPages } from '../pages/stats-pages.js';
@@ -38,7 +39,13 @@ export const websitesService: ServiceDefinition = {
     await app.register(async (scope) => {
       const sessions = await registerCookies(scope, ctx);
       sessions.registerRoutes(scope);
-      registerStatsPages(scope, ctx.db, stats, sessions);
+      const exporter = createTopExporter(ctx.db);
+      scope.addHook('onClose', () => exporter.close());
+      registerStatsPages(scope, ctx.db, stats, sessions, {
+        exporter,
+        settings: ctx.config.pages.exports,
+        trustedProxies: ctx.config.trustedProxies,
+      });
     });
   },
 };
