@@ -1,0 +1,216 @@
+// The statistics pages' CSV export through the shipped config's gateway (embedded services, a real
+// SQLite file): the exact bytes of a normal and of a large export, streamed in chunks; the bound on
+// exports at once per address and in all (429 too_many_exports) held by downloads nobody reads,
+// and given back when they go away or stall; the gateway answering /healthz through a burst.
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { openDatabase } from '../src/db/database.js';
+import type { Gateway } from '../src/http/gateway.js';
+import { share } from '../src/services/pages/stats-view.js';
+import { ALICE_KEY, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
+import { send } from './helpers/gateway.js';
+import { waitFor } from './helpers/wait.js';
+
+const NORMAL = 'normal.example';
+const LARGE = 'large.example';
+/** The large site's distinct pages: more than an export's 100,000 rows, each about 200 bytes. */
+const LARGE_VALUES = 120_000;
+const RANGE = 'from=2026-03-01&to=2026-03-02';
+const TOO_MANY = JSON.stringify({
+  error: {
+    code: 'too_many_exports',
+    message: 'Too many CSV exports at once. Please retry when a download has finished.',
+  },
+});
+
+async function createSite(base: string, url: string): Promise<number> {
+  const reply = await send(`${base}/api/v1/websites`, {
+    method: 'POST',
+    headers: {
+      host: '127.0.0.1',
+      authorization: `Bearer ${ALICE_KEY}`,
+      accept: 'application/json',
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({ url, privacy: '0' }).toString(),
+  });
+  expect(reply.status).toBe(201);
+  return (reply.json() as { data: { id: number } }).data.id;
+}
+
+/** The large site's page i: a value of about 200 bytes, its count by day (some on both days). */
+const largeValue = (i: number) => `/catalogue/${String(i).padStart(6, '0')}/${'x'.repeat(180)}`;
+const largeCounts = (i: number): [number, number] => [(i * 7919) % 97, i % 3 === 0 ? (i % 13) + 1 : 0];
+
+/** Writes stats rows straight into the SQLite file (the collector would bound distinct values). */
+function seedStats(dataDir: string, normalId: number, largeId: number): void {
+  const db = openDatabase(dataDir);
+  const insert = db.prepare(
+    'INSERT INTO stats (website_id, name, date, value, count) VALUES (?, ?, ?, ?, ?)',
+  );
+  db.transaction(() => {
+    const normal: [string, string, number][] = [
+      ['2026-02-28', '/outside', 50],
+      ['2026-03-01', '/', 3],
+      ['2026-03-02', '/', 2],
+      ['2026-03-01', '/pricing', 2],
+      ['2026-03-02', '/docs,"quoted"', 2],
+      ['2026-03-01', '=HYPERLINK("x")', 1],
+      ['2026-03-02', '/line\nbreak', 1],
+      ['2026-03-02', '/b', 1],
+      ['2026-03-03', '/after', 9],
+    ];
+    for (const [date, value, count] of normal) insert.run(normalId, 'pages', date, value, count);
+    insert.run(normalId, 'referrers', '2026-03-01', 'news.example', 4);
+    for (let i = 0; i < LARGE_VALUES; i++) {
+      const [first, second] = largeCounts(i);
+      insert.run(largeId, 'pages', '2026-03-01', largeValue(i), first + 1);
+      if (second > 0) insert.run(largeId, 'pages', '2026-03-02', largeValue(i), second);
+    }
+  })();
+  db.close();
+}
+
+/** The large export as the model computes it: sums per value, highest first, ties by value, 100,000 rows. */
+function largeExpected(): string {
+  const rows: [string, number][] = [];
+  let sum = 0;
+  for (let i = 0; i < LARGE_VALUES; i++) {
+    const [first, second] = largeCounts(i);
+    rows.push([largeValue(i), first + 1 + second]);
+    sum += first + 1 + second;
+  }
+  rows.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return (
+    'value,count,share\r\n' +
+    rows
+      .slice(0, 100_000)
+      .map(([value, count]) => `${value},${count},${share(count, sum)}\r\n`)
+      .join('')
+  );
+}
+
+/** A download that reads until the answer's first bytes arrive (the export has started), then never again. */
+async function unreadDownload(gateway: Gateway, path: string, address: string): Promise<Socket> {
+  const socket = connect(Number(new URL(gateway.url()).port), '127.0.0.1');
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nX-Forwarded-For: ${address}\r\n\r\n`);
+  const [first] = (await once(socket, 'data')) as [Buffer];
+  socket.pause();
+  expect(first.toString('latin1')).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+  return socket;
+}
+
+let gateway: Gateway;
+let base: string;
+let expected: string;
+const sockets: Socket[] = [];
+
+const get = (path: string, address: string) =>
+  send(`${base}${path}`, { headers: { 'x-forwarded-for': address } });
+
+beforeAll(async () => {
+  const dataDir = newDataDir();
+  gateway = await startEmbeddedGateway(dataDir, {
+    TRUSTED_PROXIES: '127.0.0.1',
+    EXPORTS_TOTAL: '4',
+    // Longer than any test holds an unread download: the stall is the next test file's gateway's.
+    EXPORT_STALL_TIMEOUT: '10m',
+  });
+  base = gateway.url();
+  seedStats(dataDir, await createSite(base, NORMAL), await createSite(base, LARGE));
+  expected = largeExpected();
+}, 120_000);
+afterAll(async () => {
+  for (const s of sockets) s.destroy();
+  await gateway?.close();
+});
+
+describe('CSV exports', () => {
+  test('a normal export: exactly the bytes of the whole table', async () => {
+    const reply = await get(`/${NORMAL}/pages.csv?${RANGE}`, '198.51.100.1');
+    expect(reply.status).toBe(200);
+    expect(reply.headers).toMatchObject({
+      'content-type': 'text/csv; charset=utf-8',
+      'content-disposition': `attachment; filename="${NORMAL}-pages-2026-03-01-2026-03-02.csv"`,
+      'x-content-type-options': 'nosniff',
+      'cache-control': 'no-store',
+    });
+    expect(reply.text).toBe(
+      [
+        'value,count,share',
+        '/,5,41.7%',
+        '"/docs,""quoted""",2,16.7%',
+        '/pricing,2,16.7%',
+        '/b,1,8.3%',
+        '"/line\nbreak",1,8.3%',
+        `"'=HYPERLINK(""x"")",1,8.3%`,
+        '',
+      ].join('\r\n'),
+    );
+    const searched = await get(`/${NORMAL}/pages.csv?${RANGE}&search=PRIC`, '198.51.100.1');
+    expect(searched.text).toBe('value,count,share\r\n/pricing,2,100.0%\r\n');
+    const empty = await get(`/${NORMAL}/pages.csv?from=2025-01-01&to=2025-01-02`, '198.51.100.1');
+    expect(empty.text).toBe('value,count,share\r\n');
+  });
+
+  test('a large export streams in chunks and matches the model byte for byte', async () => {
+    const reply = await get(`/${LARGE}/pages.csv?${RANGE}`, '198.51.100.2');
+    expect(reply.status).toBe(200);
+    expect(reply.headers['transfer-encoding']).toBe('chunked');
+    expect(reply.headers['content-length']).toBeUndefined();
+    expect(reply.text.length).toBe(expected.length);
+    expect(reply.text === expected).toBe(true);
+  });
+
+  test('unread downloads hold their slots: the third from one address, the fifth in all, get 429', async () => {
+    const path = `/${LARGE}/pages.csv?${RANGE}`;
+    for (const address of ['203.0.113.1', '203.0.113.1'])
+      sockets.push(await unreadDownload(gateway, path, address));
+    const third = await get(path, '203.0.113.1');
+    expect(third.status).toBe(429);
+    expect(third.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(third.headers['retry-after']).toBe('5');
+    expect(third.text).toBe(TOO_MANY);
+    // Another address still gets one; the bound in all (4 here) holds past it.
+    for (const address of ['203.0.113.2', '203.0.113.2'])
+      sockets.push(await unreadDownload(gateway, path, address));
+    const fifth = await get(`/${NORMAL}/pages.csv?${RANGE}`, '203.0.113.3');
+    expect(fifth.status).toBe(429);
+    expect(fifth.text).toBe(TOO_MANY);
+
+    // The readers go away: every slot comes back.
+    for (const s of sockets.splice(0)) s.destroy();
+    const again = await waitFor(
+      () => get(`/${NORMAL}/pages.csv?${RANGE}`, '203.0.113.1'),
+      (r) => r.status === 200,
+      { timeoutMs: 60_000, what: 'a slot given back' },
+    );
+    expect(again.text.startsWith('value,count,share\r\n/,5,41.7%\r\n')).toBe(true);
+    const all = await Promise.all(
+      ['203.0.113.1', '203.0.113.1', '203.0.113.2', '203.0.113.2'].map((a) =>
+        get(`/${NORMAL}/pages.csv?${RANGE}`, a),
+      ),
+    );
+    expect(all.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+  }, 120_000);
+
+  test('/healthz answers through a burst of large exports', async () => {
+    const burst = Array.from({ length: 12 }, (_, i) =>
+      get(`/${LARGE}/pages.csv?${RANGE}`, `192.0.2.${i + 1}`).then((r) => r.status),
+    );
+    const probes: number[] = [];
+    let settled = false;
+    const all = Promise.all(burst).finally(() => (settled = true));
+    while (!settled) {
+      probes.push((await send(`${base}/healthz`)).status);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const statuses = await all;
+    // 4 at once in all here: the others are refused, none fails.
+    expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(4);
+    expect(probes.length).toBeGreaterThanOrEqual(1);
+    expect(probes.every((s) => s === 200)).toBe(true);
+  }, 120_000);
+});
