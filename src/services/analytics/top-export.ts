@@ -8,8 +8,8 @@ import type { DayRange, Dimension, ValueCount } from './stats-source.js';
  * statements so that no export holds the event loop, a statement or a read snapshot for long:
  *
  * 1. the range's `stats` rows are read in primary-key order (keyset pages of `pageRows`) and summed
- *    per value into a TEMP table of a connection of the exports' own, on disk (TEMP_STORE file), so
- *    the memory used does not grow with the number of values;
+ *    per value into a TEMP table of a connection of the export's own, on disk (TEMP_STORE file), so
+ *    the memory used does not grow with the number of values; the summing yields every few ms;
  * 2. the summed values are read back in keyset pages on an index of (−count, value).
  *
  * Between pages the generator yields to the event loop. The rows are not one snapshot: a visit
@@ -38,11 +38,14 @@ export interface TopExporter {
     range: DayRange,
     query: TopExportQuery,
   ): AsyncGenerator<TopExportPage>;
-  close(): void;
 }
 
-/** Rows per statement: about a millisecond of SQLite work each. */
-export const EXPORT_PAGE_ROWS = 500;
+/** Rows per statement: well under a millisecond of SQLite work each. */
+export const EXPORT_PAGE_ROWS = 256;
+/** The longest the summing holds the event loop before it yields. */
+const SLICE_MS = 4;
+/** Rows summed per transaction, between checks of the slice's time. */
+const BATCH_ROWS = 32;
 
 interface StatsRow {
   date: string;
@@ -52,33 +55,33 @@ interface StatsRow {
 
 type Named = Record<string, unknown>;
 
-/** The exporter over the database `db` is open on (its file, read-only, a connection of its own). */
+const FILTER = `website_id = @site AND name = @name AND date <= @to
+  AND (@search IS NULL OR instr(lower(value), lower(@search)) > 0)`;
+
+/**
+ * A connection of one export's own on the database file: read-only, small caches, its TEMP table
+ * on disk; closing it discards the table at once (no DROP of a large table on the event loop).
+ */
+function exportConnection(file: string): Database.Database {
+  const conn = new Database(file, { readonly: true, fileMustExist: true });
+  conn.pragma('busy_timeout = 5000');
+  conn.pragma('cache_size = -1024');
+  conn.pragma('temp_store = FILE');
+  conn.pragma('temp.cache_size = -1024');
+  conn.exec(`CREATE TABLE temp.summed (value TEXT PRIMARY KEY, neg INTEGER NOT NULL) WITHOUT ROWID;
+             CREATE INDEX temp.summed_order ON summed (neg, value)`);
+  return conn;
+}
+
+/** The exporter over the database file `db` is open on. */
 export function createTopExporter(db: Db, pageRows = EXPORT_PAGE_ROWS): TopExporter {
-  let conn: Database.Database | undefined;
-  let tables = 0;
-  const open = () => {
-    if (conn) return conn;
-    conn = new Database(db.name, { readonly: true, fileMustExist: true });
-    conn.pragma('busy_timeout = 5000');
-    // The summed values on disk, with a small cache: memory stays flat however many values.
-    conn.pragma('temp_store = FILE');
-    conn.pragma('temp.cache_size = -2048');
-    return conn;
-  };
-
-  const FILTER = `website_id = @site AND name = @name AND date <= @to
-    AND (@search IS NULL OR instr(lower(value), lower(@search)) > 0)`;
-
   async function* pages(
     site: number,
     dimension: Dimension,
     range: DayRange,
     query: TopExportQuery,
   ): AsyncGenerator<TopExportPage> {
-    const c = open();
-    const table = `temp.top_export_${++tables}`;
-    c.exec(`CREATE TABLE ${table} (value TEXT PRIMARY KEY, neg INTEGER NOT NULL) WITHOUT ROWID;
-            CREATE INDEX ${table}_order ON top_export_${tables} (neg, value)`);
+    const c = exportConnection(db.name);
     try {
       const first = c.prepare<Named, StatsRow>(
         `SELECT date, value, count FROM stats WHERE (date, value) >= (@date, @value) AND ${FILTER}
@@ -89,7 +92,7 @@ export function createTopExporter(db: Db, pageRows = EXPORT_PAGE_ROWS): TopExpor
          ORDER BY date, value LIMIT @limit`,
       );
       const add = c.prepare<[string, number]>(
-        `INSERT INTO ${table} (value, neg) VALUES (?, ?) ON CONFLICT (value) DO UPDATE SET neg = neg + excluded.neg`,
+        `INSERT INTO summed (value, neg) VALUES (?, ?) ON CONFLICT (value) DO UPDATE SET neg = neg + excluded.neg`,
       );
       const addAll = c.transaction((rows: readonly StatsRow[]) => {
         for (const r of rows) add.run(r.value, -r.count);
@@ -103,20 +106,29 @@ export function createTopExporter(db: Db, pageRows = EXPORT_PAGE_ROWS): TopExpor
         date: range.from,
         value: '',
       };
+      let slice = performance.now();
+      const yieldWhenDue = async () => {
+        if (performance.now() - slice < SLICE_MS) return;
+        await nextTurn();
+        slice = performance.now();
+      };
       let sum = 0;
       for (let statement = first; ; statement = next) {
         if (query.signal.aborted) return;
         const rows = statement.all(params);
-        addAll(rows);
+        for (let i = 0; i < rows.length; i += BATCH_ROWS) {
+          addAll(rows.slice(i, i + BATCH_ROWS));
+          await yieldWhenDue();
+          if (query.signal.aborted) return;
+        }
         for (const r of rows) sum += r.count;
         if (rows.length < pageRows) break;
         params.date = rows[rows.length - 1]!.date;
         params.value = rows[rows.length - 1]!.value;
-        await nextTurn();
       }
 
       const read = c.prepare<Named, ValueCount>(
-        `SELECT value, -neg AS count FROM ${table} WHERE (neg, value) > (@neg, @value)
+        `SELECT value, -neg AS count FROM summed WHERE (neg, value) > (@neg, @value)
          ORDER BY neg, value LIMIT @limit`,
       );
       const after = { neg: -Infinity, value: '', limit: 0 };
@@ -130,15 +142,9 @@ export function createTopExporter(db: Db, pageRows = EXPORT_PAGE_ROWS): TopExpor
         after.value = rows[rows.length - 1]!.value;
       }
     } finally {
-      c.exec(`DROP TABLE IF EXISTS ${table}`);
+      c.close();
     }
   }
 
-  return {
-    pages,
-    close() {
-      conn?.close();
-      conn = undefined;
-    },
-  };
+  return { pages };
 }

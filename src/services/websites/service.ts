@@ -39,10 +39,8 @@ export const websitesService: ServiceDefinition = {
     await app.register(async (scope) => {
       const sessions = await registerCookies(scope, ctx);
       sessions.registerRoutes(scope);
-      const exporter = createTopExporter(ctx.db);
-      scope.addHook('onClose', () => exporter.close());
       registerStatsPages(scope, ctx.db, stats, sessions, {
-        exporter,
+        exporter: createTopExporter(ctx.db),
         settings: ctx.config.pages.exports,
         trustedProxies: ctx.config.trustedProxies,
       });
