@@ -14,6 +14,9 @@ import { waitFor } from './helpers/wait.js';
 
 const NORMAL = 'normal.example';
 const LARGE = 'large.example';
+/** A site of 20,000 values (about 4 MB of CSV), for the burst. */
+const MEDIUM = 'medium.example';
+const MEDIUM_VALUES = 20_000;
 /** The large site's distinct pages: more than an export's 100,000 rows, each about 200 bytes. */
 const LARGE_VALUES = 120_000;
 const RANGE = 'from=2026-03-01&to=2026-03-02';
@@ -44,7 +47,7 @@ const largeValue = (i: number) => `/catalogue/${String(i).padStart(6, '0')}/${'x
 const largeCounts = (i: number): [number, number] => [(i * 7919) % 97, i % 3 === 0 ? (i % 13) + 1 : 0];
 
 /** Writes stats rows straight into the SQLite file (the collector would bound distinct values). */
-function seedStats(dataDir: string, normalId: number, largeId: number): void {
+function seedStats(dataDir: string, normalId: number, largeId: number, mediumId: number): void {
   const db = openDatabase(dataDir);
   const insert = db.prepare(
     'INSERT INTO stats (website_id, name, date, value, count) VALUES (?, ?, ?, ?, ?)',
@@ -59,6 +62,10 @@ function seedStats(dataDir: string, normalId: number, largeId: number): void {
       ['2026-03-01', '=HYPERLINK("x")', 1],
       ['2026-03-02', '/line\nbreak', 1],
       ['2026-03-02', '/b', 1],
+      // Past U+FFFF and past U+E000: SQLite's order (UTF-8 bytes) is not JavaScript's (UTF-16).
+      ['2026-03-01', '/\u{1F600}', 1],
+      ['2026-03-02', '/\uE000', 2],
+      ['2026-03-02', '/\u{1F600}', 1],
       ['2026-03-03', '/after', 9],
     ];
     for (const [date, value, count] of normal) insert.run(normalId, 'pages', date, value, count);
@@ -68,6 +75,8 @@ function seedStats(dataDir: string, normalId: number, largeId: number): void {
       insert.run(largeId, 'pages', '2026-03-01', largeValue(i), first + 1);
       if (second > 0) insert.run(largeId, 'pages', '2026-03-02', largeValue(i), second);
     }
+    for (let i = 0; i < MEDIUM_VALUES; i++)
+      insert.run(mediumId, 'pages', '2026-03-01', largeValue(i), (i % 89) + 1);
   })();
   db.close();
 }
@@ -102,6 +111,8 @@ async function unreadDownload(gateway: Gateway, path: string, address: string): 
 }
 
 let gateway: Gateway;
+/** A second gateway on the same database: one export per address, cut after 1 s unread. */
+let stalling: Gateway;
 let base: string;
 let expected: string;
 const sockets: Socket[] = [];
@@ -118,11 +129,22 @@ beforeAll(async () => {
     EXPORT_STALL_TIMEOUT: '10m',
   });
   base = gateway.url();
-  seedStats(dataDir, await createSite(base, NORMAL), await createSite(base, LARGE));
+  const [normalId, largeId, mediumId] = [
+    await createSite(base, NORMAL),
+    await createSite(base, LARGE),
+    await createSite(base, MEDIUM),
+  ];
+  seedStats(dataDir, normalId, largeId, mediumId);
+  stalling = await startEmbeddedGateway(dataDir, {
+    TRUSTED_PROXIES: '127.0.0.1',
+    EXPORTS_PER_ADDRESS: '1',
+    EXPORT_STALL_TIMEOUT: '1s',
+  });
   expected = largeExpected();
 }, 120_000);
 afterAll(async () => {
   for (const s of sockets) s.destroy();
+  await stalling?.close();
   await gateway?.close();
 });
 
@@ -139,12 +161,14 @@ describe('CSV exports', () => {
     expect(reply.text).toBe(
       [
         'value,count,share',
-        '/,5,41.7%',
-        '"/docs,""quoted""",2,16.7%',
-        '/pricing,2,16.7%',
-        '/b,1,8.3%',
-        '"/line\nbreak",1,8.3%',
-        `"'=HYPERLINK(""x"")",1,8.3%`,
+        '/,5,31.3%',
+        '"/docs,""quoted""",2,12.5%',
+        '/pricing,2,12.5%',
+        '/\uE000,2,12.5%',
+        '/\u{1F600},2,12.5%',
+        '/b,1,6.3%',
+        '"/line\nbreak",1,6.3%',
+        `"'=HYPERLINK(""x"")",1,6.3%`,
         '',
       ].join('\r\n'),
     );
@@ -186,7 +210,7 @@ describe('CSV exports', () => {
       (r) => r.status === 200,
       { timeoutMs: 60_000, what: 'a slot given back' },
     );
-    expect(again.text.startsWith('value,count,share\r\n/,5,41.7%\r\n')).toBe(true);
+    expect(again.text.startsWith('value,count,share\r\n/,5,31.3%\r\n')).toBe(true);
     const all = await Promise.all(
       ['203.0.113.1', '203.0.113.1', '203.0.113.2', '203.0.113.2'].map((a) =>
         get(`/${NORMAL}/pages.csv?${RANGE}`, a),
@@ -195,22 +219,59 @@ describe('CSV exports', () => {
     expect(all.map((r) => r.status)).toEqual([200, 200, 200, 200]);
   }, 120_000);
 
-  test('/healthz answers through a burst of large exports', async () => {
-    const burst = Array.from({ length: 12 }, (_, i) =>
-      get(`/${LARGE}/pages.csv?${RANGE}`, `192.0.2.${i + 1}`).then((r) => r.status),
+  test('/healthz answers through a burst of exports, and every export is whole', async () => {
+    let sum = 0;
+    const rows: [string, number][] = [];
+    for (let i = 0; i < MEDIUM_VALUES; i++) {
+      rows.push([largeValue(i), (i % 89) + 1]);
+      sum += (i % 89) + 1;
+    }
+    rows.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+    const medium = 'value,count,share\r\n' + rows.map(([v, c]) => `${v},${c},${share(c, sum)}\r\n`).join('');
+
+    const burst = Promise.allSettled(
+      Array.from({ length: 12 }, (_, i) => get(`/${MEDIUM}/pages.csv?${RANGE}`, `192.0.2.${i + 1}`)),
     );
-    const probes: number[] = [];
     let settled = false;
-    const all = Promise.all(burst).finally(() => (settled = true));
+    void burst.then(() => (settled = true));
+    const probes: number[] = [];
     while (!settled) {
       probes.push((await send(`${base}/healthz`)).status);
       await new Promise((resolve) => setImmediate(resolve));
     }
-    const statuses = await all;
-    // 4 at once in all here: the others are refused, none fails.
-    expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
-    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(4);
+    const replies = (await burst).map((r) => {
+      if (r.status === 'rejected') throw r.reason;
+      return r.value;
+    });
+    // 4 at once in all here: the others are refused; none fails, none is cut.
+    expect(replies.filter((r) => r.status !== 200 && r.status !== 429)).toEqual([]);
+    expect(replies.filter((r) => r.status === 200).length).toBeGreaterThanOrEqual(4);
+    for (const r of replies) expect(r.status === 200 ? r.text === medium : r.text === TOO_MANY).toBe(true);
     expect(probes.length).toBeGreaterThanOrEqual(1);
     expect(probes.every((s) => s === 200)).toBe(true);
+  }, 120_000);
+
+  test('a download that stops reading is cut after the stall timeout, and its slot comes back', async () => {
+    const path = `/${LARGE}/pages.csv?${RANGE}`;
+    const socket = await unreadDownload(stalling, path, '203.0.113.9');
+    const held = await send(`${stalling.url()}${path}`, { headers: { 'x-forwarded-for': '203.0.113.9' } });
+    expect(held.status).toBe(429);
+    expect(held.text).toBe(TOO_MANY);
+    // Nobody reads the socket: the export is cut, and the address gets a slot again.
+    const again = await waitFor(
+      () =>
+        send(`${stalling.url()}/${NORMAL}/pages.csv?${RANGE}`, {
+          headers: { 'x-forwarded-for': '203.0.113.9' },
+        }),
+      (r) => r.status === 200,
+      { timeoutMs: 60_000, what: 'the stalled export cut' },
+    );
+    expect(again.text.startsWith('value,count,share\r\n/,5,31.3%\r\n')).toBe(true);
+    // What was buffered arrives, then the connection ends short of the whole export.
+    let received = 0;
+    socket.on('data', (chunk: Buffer) => (received += chunk.length));
+    socket.resume();
+    await once(socket, 'close');
+    expect(received).toBeLessThan(expected.length);
   }, 120_000);
 });

@@ -1,20 +1,23 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import type { Db } from '../../db/database.js';
+import { daysBetween } from './days.js';
+import { utf8Compare } from './utf8-order.js';
 import type { DayRange, Dimension, ValueCount } from './stats-source.js';
 
 /**
  * A dimension's values over a range, highest count first (ties by value), read in short
  * statements so that no export holds the event loop, a statement or a read snapshot for long:
  *
- * 1. the range's `stats` rows are read in primary-key order (keyset pages of `pageRows`) and summed
- *    per value into a TEMP table of a connection of the export's own, on disk (TEMP_STORE file), so
- *    the memory used does not grow with the number of values; the summing yields every few ms;
- * 2. the summed values are read back in keyset pages on an index of (−count, value).
+ * 1. each day of the range is read in value order (keyset pages on the primary key), and the days
+ *    are merged, so each value's sum is complete when it comes out; it is appended to a TEMP table
+ *    of a connection of the export's own, on disk (TEMP_STORE file), with its order key (−count,
+ *    ordinal): the memory used does not grow with the number of values;
+ * 2. the values are read back in keyset pages on that order key.
  *
- * Between pages the generator yields to the event loop. The rows are not one snapshot: a visit
- * recorded meanwhile may or may not be counted, but every value appears once and the sum is of
- * the rows read, so the shares add up.
+ * The work yields to the event loop every few ms. The rows are not one snapshot: a visit recorded
+ * meanwhile may or may not be counted, but every value appears once and the sum is of the rows
+ * read, so the shares add up.
  */
 
 export interface TopExportQuery {
@@ -40,27 +43,23 @@ export interface TopExporter {
   ): AsyncGenerator<TopExportPage>;
 }
 
-/** Rows per statement: well under a millisecond of SQLite work each. */
+/** Rows per page read back (and per chunk written). */
 export const EXPORT_PAGE_ROWS = 256;
+/** Rows per page of one day: a range of a year holds about 367 × 64 values at once. */
+const DAY_PAGE_ROWS = 64;
 /** The longest the summing holds the event loop before it yields. */
 const SLICE_MS = 4;
-/** Rows summed per transaction, between checks of the slice's time. */
-const BATCH_ROWS = 32;
-
-interface StatsRow {
-  date: string;
-  value: string;
-  count: number;
-}
+/** Summed values appended per transaction. */
+const BATCH_VALUES = 64;
 
 type Named = Record<string, unknown>;
 
-const FILTER = `website_id = @site AND name = @name AND date <= @to
+const DAY = `website_id = @site AND name = @name AND date = @date
   AND (@search IS NULL OR instr(lower(value), lower(@search)) > 0)`;
 
 /**
- * A connection of one export's own on the database file: read-only, small caches, its TEMP table
- * on disk; closing it discards the table at once (no DROP of a large table on the event loop).
+ * A connection of one export's own on the database file: read-only, small caches, its TEMP
+ * tables on disk; closing it discards them at once (no DROP of a large table on the event loop).
  */
 function exportConnection(file: string): Database.Database {
   const conn = new Database(file, { readonly: true, fileMustExist: true });
@@ -68,13 +67,22 @@ function exportConnection(file: string): Database.Database {
   conn.pragma('cache_size = -1024');
   conn.pragma('temp_store = FILE');
   conn.pragma('temp.cache_size = -1024');
-  conn.exec(`CREATE TABLE temp.summed (value TEXT PRIMARY KEY, neg INTEGER NOT NULL) WITHOUT ROWID;
-             CREATE INDEX temp.summed_order ON summed (neg, value)`);
+  conn.exec(`CREATE TABLE temp.summed (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+             CREATE TABLE temp.ranked (neg INTEGER NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (neg, id)) WITHOUT ROWID`);
   return conn;
 }
 
+/** One day's values in value order, a page at a time. */
+interface DayCursor {
+  readonly date: string;
+  rows: ValueCount[];
+  at: number;
+  /** The last page was short: no rows after these. */
+  last: boolean;
+}
+
 /** The exporter over the database file `db` is open on. */
-export function createTopExporter(db: Db, pageRows = EXPORT_PAGE_ROWS): TopExporter {
+export function createTopExporter(db: Db): TopExporter {
   async function* pages(
     site: number,
     dimension: Dimension,
@@ -83,63 +91,111 @@ export function createTopExporter(db: Db, pageRows = EXPORT_PAGE_ROWS): TopExpor
   ): AsyncGenerator<TopExportPage> {
     const c = exportConnection(db.name);
     try {
-      const first = c.prepare<Named, StatsRow>(
-        `SELECT date, value, count FROM stats WHERE (date, value) >= (@date, @value) AND ${FILTER}
-         ORDER BY date, value LIMIT @limit`,
+      const firstPage = c.prepare<Named, ValueCount>(
+        `SELECT value, count FROM stats WHERE ${DAY} ORDER BY value LIMIT ${DAY_PAGE_ROWS}`,
       );
-      const next = c.prepare<Named, StatsRow>(
-        `SELECT date, value, count FROM stats WHERE (date, value) > (@date, @value) AND ${FILTER}
-         ORDER BY date, value LIMIT @limit`,
+      const nextPage = c.prepare<Named, ValueCount>(
+        `SELECT value, count FROM stats WHERE ${DAY} AND value > @after ORDER BY value LIMIT ${DAY_PAGE_ROWS}`,
       );
-      const add = c.prepare<[string, number]>(
-        `INSERT INTO summed (value, neg) VALUES (?, ?) ON CONFLICT (value) DO UPDATE SET neg = neg + excluded.neg`,
-      );
-      const addAll = c.transaction((rows: readonly StatsRow[]) => {
-        for (const r of rows) add.run(r.value, -r.count);
+      const addValue = c.prepare<[number, string]>('INSERT INTO summed (id, value) VALUES (?, ?)');
+      const addRank = c.prepare<[number, number]>('INSERT INTO ranked (neg, id) VALUES (?, ?)');
+      const pending: ValueCount[] = [];
+      let ids = 0;
+      const flush = c.transaction(() => {
+        for (const v of pending) {
+          addValue.run(++ids, v.value);
+          addRank.run(-v.count, ids);
+        }
+        pending.length = 0;
       });
-      const params = {
+      const base = {
         site,
         name: dimension,
-        to: range.to,
         search: query.search === undefined || query.search === '' ? null : query.search,
-        limit: pageRows,
-        date: range.from,
-        value: '',
       };
+      const fill = (cursor: DayCursor) => {
+        const after = cursor.rows[cursor.rows.length - 1];
+        cursor.rows =
+          after === undefined
+            ? firstPage.all({ ...base, date: cursor.date })
+            : nextPage.all({ ...base, date: cursor.date, after: after.value });
+        cursor.at = 0;
+        cursor.last = cursor.rows.length < DAY_PAGE_ROWS;
+      };
+
       let slice = performance.now();
-      const yieldWhenDue = async () => {
-        if (performance.now() - slice < SLICE_MS) return;
+      const due = () => performance.now() - slice >= SLICE_MS;
+      const pause = async () => {
         await nextTurn();
         slice = performance.now();
       };
-      let sum = 0;
-      for (let statement = first; ; statement = next) {
+
+      // A heap of the days by their next value, in SQLite's (UTF-8 byte) order.
+      const heap: DayCursor[] = [];
+      for (const date of daysBetween(range.from, range.to)) {
+        const cursor: DayCursor = { date, rows: [], at: 0, last: false };
+        fill(cursor);
+        if (cursor.rows.length > 0) heap.push(cursor);
+        if (due()) await pause();
         if (query.signal.aborted) return;
-        const rows = statement.all(params);
-        for (let i = 0; i < rows.length; i += BATCH_ROWS) {
-          addAll(rows.slice(i, i + BATCH_ROWS));
-          await yieldWhenDue();
+      }
+      const head = (d: DayCursor) => d.rows[d.at]!.value;
+      const less = (a: DayCursor, b: DayCursor) => utf8Compare(head(a), head(b)) < 0;
+      const down = (from: number) => {
+        for (let i = from; ;) {
+          const l = 2 * i + 1;
+          const r = l + 1;
+          let m = i;
+          if (l < heap.length && less(heap[l]!, heap[m]!)) m = l;
+          if (r < heap.length && less(heap[r]!, heap[m]!)) m = r;
+          if (m === i) return;
+          [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+          i = m;
+        }
+      };
+      for (let i = (heap.length >> 1) - 1; i >= 0; i--) down(i);
+
+      let sum = 0;
+      let current: ValueCount | undefined;
+      while (heap.length > 0) {
+        const day = heap[0]!;
+        const row = day.rows[day.at++]!;
+        sum += row.count;
+        if (current?.value === row.value) current = { value: row.value, count: current.count + row.count };
+        else {
+          if (current) pending.push(current);
+          current = row;
+        }
+        if (day.at === day.rows.length) {
+          if (!day.last) fill(day);
+          // Nothing more of this day: the last day takes its place.
+          if (day.at === day.rows.length) heap[0] = heap[heap.length - 1]!;
+          if (day.at === day.rows.length) heap.pop();
+        }
+        down(0);
+        if (pending.length >= BATCH_VALUES) flush();
+        if (due()) {
+          await pause();
           if (query.signal.aborted) return;
         }
-        for (const r of rows) sum += r.count;
-        if (rows.length < pageRows) break;
-        params.date = rows[rows.length - 1]!.date;
-        params.value = rows[rows.length - 1]!.value;
       }
+      if (current) pending.push(current);
+      flush();
 
-      const read = c.prepare<Named, ValueCount>(
-        `SELECT value, -neg AS count FROM summed WHERE (neg, value) > (@neg, @value)
-         ORDER BY neg, value LIMIT @limit`,
+      const read = c.prepare<Named, { value: string; count: number; neg: number; id: number }>(
+        `SELECT summed.value AS value, -ranked.neg AS count, ranked.neg AS neg, ranked.id AS id
+         FROM ranked JOIN summed ON summed.id = ranked.id
+         WHERE (ranked.neg, ranked.id) > (@neg, @id) ORDER BY ranked.neg, ranked.id LIMIT @limit`,
       );
-      const after = { neg: -Infinity, value: '', limit: 0 };
+      const after = { neg: -Infinity, id: 0, limit: 0 };
       for (let left = query.limit; left > 0; left -= after.limit) {
         if (query.signal.aborted) return;
-        after.limit = Math.min(pageRows, left);
+        after.limit = Math.min(EXPORT_PAGE_ROWS, left);
         const rows = read.all(after);
-        if (rows.length > 0) yield { rows, sum };
+        if (rows.length > 0) yield { rows: rows.map((r) => ({ value: r.value, count: r.count })), sum };
         if (rows.length < after.limit) return;
-        after.neg = -rows[rows.length - 1]!.count;
-        after.value = rows[rows.length - 1]!.value;
+        after.neg = rows[rows.length - 1]!.neg;
+        after.id = rows[rows.length - 1]!.id;
       }
     } finally {
       c.close();
