@@ -21,7 +21,6 @@ import {
   PAGE_SIZE,
   realtimePage,
   SEARCH_MAX,
-  share,
   websitesListPage,
   type StatsFrame,
 } from './stats-view.js';
