@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import type { Db } from '../../db/database.js';
 import { daysBetween } from './days.js';
 import { utf8Compare } from './utf8-order.js';
-import type { DayRange, Dimension, ValueCount } from './stats-source.js';
+import type { DayRange, Dimension, TopChunk, TopPagesQuery, ValueCount } from './stats-source.js';
 
 /**
  * A dimension's values over a range, highest count first (ties by value), read in short
@@ -20,27 +20,8 @@ import type { DayRange, Dimension, ValueCount } from './stats-source.js';
  * read, so the shares add up.
  */
 
-export interface TopExportQuery {
-  readonly search?: string;
-  /** The most values exported. */
-  readonly limit: number;
-  /** Ends the export early (the client went away). */
-  readonly signal: AbortSignal;
-}
-
-/** One page of the export, with the sum of every matching count (for shares). */
-export interface TopExportPage {
-  readonly rows: readonly ValueCount[];
-  readonly sum: number;
-}
-
 export interface TopExporter {
-  pages(
-    site: number,
-    dimension: Dimension,
-    range: DayRange,
-    query: TopExportQuery,
-  ): AsyncGenerator<TopExportPage>;
+  pages(site: number, dimension: Dimension, range: DayRange, query: TopPagesQuery): AsyncGenerator<TopChunk>;
 }
 
 /** Rows per page read back (and per chunk written). */
@@ -53,6 +34,13 @@ const SLICE_MS = 4;
 const BATCH_VALUES = 64;
 
 type Named = Record<string, unknown>;
+
+interface Ranked {
+  value: string;
+  count: number;
+  neg: number;
+  id: number;
+}
 
 const DAY = `website_id = @site AND name = @name AND date = @date
   AND (@search IS NULL OR instr(lower(value), lower(@search)) > 0)`;
@@ -87,8 +75,8 @@ export function createTopExporter(db: Db): TopExporter {
     site: number,
     dimension: Dimension,
     range: DayRange,
-    query: TopExportQuery,
-  ): AsyncGenerator<TopExportPage> {
+    query: TopPagesQuery,
+  ): AsyncGenerator<TopChunk> {
     const c = exportConnection(db.name);
     try {
       const firstPage = c.prepare<Named, ValueCount>(
@@ -182,20 +170,29 @@ export function createTopExporter(db: Db): TopExporter {
       if (current) pending.push(current);
       flush();
 
-      const read = c.prepare<Named, { value: string; count: number; neg: number; id: number }>(
-        `SELECT summed.value AS value, -ranked.neg AS count, ranked.neg AS neg, ranked.id AS id
-         FROM ranked JOIN summed ON summed.id = ranked.id
-         WHERE (ranked.neg, ranked.id) > (@neg, @id) ORDER BY ranked.neg, ranked.id LIMIT @limit`,
+      const total = ids;
+      const SELECT = `SELECT summed.value AS value, -ranked.neg AS count, ranked.neg AS neg, ranked.id AS id
+         FROM ranked JOIN summed ON summed.id = ranked.id`;
+      const first = c.prepare<Named, Ranked>(
+        `${SELECT} ORDER BY ranked.neg, ranked.id LIMIT @limit OFFSET @offset`,
       );
-      const after = { neg: -Infinity, id: 0, limit: 0 };
-      for (let left = query.limit; left > 0; left -= after.limit) {
+      const next = c.prepare<Named, Ranked>(
+        `${SELECT} WHERE (ranked.neg, ranked.id) > (@neg, @id) ORDER BY ranked.neg, ranked.id LIMIT @limit`,
+      );
+      const page = (limit: number, after?: { neg: number; id: number }) =>
+        after === undefined
+          ? first.all({ limit, offset: query.offset })
+          : next.all({ limit, neg: after.neg, id: after.id });
+      let after: Ranked | undefined;
+      let left = query.offset < total ? Math.min(query.limit, total - query.offset) : 0;
+      if (left === 0) yield { rows: [], total, sum };
+      while (left > 0) {
         if (query.signal.aborted) return;
-        after.limit = Math.min(EXPORT_PAGE_ROWS, left);
-        const rows = read.all(after);
-        if (rows.length > 0) yield { rows: rows.map((r) => ({ value: r.value, count: r.count })), sum };
-        if (rows.length < after.limit) return;
-        after.neg = rows[rows.length - 1]!.neg;
-        after.id = rows[rows.length - 1]!.id;
+        const rows = page(Math.min(EXPORT_PAGE_ROWS, left), after);
+        if (rows.length === 0) return;
+        left -= rows.length;
+        after = rows[rows.length - 1]!;
+        yield { rows: rows.map((r) => ({ value: r.value, count: r.count })), total, sum };
       }
     } finally {
       c.close();

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import ipaddr from 'ipaddr.js';
 import { parseAddress } from '../../net/client-ip.js';
-import type { TopExportPage } from '../analytics/top-export.js';
+import type { TopChunk } from '../analytics/stats-source.js';
 import { csvField } from './csv.js';
 import { share } from './stats-view.js';
 
@@ -9,7 +9,7 @@ import { share } from './stats-view.js';
 export const CSV_HEADER = 'value,count,share\r\n';
 
 /** A page of values as CSV lines, exactly as `csv()` writes the whole table. */
-export function csvLines(page: TopExportPage): string {
+export function csvLines(page: Pick<TopChunk, 'rows' | 'sum'>): string {
   let out = '';
   for (const r of page.rows) {
     out += `${csvField(r.value)},${csvField(r.count)},${csvField(share(r.count, page.sum))}\r\n`;
@@ -31,7 +31,7 @@ export function exportKey(address: string | undefined): string {
  * for `stallTimeout` ms gets `onStall` (which cuts the response).
  */
 export function csvStream(
-  pages: AsyncGenerator<TopExportPage>,
+  pages: AsyncGenerator<TopChunk>,
   stallTimeout: number,
   onStall: () => void,
 ): Readable {
@@ -47,6 +47,7 @@ export function csvStream(
       yield CSV_HEADER;
       clearTimeout(timer);
       for await (const page of pages) {
+        if (page.rows.length === 0) continue;
         waiting();
         yield csvLines(page);
         clearTimeout(timer);

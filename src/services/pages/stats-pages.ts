@@ -1,8 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/database.js';
 import { visitorIp } from '../analytics/client-ip.js';
-import type { StatsSource } from '../analytics/stats-source.js';
-import type { TopExporter } from '../analytics/top-export.js';
+import type {
+  DayRange,
+  Dimension,
+  StatsSource,
+  TopPage,
+  TopPagesQuery,
+  ValueCount,
+} from '../analytics/stats-source.js';
 import type { ExportSettings } from '../config.js';
 import { widgetErrors, HttpError } from '../errors.js';
 import { TrustedProxies } from '../../net/client-ip.js';
@@ -38,9 +44,8 @@ const CSV_ROWS = 100_000;
 export const EXPORT_RETRY_AFTER = 5;
 export const TOO_MANY_EXPORTS = 'Too many CSV exports at once. Please retry when a download has finished.';
 
-/** What the CSV exports read and how many may run at once. */
+/** How many CSV exports may run at once. */
 export interface ExportOptions {
-  readonly exporter: TopExporter;
   readonly settings: ExportSettings;
   /** The gateway's trusted proxies: the address a download is counted under is the one it limited. */
   readonly trustedProxies: readonly string[];
@@ -118,14 +123,26 @@ export function registerStatsPages(
     };
     const status = parsed.ok ? 200 : 400;
     if (wantsCsv) return sendCsv(request, reply, row, section, frame, parsed.ok, search);
+    // The tables' values are read in slices (a large site's would hold the event loop); a client
+    // that goes away stops the reading.
+    const gone = new AbortController();
+    reply.raw.once('close', () => gone.abort());
+    const top = (dimension: Dimension, query: Omit<TopPagesQuery, 'signal'>) =>
+      readTop(stats, row.id, dimension, frame.range, { ...query, signal: gone.signal });
     if (!section) {
       const daily = stats.daily(row.id, frame.range);
       const hourly = stats.hourly(row.id, frame.range);
-      const tops = OVERVIEW.map((dimension) => {
+      const tops = [];
+      for (const dimension of OVERVIEW) {
         const s = SECTIONS.find((x) => x.dimension === dimension)!;
-        const top = stats.top(row.id, dimension, frame.range, { sort: 'max', limit: 10, offset: 0 });
-        return { dimension, title: s.title, slug: s.slug, top };
-      });
+        tops.push({
+          dimension,
+          title: s.title,
+          slug: s.slug,
+          top: await top(dimension, { limit: 10, offset: 0 }),
+        });
+      }
+      if (gone.signal.aborted) return reply;
       return sendPage(reply, status, overviewPage(frame, daily, hourly, tops));
     }
     if (!section.dimension) {
@@ -133,13 +150,13 @@ export function registerStatsPages(
       return sendPage(reply, 200, realtimePage(frame, visits, REALTIME_WINDOW_MS / 60_000));
     }
     const pageNumber = pageParam(request.query.page);
-    const top = stats.top(row.id, section.dimension, frame.range, {
+    const values = await top(section.dimension, {
       search,
-      sort: 'max',
       limit: PAGE_SIZE,
       offset: (pageNumber - 1) * PAGE_SIZE,
     });
-    return sendPage(reply, status, dimensionPage(frame, top, pageNumber, search));
+    if (gone.signal.aborted) return reply;
+    return sendPage(reply, status, dimensionPage(frame, values, pageNumber, search));
   };
 
   const sendCsv = (
@@ -178,8 +195,9 @@ export function registerStatsPages(
     };
     reply.raw.once('close', end);
     request.raw.socket.once('close', end);
-    const pages = exports.exporter.pages(row.id, section.dimension, frame.range, {
+    const pages = stats.topPages(row.id, section.dimension, frame.range, {
       search,
+      offset: 0,
       limit: CSV_ROWS,
       signal: done.signal,
     });
@@ -220,6 +238,25 @@ export function registerStatsPages(
     sessions.unlock(request, reply, 'w', page, `/${domain}`);
     return reply.redirect(target, 303);
   });
+}
+
+/** A table's values, read chunk by chunk. */
+async function readTop(
+  stats: StatsSource,
+  site: number,
+  dimension: Dimension,
+  range: DayRange,
+  query: TopPagesQuery,
+): Promise<TopPage> {
+  const rows: ValueCount[] = [];
+  let total = 0;
+  let sum = 0;
+  for await (const chunk of stats.topPages(site, dimension, range, query)) {
+    rows.push(...chunk.rows);
+    total = chunk.total;
+    sum = chunk.sum;
+  }
+  return { rows, total, sum };
 }
 
 /** A dimension table's search: a substring of the value; not a string (repeated): none; at most 255. */

@@ -3,7 +3,6 @@ import { startEmailReports } from '../analytics/email/scheduler.js';
 import { withAnalytics } from '../analytics/openapi.js';
 import { createStatsSource } from '../analytics/sqlite-stats-source.js';
 import { registerStatsRoutes } from '../analytics/stats-routes.js';
-import { createTopExporter } from '../analytics/top-export.js';
 import { laravelErrors } from '../errors.js';
 import { registerCookies } from '../pages/session.js';
 import { registerStatsPages } from '../pages/stats-pages.js';
@@ -40,7 +39,6 @@ export const websitesService: ServiceDefinition = {
       const sessions = await registerCookies(scope, ctx);
       sessions.registerRoutes(scope);
       registerStatsPages(scope, ctx.db, stats, sessions, {
-        exporter: createTopExporter(ctx.db),
         settings: ctx.config.pages.exports,
         trustedProxies: ctx.config.trustedProxies,
       });
