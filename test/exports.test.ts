@@ -81,8 +81,8 @@ function seedStats(dataDir: string, normalId: number, largeId: number, mediumId:
   db.close();
 }
 
-/** The large export as the model computes it: sums per value, highest first, ties by value, 100,000 rows. */
-function largeExpected(): string {
+/** The large site's values as the model sums them: highest first, ties by value; and their sum. */
+function largeRows(): { rows: [string, number][]; sum: number } {
   const rows: [string, number][] = [];
   let sum = 0;
   for (let i = 0; i < LARGE_VALUES; i++) {
@@ -91,6 +91,12 @@ function largeExpected(): string {
     sum += first + 1 + second;
   }
   rows.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return { rows, sum };
+}
+
+/** The large export as the model computes it: 100,000 rows. */
+function largeExpected(): string {
+  const { rows, sum } = largeRows();
   return (
     'value,count,share\r\n' +
     rows
@@ -186,6 +192,19 @@ describe('CSV exports', () => {
     expect(reply.text.length).toBe(expected.length);
     expect(reply.text === expected).toBe(true);
   });
+
+  test("a large site's dimension page: its page of values, the totals of all", async () => {
+    const reply = await get(`/${LARGE}/pages?${RANGE}&page=2`, '198.51.100.3');
+    expect(reply.status).toBe(200);
+    const { rows, sum } = largeRows();
+    const cells = [
+      ...reply.text.matchAll(/<td class="value">([^<]*)<\/td>\s*<td class="num">([^<]*)<\/td>/g),
+    ];
+    expect(cells.map((m) => [m[1], Number(m[2]!.replace(/,/g, ''))])).toEqual(rows.slice(100, 200));
+    expect(reply.text.replace(/\s+/g, ' ')).toContain(
+      `120,000 values, ${sum.toLocaleString('en-US')} in all.`,
+    );
+  }, 120_000);
 
   test('unread downloads hold their slots: the third from one address, the fifth in all, get 429', async () => {
     const path = `/${LARGE}/pages.csv?${RANGE}`;
