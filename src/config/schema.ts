@@ -674,7 +674,7 @@ const services = z.strictObject({
                 'CSV exports one client address (IPv6: its /64) may download at once in this process; one more gets 429 ' +
                 'too_many_exports. 0: no bound.',
             }),
-          total: z.coerce.number().int().min(0).max(10_000).default(16).meta({
+          total: z.coerce.number().int().min(0).max(10_000).default(8).meta({
             description:
               'CSV exports downloading at once in this process, from every address; one more gets 429 too_many_exports. 0: no bound.',
           }),

@@ -38,7 +38,7 @@ describe('the services config', () => {
         secretFile: '',
         sessionTtl: 43_200_000,
         unlockTtl: 3_600_000,
-        exports: { perAddress: 2, total: 16, stallTimeout: 30_000 },
+        exports: { perAddress: 2, total: 8, stallTimeout: 30_000 },
       },
       emailReports: {
         smtp: undefined,
