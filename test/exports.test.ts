@@ -270,6 +270,35 @@ describe('CSV exports', () => {
     expect(probes.every((s) => s === 200)).toBe(true);
   }, 120_000);
 
+  test('120 unread downloads from 60 addresses: 4 held, 116 refused, and the memory stays flat', async () => {
+    const path = `/${LARGE}/pages.csv?${RANGE}`;
+    const before = process.memoryUsage.rss();
+    const port = Number(new URL(base).port);
+    const answers = await Promise.all(
+      Array.from({ length: 120 }, async (_, i) => {
+        const socket = connect(port, '127.0.0.1');
+        sockets.push(socket);
+        socket.write(
+          `GET ${path} HTTP/1.1\r\nHost: localhost\r\nX-Forwarded-For: 198.18.0.${i % 60}\r\n\r\n`,
+        );
+        const [first] = (await once(socket, 'data')) as [Buffer];
+        socket.pause();
+        return first.toString('latin1').split('\r\n')[0];
+      }),
+    );
+    const grown = process.memoryUsage.rss() - before;
+    expect(answers.filter((a) => a === 'HTTP/1.1 200 OK')).toHaveLength(4);
+    expect(answers.filter((a) => a === 'HTTP/1.1 429 Too Many Requests')).toHaveLength(116);
+    // Built whole, 4 exports of 20.8 MB alone would be over 80 MB of strings; streamed, a few chunks.
+    expect(grown).toBeLessThan(200 * 1024 * 1024);
+    for (const s of sockets.splice(0)) s.destroy();
+    await waitFor(
+      () => get(`/${NORMAL}/pages.csv?${RANGE}`, '198.18.0.1'),
+      (r) => r.status === 200,
+      { timeoutMs: 60_000, what: 'the slots given back' },
+    );
+  }, 180_000);
+
   test('a download that stops reading is cut after the stall timeout, and its slot comes back', async () => {
     const path = `/${LARGE}/pages.csv?${RANGE}`;
     const socket = await unreadDownload(stalling, path, '203.0.113.9');
