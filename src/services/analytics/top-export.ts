@@ -52,9 +52,9 @@ const DAY = `website_id = @site AND name = @name AND date = @date
 function exportConnection(file: string): Database.Database {
   const conn = new Database(file, { readonly: true, fileMustExist: true });
   conn.pragma('busy_timeout = 5000');
-  conn.pragma('cache_size = -1024');
+  conn.pragma('cache_size = -256');
   conn.pragma('temp_store = FILE');
-  conn.pragma('temp.cache_size = -1024');
+  conn.pragma('temp.cache_size = -256');
   conn.exec(`CREATE TABLE temp.summed (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
              CREATE TABLE temp.ranked (neg INTEGER NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (neg, id)) WITHOUT ROWID`);
   return conn;

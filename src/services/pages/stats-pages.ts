@@ -188,13 +188,16 @@ export function registerStatsPages(
         .send(widgetErrors(new HttpError(429, TOO_MANY_EXPORTS, 'too_many_exports')));
     }
     // The slot comes back however the download ends: finished, cut, or the client gone.
+    // The socket too: a response queued behind others on a closed socket never gets its 'close'.
     const done = new AbortController();
+    const socket = request.raw.socket;
     const end = () => {
       done.abort();
       release();
+      socket.off('close', end);
     };
     reply.raw.once('close', end);
-    request.raw.socket.once('close', end);
+    socket.once('close', end);
     const pages = stats.topPages(row.id, section.dimension, frame.range, {
       search,
       offset: 0,
