@@ -156,9 +156,11 @@ export function createTopExporter(db: Db): TopExporter {
         }
         if (day.at === day.rows.length) {
           if (!day.last) fill(day);
-          // Nothing more of this day: the last day takes its place.
-          if (day.at === day.rows.length) heap[0] = heap[heap.length - 1]!;
-          if (day.at === day.rows.length) heap.pop();
+          if (day.at === day.rows.length) {
+            // Nothing more of this day: the last day of the heap takes its place.
+            heap[0] = heap[heap.length - 1]!;
+            heap.pop();
+          }
         }
         down(0);
         if (pending.length >= BATCH_VALUES) flush();
