@@ -667,6 +667,36 @@ const services = z.strictObject({
         .refine((d) => d >= 60_000 && d <= 30 * 86_400_000, 'must be between 1m and 30d')
         .prefault('1h')
         .meta({ description: 'How long a password page stays open after its password was entered.' }),
+      exports: z
+        .strictObject({
+          perAddress: z.coerce
+            .number()
+            .int()
+            .min(0)
+            .max(1000)
+            .default(2)
+            .meta({
+              description:
+                'CSV exports one client address (IPv6: its /64) may download at once in this process; one more gets 429 ' +
+                'too_many_exports. 0: no bound.',
+            }),
+          total: z.coerce.number().int().min(0).max(10_000).default(8).meta({
+            description:
+              'CSV exports downloading at once in this process, from every address; one more gets 429 too_many_exports. 0: no bound.',
+          }),
+          stallTimeout: duration
+            .refine((d) => d >= 100, 'must be at least 100ms')
+            .prefault('30s')
+            .meta({
+              description:
+                'An export whose client reads nothing for this long is cut (the connection closed) and its slot freed.',
+            }),
+        })
+        .prefault({})
+        .meta({
+          description:
+            'The CSV exports of the statistics pages: streamed in pages from the database, and bounded at once.',
+        }),
     })
     .prefault({})
     .meta({ description: 'The statistics pages (websites host) and report pages (analyzer host).' }),

@@ -38,6 +38,14 @@ export interface PagesSettings {
   readonly secretFile: string;
   readonly sessionTtl: number;
   readonly unlockTtl: number;
+  readonly exports: ExportSettings;
+}
+
+/** The statistics pages' CSV exports at once (0: no bound), and the cut of a stalled one (ms). */
+export interface ExportSettings {
+  readonly perAddress: number;
+  readonly total: number;
+  readonly stallTimeout: number;
 }
 
 /** The SMTP server of the e-mail reports. */

@@ -4,7 +4,9 @@ import type {
   Dimension,
   RecentVisit,
   StatsSource,
+  TopChunk,
   TopPage,
+  TopPagesQuery,
   TopQuery,
 } from '../../src/services/analytics/stats-source.js';
 
@@ -69,6 +71,16 @@ export class MemoryStats implements StatsSource {
       total: rows.length,
       sum: rows.reduce((n, r) => n + r.count, 0),
     };
+  }
+
+  async *topPages(
+    site: number,
+    dimension: Dimension,
+    range: DayRange,
+    query: TopPagesQuery,
+  ): AsyncGenerator<TopChunk> {
+    const { rows, total, sum } = this.top(site, dimension, range, { ...query, sort: 'max' });
+    yield { rows, total, sum };
   }
 
   recent(site: number, sinceMs: number): RecentVisit[] {

@@ -75,7 +75,12 @@ describe('embedded upstreams and services settings', () => {
         analysisQueue: 64,
       },
       bulksync: { bootstrapToken: '', bootstrapWorkspace: 'default' },
-      pages: { secretFile: '', sessionTtl: 43_200_000, unlockTtl: 3_600_000 },
+      pages: {
+        secretFile: '',
+        sessionTtl: 43_200_000,
+        unlockTtl: 3_600_000,
+        exports: { perAddress: 2, total: 8, stallTimeout: 30_000 },
+      },
       smtp: {
         host: '',
         port: 587,

@@ -34,7 +34,12 @@ describe('the services config', () => {
         bootstrapWorkspace: 'default',
         maxBodyBytes: 5 * 1024 * 1024,
       },
-      pages: { secretFile: '', sessionTtl: 43_200_000, unlockTtl: 3_600_000 },
+      pages: {
+        secretFile: '',
+        sessionTtl: 43_200_000,
+        unlockTtl: 3_600_000,
+        exports: { perAddress: 2, total: 8, stallTimeout: 30_000 },
+      },
       emailReports: {
         smtp: undefined,
         frequency: 'weekly',

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { daysBetween } from './days.js';
+import { createTopExporter } from './top-export.js';
 import type {
   DailyTotals,
   DayRange,
@@ -84,7 +85,9 @@ export function createStatsSource(db: Db): SqliteStatsSource {
     return [out.get(a)!, out.get(b)!] as const;
   };
 
+  const exporter = createTopExporter(db);
   return {
+    topPages: exporter.pages,
     daily(websiteId, range): DailyTotals[] {
       const [visitors, pageviews] = byName(websiteId, range, TOTALS.visitors, TOTALS.pageviews);
       return daysBetween(range.from, range.to).map((date) => ({

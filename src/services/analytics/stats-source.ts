@@ -71,12 +71,42 @@ export interface RecentVisit {
   readonly device: string | null;
 }
 
+export interface TopPagesQuery {
+  /** Substring match on the value, case-insensitive. */
+  readonly search?: string;
+  /** The first value's place in the order (highest count first, ties by value). */
+  readonly offset: number;
+  /** The most values read. */
+  readonly limit: number;
+  /** Ends the reading early (the client went away). */
+  readonly signal: AbortSignal;
+}
+
+/** A page of a dimension's values, highest count first, with the totals of every match. */
+export interface TopChunk {
+  readonly rows: readonly ValueCount[];
+  /** How many distinct values match. */
+  readonly total: number;
+  /** The sum of the counts of every matching value, for shares. */
+  readonly sum: number;
+}
+
 export interface StatsSource {
   /** One entry per day of the range, zero-filled, in date order. */
   daily(websiteId: number, range: DayRange): readonly DailyTotals[];
   /** 24 entries, zero-filled, summed over the range. */
   hourly(websiteId: number, range: DayRange): readonly HourlyTotals[];
   top(websiteId: number, dimension: Dimension, range: DayRange, query: TopQuery): TopPage;
+  /**
+   * The same values (sort max) without holding the event loop: read in short slices, a chunk at a
+   * time as the reader asks. The first chunk comes even when it has no rows (for the totals).
+   */
+  topPages(
+    websiteId: number,
+    dimension: Dimension,
+    range: DayRange,
+    query: TopPagesQuery,
+  ): AsyncGenerator<TopChunk>;
   /** Visits recorded after sinceMs (epoch ms), newest first. */
   recent(websiteId: number, sinceMs: number): readonly RecentVisit[];
 }

@@ -1,10 +1,22 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/database.js';
-import type { StatsSource } from '../analytics/stats-source.js';
+import { visitorIp } from '../analytics/client-ip.js';
+import type {
+  DayRange,
+  Dimension,
+  StatsSource,
+  TopPage,
+  TopPagesQuery,
+  ValueCount,
+} from '../analytics/stats-source.js';
+import type { ExportSettings } from '../config.js';
+import { widgetErrors, HttpError } from '../errors.js';
+import { TrustedProxies } from '../../net/client-ip.js';
 import type { WebsiteRow } from '../websites/record.js';
 import { PAGE_ROUTE } from './assets.js';
 import { pageAccess, safeNext, type Guarded } from './access.js';
-import { csv } from './csv.js';
+import { csvStream, exportKey } from './csv-export.js';
+import { ExportSlots } from './export-slots.js';
 import { notFoundPage, passwordPage, sendPage } from './layout.js';
 import { parseRange } from './range.js';
 import { OVERVIEW, REALTIME_WINDOW_MS, sectionFor, SECTIONS, type Section } from './sections.js';
@@ -15,7 +27,6 @@ import {
   PAGE_SIZE,
   realtimePage,
   SEARCH_MAX,
-  share,
   websitesListPage,
   type StatsFrame,
 } from './stats-view.js';
@@ -29,6 +40,16 @@ import {
 const RESERVED = new Set(['api', 'js', 'openapi.json', '_', 'websites']);
 /** The CSV export of every row is bounded all the same. */
 const CSV_ROWS = 100_000;
+/** Retry-After of a refused export: about the time a usual export takes. */
+export const EXPORT_RETRY_AFTER = 5;
+export const TOO_MANY_EXPORTS = 'Too many CSV exports at once. Please retry when a download has finished.';
+
+/** How many CSV exports may run at once. */
+export interface ExportOptions {
+  readonly settings: ExportSettings;
+  /** The gateway's trusted proxies: the address a download is counted under is the one it limited. */
+  readonly trustedProxies: readonly string[];
+}
 
 type PageRequest = FastifyRequest<{
   Params: { domain: string; section?: string };
@@ -50,8 +71,11 @@ export function registerStatsPages(
   db: Db,
   stats: StatsSource,
   sessions: PageSessions,
+  exports: ExportOptions,
   now: () => number = Date.now,
 ): void {
+  const slots = new ExportSlots(exports.settings);
+  const trusted = new TrustedProxies(exports.trustedProxies);
   // Hosts are unique per owner only: the viewer's own website first, else the oldest registration.
   const byHost = db.prepare<[string, number], WebsiteRow>(
     'SELECT * FROM websites WHERE url = ? ORDER BY user_id = ? DESC, id ASC LIMIT 1',
@@ -98,15 +122,27 @@ export function registerStatsPages(
       search,
     };
     const status = parsed.ok ? 200 : 400;
-    if (wantsCsv) return sendCsv(reply, row, section, frame, parsed.ok, search);
+    if (wantsCsv) return sendCsv(request, reply, row, section, frame, parsed.ok, search);
+    // The tables' values are read in slices (a large site's would hold the event loop); a client
+    // that goes away stops the reading.
+    const gone = new AbortController();
+    reply.raw.once('close', () => gone.abort());
+    const top = (dimension: Dimension, query: Omit<TopPagesQuery, 'signal'>) =>
+      readTop(stats, row.id, dimension, frame.range, { ...query, signal: gone.signal });
     if (!section) {
       const daily = stats.daily(row.id, frame.range);
       const hourly = stats.hourly(row.id, frame.range);
-      const tops = OVERVIEW.map((dimension) => {
+      const tops = [];
+      for (const dimension of OVERVIEW) {
         const s = SECTIONS.find((x) => x.dimension === dimension)!;
-        const top = stats.top(row.id, dimension, frame.range, { sort: 'max', limit: 10, offset: 0 });
-        return { dimension, title: s.title, slug: s.slug, top };
-      });
+        tops.push({
+          dimension,
+          title: s.title,
+          slug: s.slug,
+          top: await top(dimension, { limit: 10, offset: 0 }),
+        });
+      }
+      if (gone.signal.aborted) return reply;
       return sendPage(reply, status, overviewPage(frame, daily, hourly, tops));
     }
     if (!section.dimension) {
@@ -114,16 +150,17 @@ export function registerStatsPages(
       return sendPage(reply, 200, realtimePage(frame, visits, REALTIME_WINDOW_MS / 60_000));
     }
     const pageNumber = pageParam(request.query.page);
-    const top = stats.top(row.id, section.dimension, frame.range, {
+    const values = await top(section.dimension, {
       search,
-      sort: 'max',
       limit: PAGE_SIZE,
       offset: (pageNumber - 1) * PAGE_SIZE,
     });
-    return sendPage(reply, status, dimensionPage(frame, top, pageNumber, search));
+    if (gone.signal.aborted) return reply;
+    return sendPage(reply, status, dimensionPage(frame, values, pageNumber, search));
   };
 
   const sendCsv = (
+    request: FastifyRequest,
     reply: FastifyReply,
     row: WebsiteRow,
     section: Section | undefined,
@@ -141,16 +178,33 @@ export function registerStatsPages(
             : `${frame.rangeError ?? 'Bad date range.'}\n`,
         );
     }
-    const top = stats.top(row.id, section.dimension, frame.range, {
+    const address = visitorIp(request.socket.remoteAddress, request.headers['x-forwarded-for'], trusted);
+    const release = slots.acquire(exportKey(address));
+    if (!release) {
+      return reply
+        .status(429)
+        .header('retry-after', String(EXPORT_RETRY_AFTER))
+        .type('application/json')
+        .send(widgetErrors(new HttpError(429, TOO_MANY_EXPORTS, 'too_many_exports')));
+    }
+    // The slot comes back however the download ends: finished, cut, or the client gone.
+    // The socket too: a response queued behind others on a closed socket never gets its 'close'.
+    const done = new AbortController();
+    const socket = request.raw.socket;
+    const end = () => {
+      done.abort();
+      release();
+      socket.off('close', end);
+    };
+    reply.raw.once('close', end);
+    socket.once('close', end);
+    const pages = stats.topPages(row.id, section.dimension, frame.range, {
       search,
-      sort: 'max',
-      limit: CSV_ROWS,
       offset: 0,
+      limit: CSV_ROWS,
+      signal: done.signal,
     });
-    const body = csv(
-      ['value', 'count', 'share'],
-      top.rows.map((r) => [r.value, r.count, share(r.count, top.sum)]),
-    );
+    const body = csvStream(pages, exports.settings.stallTimeout, () => reply.raw.destroy());
     const file = `${frame.domain}-${section.slug}-${frame.range.from}-${frame.range.to}.csv`;
     return reply
       .status(200)
@@ -187,6 +241,25 @@ export function registerStatsPages(
     sessions.unlock(request, reply, 'w', page, `/${domain}`);
     return reply.redirect(target, 303);
   });
+}
+
+/** A table's values, read chunk by chunk. */
+async function readTop(
+  stats: StatsSource,
+  site: number,
+  dimension: Dimension,
+  range: DayRange,
+  query: TopPagesQuery,
+): Promise<TopPage> {
+  const rows: ValueCount[] = [];
+  let total = 0;
+  let sum = 0;
+  for await (const chunk of stats.topPages(site, dimension, range, query)) {
+    rows.push(...chunk.rows);
+    total = chunk.total;
+    sum = chunk.sum;
+  }
+  return { rows, total, sum };
 }
 
 /** A dimension table's search: a substring of the value; not a string (repeated): none; at most 255. */

@@ -58,7 +58,10 @@ export const websitesService: ServiceDefinition = {
     await app.register(async (scope) => {
       const sessions = await registerCookies(scope, ctx);
       sessions.registerRoutes(scope);
-      registerStatsPages(scope, ctx.db, stats, sessions);
+      registerStatsPages(scope, ctx.db, stats, sessions, {
+        settings: ctx.config.pages.exports,
+        trustedProxies: ctx.config.trustedProxies,
+      });
     });
   },
 };
