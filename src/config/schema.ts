@@ -543,6 +543,14 @@ const requests = z.strictObject({
     .refine((d) => d >= 1, 'must be at least 1ms')
     .prefault('10s')
     .meta({ description: 'How long the gateway waits for a whole request body; 408 after it.' }),
+  responseTimeout: duration
+    .refine((d) => d >= 1, 'must be at least 1ms')
+    .prefault('30s')
+    .meta({
+      description:
+        'How long a response may wait on a client that takes none of its bytes (a full socket ' +
+        'buffer, an HTTP/2 window at zero) before it is cut and its upstream request aborted.',
+    }),
   maxInFlightPerIp: bound.default(64).meta({
     description:
       'Requests one client IP (IPv6: its prefix) may have in flight in this process, event streams ' +

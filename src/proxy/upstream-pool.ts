@@ -3,6 +3,7 @@ import { Pool } from 'undici';
 import type { UpstreamConfig } from '../config/schema.js';
 import type { LiveStreams } from './live-streams.js';
 import { upstreamRequestHeaders, type ForwardedFacts } from './headers.js';
+import { requestGone } from './request-end.js';
 import { ResponseRelay, type ForwardOutcome } from './response-relay.js';
 
 export type { ForwardOutcome } from './response-relay.js';
@@ -23,6 +24,8 @@ export interface ForwardOptions {
   readonly liveStreams?: LiveStreams;
   /** The route has a CORS policy: the gateway's CORS headers are the only ones (the upstream's are dropped). */
   readonly cors?: boolean;
+  /** The write deadline (ms): a response the client takes no bytes of for this long is cut. */
+  readonly responseTimeout: number;
 }
 
 /**
@@ -69,14 +72,14 @@ export class UpstreamPool {
     req: IncomingMessage,
     res: ServerResponse,
     facts: ForwardedFacts,
-    { target, extraHeaders, body, stream, liveStreams, cors = false }: ForwardOptions,
+    { target, extraHeaders, body, stream, liveStreams, cors = false, responseTimeout }: ForwardOptions,
   ): Promise<ForwardOutcome> {
     // The client may have left while the limiter waited on the store: then never start the exchange.
-    if (res.closed || res.destroyed || req.socket.destroyed) return Promise.resolve({ kind: 'aborted' });
+    if (requestGone(req, res)) return Promise.resolve({ kind: 'aborted' });
     const headers = upstreamRequestHeaders(req.headers, facts, this.cfg.preserveHost);
     // A body read whole goes with its exact length, also when the client sent it chunked.
     if (body instanceof Buffer) headers['content-length'] = String(body.length);
-    const relay = new ResponseRelay(res, extraHeaders, facts.requestId, liveStreams, cors);
+    const relay = new ResponseRelay(req, res, responseTimeout, extraHeaders, facts.requestId, liveStreams, cors);
     (stream ? this.streamPool : this.pool).dispatch(
       {
         path: this.#basePath + target,
