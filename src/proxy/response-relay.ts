@@ -82,19 +82,20 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   };
 
   #waitForClient(): void {
-    if (this.#stall) this.#stall.refresh();
-    else this.#stall = setTimeout(this.#onStall, this.responseTimeout);
+    this.#stall ??= setTimeout(this.#onStall, this.responseTimeout);
   }
 
   /** No write progress for responseTimeout: the response is cut (its 'close' aborts the upstream request). */
   #onStall = (): void => {
     this.#clientGone = !this.#ended;
     this.#controller?.abort(new undiciErrors.RequestAbortedError());
-    this.res.destroy();
+    // With an error: an HTTP/2 client sees INTERNAL_ERROR, not a stream that merely ended.
+    this.res.destroy(new Error('response timeout: the client took no bytes'));
   };
 
   #onDrain = (): void => {
     clearTimeout(this.#stall);
+    this.#stall = undefined;
     this.#controller?.resume();
   };
 

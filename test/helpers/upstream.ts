@@ -109,7 +109,7 @@ export class TestUpstream {
       const chunks = Number(url.searchParams.get('chunks') ?? 256);
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
       for (let i = 0; i < chunks && !res.destroyed; i++) {
-        if (!res.write(chunk)) await new Promise((r) => res.once('drain', r).once('close', r));
+        if (!res.write(chunk)) await once(res, 'drain').catch(() => {});
       }
       res.end();
       return;
