@@ -3,8 +3,12 @@
 // upstream is left holding no request (issue 18, finding 1). Node 20 emits no 'close' on the
 // responses queued behind the first, so the release is tied to the socket as well.
 import { once } from 'node:events';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'vitest';
+import { startGatewayProcess } from './helpers/cli.js';
 import { test as base } from './helpers/fixtures.js';
 import { gatewayYaml } from './helpers/gateway.js';
 import { sampleValue, scrape } from './helpers/prometheus.js';
@@ -49,7 +53,10 @@ test('2 connections x 40 pipelined requests closed at once: every slot returns, 
   const seenBefore = upstream.seen.length;
   // Each connection: one request the upstream never answers first (so the 39 behind it stay
   // queued), then 20 the upstream answers at once and 19 more that hang.
-  const paths = ['/hang', ...Array.from({ length: 39 }, (_, i) => (i % 2 === 0 ? `/js/script.js?${i}` : '/hang'))];
+  const paths = [
+    '/hang',
+    ...Array.from({ length: 39 }, (_, i) => (i % 2 === 0 ? `/js/script.js?${i}` : '/hang')),
+  ];
   const sockets = await Promise.all([pipeline(gateway.url(), paths), pipeline(gateway.url(), paths)]);
   await waitFor(
     () => ({ hung: upstream.hung - hungBefore, seen: upstream.seen.length - seenBefore }),
@@ -59,11 +66,67 @@ test('2 connections x 40 pipelined requests closed at once: every slot returns, 
   expect(await inFlight(admin)).toBe(80);
 
   for (const s of sockets) s.destroy();
-  await waitFor(() => inFlight(admin), (n) => n === 0, { timeoutMs: 30_000, what: 'every slot back' });
+  await waitFor(
+    () => inFlight(admin),
+    (n) => n === 0,
+    { timeoutMs: 30_000, what: 'every slot back' },
+  );
   await waitFor(
     () => upstream.aborted - abortedBefore,
     (n) => n === 40,
     { timeoutMs: 30_000, what: 'the 40 hanging upstream requests cancelled' },
   );
-  await waitFor(() => upstream.openRequests, (n) => n === 0, { what: 'no request open upstream' });
+  await waitFor(
+    () => upstream.openRequests,
+    (n) => n === 0,
+    { what: 'no request open upstream' },
+  );
+}, 120_000);
+
+test('SIGTERM stops a gateway holding stuck, pipelined and parked requests once the drain deadline passes', async ({
+  upstream,
+}) => {
+  const dir = await mkdtemp(join(tmpdir(), 'tollgate-life-'));
+  const file = join(dir, 'gateway.yaml');
+  await writeFile(
+    file,
+    gatewayYaml(`
+store: { redis: { url: '' } }
+shutdown: { drainTimeout: 1s }
+requests: { maxInFlightPerIp: 200, bodyTimeout: 60s }
+upstreams: { app: { url: '${upstream.url}' } }
+routes: [{ name: all, paths: ['/*'], upstream: app }]
+`),
+  );
+  const gp = await startGatewayProcess(file, { env: { LOG_LEVEL: 'info' } });
+  const hungBefore = upstream.hung;
+  const abortedBefore = upstream.aborted;
+  const { hostname, port } = new URL(gp.url);
+  // Stuck and queued: 2 x 20 pipelined requests the upstream never answers.
+  const paths = Array.from({ length: 20 }, () => '/hang');
+  const sockets = await Promise.all([pipeline(gp.url, paths), pipeline(gp.url, paths)]);
+  // Parked: a large response the client never reads.
+  const parked = await pipeline(gp.url, ['/big?chunks=1024']);
+  parked.pause();
+  // An upload whose body never ends.
+  const upload = connect(Number(port), hostname);
+  upload.on('error', () => {});
+  await once(upload, 'connect');
+  upload.write('POST /echo HTTP/1.1\r\nHost: app\r\nContent-Length: 100\r\n\r\n{');
+  await waitFor(
+    () => upstream.hung - hungBefore,
+    (n) => n === 40,
+    { timeoutMs: 30_000, what: '40 requests upstream' },
+  );
+
+  gp.signal('SIGTERM');
+  const exit = await gp.exit;
+  expect(exit).toEqual({ code: 0, signal: null });
+  expect(gp.logs().some((l) => l.msg === 'drain timeout: closing remaining connections')).toBe(true);
+  await waitFor(
+    () => upstream.aborted - abortedBefore,
+    (n) => n === 40,
+    { what: 'the 40 upstream requests cancelled' },
+  );
+  for (const s of [...sockets, parked, upload]) s.destroy();
 }, 120_000);

@@ -50,15 +50,27 @@ test('HTTP/1.1: a response the client never reads is cut, and the one upstream c
   const closed = once(parked, 'close');
   // 16 MB: more than the loopback socket buffers hold.
   parked.write('GET /big?chunks=1024 HTTP/1.1\r\nHost: app\r\n\r\n');
-  await waitFor(() => upstream.openRequests, (n) => n === 1, { what: 'the big response upstream' });
+  await waitFor(
+    () => upstream.openRequests,
+    (n) => n === 1,
+    { what: 'the big response upstream' },
+  );
 
   // Served on the upstream's single connection once the parked response is cut.
   const other = await send(`${gateway.url('plain')}/echo`);
   expect(other.status).toBe(200);
   parked.resume(); // reading now, it meets the end of what the gateway sent before cutting it
   await closed;
-  await waitFor(() => upstream.openRequests, (n) => n === 0, { what: 'no request open upstream' });
-  await waitFor(() => inFlight(gateway.adminUrl!), (n) => n === 0, { what: 'every slot back' });
+  await waitFor(
+    () => upstream.openRequests,
+    (n) => n === 0,
+    { what: 'no request open upstream' },
+  );
+  await waitFor(
+    () => inFlight(gateway.adminUrl!),
+    (n) => n === 0,
+    { what: 'every slot back' },
+  );
 }, 120_000);
 
 test('HTTP/2: a stream whose window stays at zero is reset, and the upstream connection serves others', async ({
@@ -72,15 +84,27 @@ test('HTTP/2: a stream whose window stays at zero is reset, and the upstream con
   const stream = session.request({ ':path': '/big?chunks=1024' }, { endStream: true });
   stream.on('error', () => {}); // the reset, asserted below
   const reset = new Promise((resolve) => stream.once('close', resolve));
-  await waitFor(() => upstream.openRequests, (n) => n === 1, { what: 'the big response upstream' });
+  await waitFor(
+    () => upstream.openRequests,
+    (n) => n === 1,
+    { what: 'the big response upstream' },
+  );
 
   const good = await h2Session(gateway.url('tls'), ca);
   const other = await h2Request(good, { ':path': '/echo' });
   expect(other.status).toBe(200);
   await reset;
   expect(stream.rstCode).toBe(2); // INTERNAL_ERROR: the gateway cut the stream
-  await waitFor(() => upstream.openRequests, (n) => n === 0, { what: 'no request open upstream' });
-  await waitFor(() => inFlight(gateway.adminUrl!), (n) => n === 0, { what: 'every slot back' });
+  await waitFor(
+    () => upstream.openRequests,
+    (n) => n === 0,
+    { what: 'no request open upstream' },
+  );
+  await waitFor(
+    () => inFlight(gateway.adminUrl!),
+    (n) => n === 0,
+    { what: 'every slot back' },
+  );
   good.close();
   session.destroy();
 }, 120_000);

@@ -327,6 +327,17 @@ const upstream = z.strictObject({
       'The service to run in the gateway process (on a loopback port) when url is empty. One of url and embedded is required.',
   }),
   connections: positiveInt.default(128).meta({ description: 'The most connections the undici Pool opens.' }),
+  connectRate: z
+    .number()
+    .int()
+    .min(0)
+    .default(100)
+    .meta({
+      description:
+        'New connections per second the pool may open once its first `connections` are open ' +
+        '(closed ones replaced, cancelled requests), so a flood of cancels never becomes a flood ' +
+        'of connects. 0: not paced.',
+    }),
   connectTimeout: duration.prefault('5s').meta({ description: 'Connecting for longer gives 504.' }),
   headersTimeout: duration
     .prefault('30s')

@@ -3,6 +3,7 @@ import { Pool } from 'undici';
 import type { UpstreamConfig } from '../config/schema.js';
 import type { LiveStreams } from './live-streams.js';
 import { upstreamRequestHeaders, type ForwardedFacts } from './headers.js';
+import { pacedConnector } from './connect-pacing.js';
 import { requestGone } from './request-end.js';
 import { ResponseRelay, type ForwardOutcome } from './response-relay.js';
 
@@ -50,11 +51,12 @@ export class UpstreamPool {
   }
 
   #newPool(connections: number): Pool {
-    const { connectTimeout, headersTimeout, bodyTimeout, keepAliveTimeout, allowH2 } = this.cfg;
+    const { connectTimeout, headersTimeout, bodyTimeout, keepAliveTimeout, allowH2, connectRate } = this.cfg;
     return new Pool(this.#origin, {
       connections,
       allowH2,
-      connectTimeout,
+      // The pool may fill at once; past that, new connections come at connectRate per second.
+      connect: pacedConnector({ allowH2, timeout: connectTimeout }, connections, connectRate),
       headersTimeout,
       bodyTimeout,
       keepAliveTimeout,
@@ -72,6 +74,24 @@ export class UpstreamPool {
     req: IncomingMessage,
     res: ServerResponse,
     facts: ForwardedFacts,
+    options: ForwardOptions,
+  ): Promise<ForwardOutcome> {
+    // An HTTP/2 stream arrives before the rest of the frames read with it: a RST_STREAM right
+    // behind its HEADERS (the rapid-reset attack) is processed only after this turn. Dispatching
+    // first would start an upstream connection for every cancelled stream; after one turn the
+    // stream's reset is known and nothing is dispatched for it.
+    if (req.httpVersionMajor === 2) {
+      return new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
+        this.#dispatch(req, res, facts, options),
+      );
+    }
+    return this.#dispatch(req, res, facts, options);
+  }
+
+  #dispatch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    facts: ForwardedFacts,
     { target, extraHeaders, body, stream, liveStreams, cors = false, responseTimeout }: ForwardOptions,
   ): Promise<ForwardOutcome> {
     // The client may have left while the limiter waited on the store: then never start the exchange.
@@ -79,7 +99,15 @@ export class UpstreamPool {
     const headers = upstreamRequestHeaders(req.headers, facts, this.cfg.preserveHost);
     // A body read whole goes with its exact length, also when the client sent it chunked.
     if (body instanceof Buffer) headers['content-length'] = String(body.length);
-    const relay = new ResponseRelay(req, res, responseTimeout, extraHeaders, facts.requestId, liveStreams, cors);
+    const relay = new ResponseRelay(
+      req,
+      res,
+      responseTimeout,
+      extraHeaders,
+      facts.requestId,
+      liveStreams,
+      cors,
+    );
     (stream ? this.streamPool : this.pool).dispatch(
       {
         path: this.#basePath + target,
