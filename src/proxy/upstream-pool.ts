@@ -123,4 +123,9 @@ export class UpstreamPool {
   async close(): Promise<void> {
     await Promise.all([this.pool.close(), this.#streamPool?.close()]);
   }
+
+  /** At shutdown, after the drain: a request still in flight has no client left, so nothing is waited for. */
+  async destroy(): Promise<void> {
+    await Promise.all([this.pool.destroy(), this.#streamPool?.destroy()]);
+  }
 }
