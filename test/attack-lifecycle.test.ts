@@ -118,14 +118,20 @@ routes: [{ name: all, paths: ['/*'], upstream: app }]
     (n) => n === 40,
     { timeoutMs: 30_000, what: '40 requests upstream' },
   );
-  // Dropped: 10 responses of 128 KB queued behind a stuck one, on a connection the client closed.
-  // Their relays once waited forever for a 'drain' that a detached response never emits, and the
-  // upstream pool's close waited on them: SIGTERM never ended the process.
+  // Dropped: stuck requests and 128 KB responses queued behind a stuck one, on a connection the
+  // client closed. Node emits no 'close' on the queued responses, so their upstream requests were
+  // never cancelled, and the upstream pool's close at shutdown waited on them: SIGTERM never ended
+  // the process.
   const seenBefore = upstream.seen.length;
-  const dropped = await pipeline(gp.url, ['/hang', ...Array.from({ length: 10 }, () => '/big?chunks=8')]);
+  const dropped = await pipeline(gp.url, [
+    '/hang',
+    '/hang',
+    '/hang',
+    ...Array.from({ length: 10 }, () => '/big?chunks=8'),
+  ]);
   await waitFor(
     () => ({ hung: upstream.hung - hungBefore, seen: upstream.seen.length - seenBefore }),
-    (n) => n.hung === 41 && n.seen === 10,
+    (n) => n.hung === 43 && n.seen === 10,
     { timeoutMs: 30_000, what: "the dropped connection's requests upstream" },
   );
   dropped.destroy();
@@ -136,8 +142,8 @@ routes: [{ name: all, paths: ['/*'], upstream: app }]
   expect(gp.logs().some((l) => l.msg === 'drain timeout: closing remaining connections')).toBe(true);
   await waitFor(
     () => upstream.aborted - abortedBefore,
-    (n) => n === 41,
-    { what: 'the 41 upstream requests cancelled' },
+    (n) => n === 43,
+    { what: 'the 43 upstream requests cancelled' },
   );
   for (const s of [...sockets, parked, upload]) s.destroy();
 }, 120_000);
