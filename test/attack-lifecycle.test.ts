@@ -94,7 +94,7 @@ test('SIGTERM stops a gateway holding stuck, pipelined and parked requests once 
 store: { redis: { url: '' } }
 shutdown: { drainTimeout: 1s }
 requests: { maxInFlightPerIp: 200, bodyTimeout: 60s }
-upstreams: { app: { url: '${upstream.url}' } }
+upstreams: { app: { url: '${upstream.url}', headersTimeout: 10m } }
 routes: [{ name: all, paths: ['/*'], upstream: app }]
 `),
   );
