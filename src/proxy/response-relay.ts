@@ -85,10 +85,12 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     this.#stall ??= setTimeout(this.#onStall, this.responseTimeout);
   }
 
-  /** No write progress for responseTimeout: the response is cut (its 'close' aborts the upstream request). */
+  /** No write progress for responseTimeout: the upstream request is aborted and the response cut. */
   #onStall = (): void => {
-    this.#clientGone = !this.#ended;
-    this.#controller?.abort(new undiciErrors.RequestAbortedError());
+    if (!this.#ended) {
+      this.#clientGone = true;
+      this.#controller?.abort(new undiciErrors.RequestAbortedError());
+    }
     // With an error: an HTTP/2 client sees INTERNAL_ERROR, not a stream that merely ended.
     this.res.destroy(new Error('response timeout: the client took no bytes'));
   };
