@@ -91,6 +91,10 @@ describe('GET /metrics on the admin listener', () => {
       'tollgate_config_reloads_total{result="failure"} 0',
     ]);
     expect(samples(reply.text, 'tollgate_store_errors_total')).toEqual(['tollgate_store_errors_total 0']);
+    expect(samples(reply.text, 'tollgate_in_flight')).toEqual([
+      'tollgate_in_flight{kind="requests"} 0',
+      'tollgate_in_flight{kind="streams"} 0',
+    ]);
     expect(samples(reply.text, 'tollgate_requests_total')).toEqual([]);
     expect(samples(reply.text, 'tollgate_upstream_responses_total')).toEqual([]);
     expect(sampleValue(reply.text, 'tollgate_store_duration_seconds_count')).toBe(0);
@@ -182,11 +186,19 @@ describe('GET /metrics on the admin listener', () => {
     }
     expect(m).not.toContain(keyOfB);
     expect(m).not.toContain('tg:');
-    // Label names are limiter, decision, route, upstream, result (and le) only.
+    // Label names are limiter, decision, route, upstream, result, kind (and le) only.
     const labelNames = new Set(
       samples(m).flatMap((l) => [...l.matchAll(/([a-z_]+)="/g)].map((match) => match[1]!)),
     );
-    expect([...labelNames].sort()).toEqual(['decision', 'le', 'limiter', 'result', 'route', 'upstream']);
+    expect([...labelNames].sort()).toEqual([
+      'decision',
+      'kind',
+      'le',
+      'limiter',
+      'result',
+      'route',
+      'upstream',
+    ]);
   });
 
   test('reloads are counted by result', async ({ text, dir }) => {

@@ -327,6 +327,17 @@ const upstream = z.strictObject({
       'The service to run in the gateway process (on a loopback port) when url is empty. One of url and embedded is required.',
   }),
   connections: positiveInt.default(128).meta({ description: 'The most connections the undici Pool opens.' }),
+  connectRate: z
+    .number()
+    .int()
+    .min(0)
+    .default(100)
+    .meta({
+      description:
+        'New connections per second the pool may open once its first `connections` are open ' +
+        '(closed ones replaced, cancelled requests), so a flood of cancels never becomes a flood ' +
+        'of connects. 0: not paced.',
+    }),
   connectTimeout: duration.prefault('5s').meta({ description: 'Connecting for longer gives 504.' }),
   headersTimeout: duration
     .prefault('30s')
@@ -543,6 +554,14 @@ const requests = z.strictObject({
     .refine((d) => d >= 1, 'must be at least 1ms')
     .prefault('10s')
     .meta({ description: 'How long the gateway waits for a whole request body; 408 after it.' }),
+  responseTimeout: duration
+    .refine((d) => d >= 1, 'must be at least 1ms')
+    .prefault('30s')
+    .meta({
+      description:
+        'How long a response may wait on a client that takes none of its bytes (a full socket ' +
+        'buffer, an HTTP/2 window at zero) before it is cut and its upstream request aborted.',
+    }),
   maxInFlightPerIp: bound.default(64).meta({
     description:
       'Requests one client IP (IPv6: its prefix) may have in flight in this process, event streams ' +

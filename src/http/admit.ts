@@ -1,14 +1,15 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CompiledRoute } from '../config/rule-table.js';
 import type { GatewayConfig } from '../config/schema.js';
 import type { RequestIdentity } from '../identity/resolve.js';
 import type { Admission, Refusal, StreamBounds, StreamHolder } from '../limits/admission.js';
+import { onRequestEnd, requestGone } from '../proxy/request-end.js';
 import { sendError } from './responses.js';
 
 /**
  * Takes the concurrency slots the request needs before its body is read or an upstream connection
- * taken; they are given back when the response closes, whether it finished, failed or the client
- * left ('close' is emitted once in every case). A refused request is answered here (429, or 503 when
+ * taken; they are given back exactly once when the request ends, whether it finished, failed, the
+ * client reset its stream or dropped the connection with requests still queued (see request-end). A refused request is answered here (429, or 503 when
  * the upstream's stream budget is spent) with the route's rate-limit headers and Retry-After, and
  * its connection closed.
  * Returns false when the request must go no further.
@@ -19,18 +20,18 @@ export function admit(
   route: CompiledRoute,
   clientIp: string,
   identity: RequestIdentity | undefined,
+  req: IncomingMessage,
   res: ServerResponse,
   rateHeaders: Record<string, string>,
 ): boolean {
-  // The client left while the limiter waited: nothing to hold ('close' has passed), nothing to answer.
-  if (res.closed) return false;
+  // The client left while the limiter waited: nothing to hold, nothing to answer.
+  if (requestGone(req, res)) return false;
   if (!route.stream) {
     const max = config.requests.maxInFlightPerIp;
     if (max === 0) return true; // no bound: not even counted
     const refusal = admission.admitRequest(clientIp, max);
     if (refusal) return refuse(res, refusal, rateHeaders);
-    // 'on', not 'once': a response emits 'close' once, and 'once' would add a wrapper per request.
-    res.on('close', () => admission.releaseRequest(clientIp));
+    onRequestEnd(req, res, () => admission.releaseRequest(clientIp));
     return true;
   }
   const bounds: StreamBounds = {
@@ -46,7 +47,7 @@ export function admit(
   };
   const refusal = admission.admitStream(holder, bounds);
   if (refusal) return refuse(res, refusal, rateHeaders);
-  res.on('close', () => admission.releaseStream(holder));
+  onRequestEnd(req, res, () => admission.releaseStream(holder));
   return true;
 }
 

@@ -60,6 +60,10 @@ export class Gateway {
     this.metrics = options.metrics;
     this.#listeners = new Listeners(options.logger);
     this.#retirement = new PoolRetirement(options.logger);
+    this.metrics.inFlightFrom(() => ({
+      requests: this.admission.requestsPerIp.total,
+      streams: this.admission.streamsPerIp.total,
+    }));
   }
 
   static async start(table: RuleTable, given: GatewayOptions): Promise<Gateway> {

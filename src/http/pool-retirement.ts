@@ -30,16 +30,24 @@ export class PoolRetirement {
     this.#timers.add(timer);
   }
 
-  /** Closes every pool still waiting, now (they finish what they carry). */
+  /** Shutdown, after the drain: destroys every pool still waiting, now (no client is left to answer). */
   async closeAll(): Promise<void> {
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
     const pools = [...this.#retired];
     this.#retired.clear();
-    await closePools(pools);
+    await destroyPools(pools);
   }
 }
 
 export async function closePools(pools: Iterable<UpstreamPool>): Promise<void> {
   await Promise.all([...pools].map((p) => p.close()));
+}
+
+/**
+ * Shutdown, after the drain: an upstream request still open then has lost its client, and a
+ * graceful close would wait for it forever (undici's close waits for every request it carries).
+ */
+export async function destroyPools(pools: Iterable<UpstreamPool>): Promise<void> {
+  await Promise.all([...pools].map((p) => p.destroy()));
 }

@@ -152,7 +152,7 @@ async function handle(
   if (identity && rejectCredentials(route, identity, res, gatewayHeaders)) return;
   if (declaresTooLarge(req, route.maxBodySize)) return sendTooLarge(res, route.maxBodySize, gatewayHeaders);
   const clientIp = identity?.clientIp ?? clientIpKey(state.identity, peer, req.headers);
-  if (!admit(ctx.admission, state.table.config, route, clientIp, identity, res, gatewayHeaders)) return;
+  if (!admit(ctx.admission, state.table.config, route, clientIp, identity, req, res, gatewayHeaders)) return;
 
   // The request passed: now the client may send the body it held back.
   if (req.headers.expect !== undefined) res.writeContinue();
@@ -176,6 +176,7 @@ async function handle(
       stream: route.stream,
       liveStreams: ctx.liveStreams,
       cors: route.cors !== undefined,
+      responseTimeout: state.table.config.requests.responseTimeout,
     },
   );
   const result = forwarded.kind === 'ok' ? statusClass(forwarded.status) : forwarded.kind;

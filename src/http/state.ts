@@ -7,7 +7,7 @@ import type { IdentitySources } from '../identity/resolve.js';
 import { StaticTokenStore } from '../identity/workspace-token.js';
 import { UpstreamPool } from '../proxy/upstream-pool.js';
 import type { EmbeddedUpstreams } from './embedded-upstreams.js';
-import { closePools } from './pool-retirement.js';
+import { destroyPools } from './pool-retirement.js';
 
 /** Everything the request path reads, built from one rule table. Replaced whole on reload. */
 export interface GatewayState {
@@ -87,6 +87,7 @@ export function retiredPools(old: GatewayState, next: GatewayState): UpstreamPoo
   return [...old.upstreams.values()].filter((u) => !kept.has(u));
 }
 
+/** Shutdown, after the drain: see destroyPools. */
 export function closeState(state: GatewayState): Promise<void> {
-  return closePools(state.upstreams.values());
+  return destroyPools(state.upstreams.values());
 }

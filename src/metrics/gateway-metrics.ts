@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { BucketHistogram, CountingCounter, type CounterCell, type HistogramCell } from './cells.js';
 
 /** How one limiter treated one request. */
@@ -82,6 +82,21 @@ export class GatewayMetrics {
     this.#reloads.inc({ result: 'success' }, 0);
     this.#reloads.inc({ result: 'failure' }, 0);
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** `tollgate_in_flight`: the admission slots held now (requests per IP, event streams), read when scraped. */
+  inFlightFrom(read: () => { readonly requests: number; readonly streams: number }): void {
+    new Gauge({
+      name: 'tollgate_in_flight',
+      help: 'Admission slots held now: ordinary requests (per-IP bound) and event streams.',
+      labelNames: ['kind'],
+      registers: [this.registry],
+      collect() {
+        const held = read();
+        this.set({ kind: 'requests' }, held.requests);
+        this.set({ kind: 'streams' }, held.streams);
+      },
+    });
   }
 
   // The cell makers are made once: a closure per call would be an allocation per request.

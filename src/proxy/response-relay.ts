@@ -1,7 +1,8 @@
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
 import { endToEnd } from './headers.js';
 import type { LiveStreams } from './live-streams.js';
+import { onRequestEnd } from './request-end.js';
 
 export type ForwardOutcome =
   | { readonly kind: 'ok'; readonly status: number }
@@ -31,10 +32,21 @@ function mergeVary(upstream: string | string[], own: string): string {
   return missing.length === 0 ? theirs : `${theirs}, ${missing.map((n) => n.trim()).join(', ')}`;
 }
 
+/** Bytes of a response still waiting in its socket (HTTP/1.1) or HTTP/2 stream: the client has not read them yet. */
+function unsent(res: ServerResponse): number {
+  const sink = (res as { stream?: { writableLength: number } }).stream ?? res.socket;
+  return sink?.writableLength ?? 0;
+}
+
 /**
  * An undici dispatch handler that writes the upstream's response straight into the client's
- * response, with back-pressure, and cancels the upstream request when the client goes away.
+ * response, with back-pressure, and cancels the upstream request when the request ends before the
+ * response did (the client left, its stream was reset, its pipelined connection dropped).
  * Cheaper than `stream()`: no Writable pipeline and no AbortController per request.
+ *
+ * The write deadline: a response the client does not read (socket buffer full, HTTP/2 window at
+ * zero) for `responseTimeout` is cut and its upstream request aborted, so a parked reader never
+ * holds an upstream connection for long. The timer runs only while writes wait.
  */
 export class ResponseRelay implements Dispatcher.DispatchHandler {
   readonly done: Promise<ForwardOutcome>;
@@ -45,22 +57,48 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   /** Set while the response is a tracked event stream: untracks it. */
   #untrack: (() => void) | undefined;
   #endedForShutdown = false;
+  #ended = false;
+  /** Armed while the client is not taking the response's bytes. */
+  #stall: NodeJS.Timeout | undefined;
 
   constructor(
+    req: IncomingMessage,
     private readonly res: ServerResponse,
+    private readonly responseTimeout: number,
     private readonly extraHeaders: Record<string, string>,
     private readonly requestId: string,
     private readonly liveStreams?: LiveStreams,
     private readonly cors = false,
   ) {
     this.done = new Promise((resolve) => (this.#settle = resolve));
-    res.on('close', this.#onClientClose); // removed in #finish; 'on' allocates no once-wrapper
+    onRequestEnd(req, res, this.#onRequestEnd);
   }
 
-  #onClientClose = (): void => {
-    if (this.res.writableFinished) return;
+  #onRequestEnd = (): void => {
+    clearTimeout(this.#stall);
+    if (this.#ended || this.res.writableFinished) return;
     this.#clientGone = true;
     this.#controller?.abort(new undiciErrors.RequestAbortedError());
+  };
+
+  #waitForClient(): void {
+    this.#stall ??= setTimeout(this.#onStall, this.responseTimeout);
+  }
+
+  /** No write progress for responseTimeout: the upstream request is aborted and the response cut. */
+  #onStall = (): void => {
+    if (!this.#ended) {
+      this.#clientGone = true;
+      this.#controller?.abort(new undiciErrors.RequestAbortedError());
+    }
+    // With an error: an HTTP/2 client sees INTERNAL_ERROR, not a stream that merely ended.
+    this.res.destroy(new Error('response timeout: the client took no bytes'));
+  };
+
+  #onDrain = (): void => {
+    clearTimeout(this.#stall);
+    this.#stall = undefined;
+    this.#controller?.resume();
   };
 
   /** Shutdown: end the stream cleanly for the client (it reconnects elsewhere) and drop the upstream side. */
@@ -71,8 +109,8 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   }
 
   #finish(outcome: ForwardOutcome): void {
+    this.#ended = true;
     this.#untrack?.();
-    this.res.off('close', this.#onClientClose);
     this.#settle(outcome);
   }
 
@@ -118,12 +156,15 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (!this.res.write(chunk)) {
       controller.pause();
-      this.res.once('drain', () => controller.resume());
+      this.#waitForClient();
+      this.res.once('drain', this.#onDrain);
     }
   }
 
   onResponseEnd(): void {
     this.res.end();
+    // The upstream is done; the client must still take the last bytes within the deadline.
+    if (unsent(this.res) > 0) this.#waitForClient();
     this.#finish({ kind: 'ok', status: this.#status });
   }
 

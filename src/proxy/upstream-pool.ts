@@ -3,6 +3,8 @@ import { Pool } from 'undici';
 import type { UpstreamConfig } from '../config/schema.js';
 import type { LiveStreams } from './live-streams.js';
 import { upstreamRequestHeaders, type ForwardedFacts } from './headers.js';
+import { pacedConnector } from './connect-pacing.js';
+import { requestGone } from './request-end.js';
 import { ResponseRelay, type ForwardOutcome } from './response-relay.js';
 
 export type { ForwardOutcome } from './response-relay.js';
@@ -23,6 +25,8 @@ export interface ForwardOptions {
   readonly liveStreams?: LiveStreams;
   /** The route has a CORS policy: the gateway's CORS headers are the only ones (the upstream's are dropped). */
   readonly cors?: boolean;
+  /** The write deadline (ms): a response the client takes no bytes of for this long is cut. */
+  readonly responseTimeout: number;
 }
 
 /**
@@ -47,11 +51,12 @@ export class UpstreamPool {
   }
 
   #newPool(connections: number): Pool {
-    const { connectTimeout, headersTimeout, bodyTimeout, keepAliveTimeout, allowH2 } = this.cfg;
+    const { connectTimeout, headersTimeout, bodyTimeout, keepAliveTimeout, allowH2, connectRate } = this.cfg;
     return new Pool(this.#origin, {
       connections,
       allowH2,
-      connectTimeout,
+      // The pool may fill at once; past that, new connections come at connectRate per second.
+      connect: pacedConnector({ allowH2, timeout: connectTimeout }, connections, connectRate),
       headersTimeout,
       bodyTimeout,
       keepAliveTimeout,
@@ -69,14 +74,40 @@ export class UpstreamPool {
     req: IncomingMessage,
     res: ServerResponse,
     facts: ForwardedFacts,
-    { target, extraHeaders, body, stream, liveStreams, cors = false }: ForwardOptions,
+    options: ForwardOptions,
+  ): Promise<ForwardOutcome> {
+    // An HTTP/2 stream arrives before the rest of the frames read with it: a RST_STREAM right
+    // behind its HEADERS (the rapid-reset attack) is processed only after this turn. Dispatching
+    // first would start an upstream connection for every cancelled stream; after one turn the
+    // stream's reset is known and nothing is dispatched for it.
+    if (req.httpVersionMajor === 2) {
+      return new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
+        this.#dispatch(req, res, facts, options),
+      );
+    }
+    return this.#dispatch(req, res, facts, options);
+  }
+
+  #dispatch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    facts: ForwardedFacts,
+    { target, extraHeaders, body, stream, liveStreams, cors = false, responseTimeout }: ForwardOptions,
   ): Promise<ForwardOutcome> {
     // The client may have left while the limiter waited on the store: then never start the exchange.
-    if (res.closed || res.destroyed || req.socket.destroyed) return Promise.resolve({ kind: 'aborted' });
+    if (requestGone(req, res)) return Promise.resolve({ kind: 'aborted' });
     const headers = upstreamRequestHeaders(req.headers, facts, this.cfg.preserveHost);
     // A body read whole goes with its exact length, also when the client sent it chunked.
     if (body instanceof Buffer) headers['content-length'] = String(body.length);
-    const relay = new ResponseRelay(res, extraHeaders, facts.requestId, liveStreams, cors);
+    const relay = new ResponseRelay(
+      req,
+      res,
+      responseTimeout,
+      extraHeaders,
+      facts.requestId,
+      liveStreams,
+      cors,
+    );
     (stream ? this.streamPool : this.pool).dispatch(
       {
         path: this.#basePath + target,
@@ -91,5 +122,10 @@ export class UpstreamPool {
 
   async close(): Promise<void> {
     await Promise.all([this.pool.close(), this.#streamPool?.close()]);
+  }
+
+  /** At shutdown, after the drain: a request still in flight has no client left, so nothing is waited for. */
+  async destroy(): Promise<void> {
+    await Promise.all([this.pool.destroy(), this.#streamPool?.destroy()]);
   }
 }

@@ -39,10 +39,23 @@ export class TestUpstream {
   /** Requests to /hang that arrived, and those whose connection the gateway closed. */
   hung = 0;
   aborted = 0;
+  /** TCP connections accepted in all, those still open, and requests whose response has not closed yet. */
+  connectionsAccepted = 0;
+  openConnections = 0;
+  openRequests = 0;
   #server: Server;
 
   private constructor(server: Server) {
     this.#server = server;
+    server.on('connection', (socket) => {
+      this.connectionsAccepted++;
+      this.openConnections++;
+      socket.once('close', () => this.openConnections--);
+    });
+    server.on('request', (_req, res: ServerResponse) => {
+      this.openRequests++;
+      res.once('close', () => this.openRequests--);
+    });
   }
 
   static async start(): Promise<TestUpstream> {
@@ -90,6 +103,17 @@ export class TestUpstream {
     }
     if (url.pathname === '/slow')
       await new Promise((r) => setTimeout(r, Number(url.searchParams.get('ms') ?? 1000)));
+    if (url.pathname === '/big') {
+      // A large response, written with back-pressure: a client that never reads holds it half-sent.
+      const chunk = Buffer.alloc(16 * 1024, 'x');
+      const chunks = Number(url.searchParams.get('chunks') ?? 256);
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      for (let i = 0; i < chunks && !res.destroyed; i++) {
+        if (!res.write(chunk)) await once(res, 'drain').catch(() => {});
+      }
+      res.end();
+      return;
+    }
     if (url.pathname === '/stream') {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       for (let i = 0; i < 3; i++) {

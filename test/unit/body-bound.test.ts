@@ -71,11 +71,13 @@ describe('the body bound of a route', () => {
 
   test('the defaults and checks of the requests and streams blocks', () => {
     const { config: loaded } = loadConfigText(config(''), 'test.yaml', {});
-    expect(loaded.requests).toEqual({ bodyTimeout: 10_000, maxInFlightPerIp: 64 });
+    expect(loaded.requests).toEqual({ bodyTimeout: 10_000, responseTimeout: 30_000, maxInFlightPerIp: 64 });
     expect(loaded.streams).toEqual({ maxPerSession: 3, maxPerIp: 128 });
     expect(loaded.upstreams['remote']!.streamConnections).toBe(1024);
+    expect(loaded.upstreams['remote']!.connectRate).toBe(100);
     expect(loaded.routes[0]!.stream).toBe(false);
     expect(configErrorOf(config('requests: { bodyTimeout: 0 }'))).toContain('must be at least 1ms');
+    expect(configErrorOf(config('requests: { responseTimeout: 0 }'))).toContain('must be at least 1ms');
     expect(configErrorOf(config('streams: { maxPerSession: -1 }'))).toContain('streams.maxPerSession');
   });
 });

@@ -18,6 +18,9 @@ import { loadCertificates, type Certificates } from './certificates.js';
 import { GatewayHttp2Request, GatewayHttp2Response, resetByGateway } from './h2-adapters.js';
 import { ResetBudget } from './reset-budget.js';
 
+/** How long a client cut off for rapid reset has to read the GOAWAY before its socket is destroyed. */
+const GOAWAY_GRACE_MS = 1000;
+
 type AnyRequestListener = (
   req: IncomingMessage | Http2ServerRequest,
   res: ServerResponse | Http2ServerResponse,
@@ -129,18 +132,26 @@ export class SecureListener {
     session.once('close', () => this.#sessions.delete(session));
     const { maxResetBurst, maxResetsPerSecond } = this.cfg.http2;
     const budget = new ResetBudget(maxResetBurst, maxResetsPerSecond, Date.now());
+    let cutOff = false;
     const onStreamClose = (stream: ServerHttp2Stream) => {
       if (stream.rstCode === constants.NGHTTP2_NO_ERROR || stream.rstCode === undefined) return;
-      if (resetByGateway.has(stream) || session.destroyed) return;
+      if (resetByGateway.has(stream) || session.destroyed || cutOff) return;
       if (budget.spend(Date.now())) return;
+      cutOff = true;
       this.#warnRapidReset({ listener: this.cfg.name, peer: session.socket?.remoteAddress });
       // GOAWAY with ENHANCE_YOUR_CALM, then the socket closes: its streams in flight are cancelled.
-      // Node ends the socket gracefully after the GOAWAY, and a client that keeps writing holds it
-      // half-open: the socket goes too, once the GOAWAY has been handed to it.
+      // Node ends the socket gracefully after the GOAWAY (so the frame reaches the client first),
+      // and a client that keeps writing would hold it half-open: the socket is destroyed once the
+      // client has had GOAWAY_GRACE_MS to read it.
       const socket = this.#sessionSockets.get(session);
-      // (An error must be given: with none, node's default turns the code into NO_ERROR.)
-      session.destroy(new Error('rapid reset'), constants.NGHTTP2_ENHANCE_YOUR_CALM);
-      if (socket) setImmediate(() => socket.destroy());
+      // GOAWAY first, on its own: nghttp2 then ignores the client's new streams, and the frame
+      // goes out ahead of the RST_STREAMs of the streams in flight.
+      session.goaway(constants.NGHTTP2_ENHANCE_YOUR_CALM);
+      setTimeout(() => {
+        // (An error must be given: with none, node's default turns the code into NO_ERROR.)
+        session.destroy(new Error('rapid reset'), constants.NGHTTP2_ENHANCE_YOUR_CALM);
+        socket?.destroy();
+      }, GOAWAY_GRACE_MS).unref();
     };
     session.on('stream', (stream: ServerHttp2Stream) => stream.once('close', () => onStreamClose(stream)));
   }
