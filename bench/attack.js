@@ -10,7 +10,7 @@
 // Settings: ATTACK_RATE (visitor requests per second, default 20), ATTACK_SECONDS (per phase,
 // default 10), ATTACK_ONLY (comma-separated attack names, default all: uploads, streams,
 // pipelining, csv, slow-readers, rapid-reset, widget-flood), ATTACK_CLIENTS (slow uploads and
-// streams, default 150), ATTACK_CSV_PAGES (distinct pages of the exported site, default 3000),
+// streams, default 150), ATTACK_CSV_PAGES (distinct pages of the exported site, default 20000),
 // ATTACK_CSV_DOWNLOADS (default 120), ATTACK_RESET_CONNECTIONS (default 32),
 // ATTACK_RESET_STREAMS (per connection, default 5000), ATTACK_FLOOD_SESSIONS (default 400),
 // ATTACK_COMPARE (another checkout, built, run first with the same attacks: e.g. the commit before
@@ -41,7 +41,7 @@ const env = (name, fallback) => Number(process.env[name] ?? fallback);
 const rate = env('ATTACK_RATE', 20);
 const seconds = env('ATTACK_SECONDS', 10);
 const clients = env('ATTACK_CLIENTS', 150);
-const csvPages = env('ATTACK_CSV_PAGES', 3000);
+const csvPages = env('ATTACK_CSV_PAGES', 20000);
 const csvDownloads = env('ATTACK_CSV_DOWNLOADS', 120);
 const resetConnections = env('ATTACK_RESET_CONNECTIONS', 32);
 const resetStreams = env('ATTACK_RESET_STREAMS', 5000);
