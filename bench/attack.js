@@ -114,7 +114,11 @@ const within = (promise, ms, what) =>
 function revision(root) {
   try {
     const args = ['describe', '--always', '--dirty', '--abbrev=7'];
-    return execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return execFileSync('git', args, {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
   } catch {
     return root;
   }
@@ -122,8 +126,14 @@ function revision(root) {
 
 /** One phase: visitors for `seconds`, then the probe and the snapshot. */
 async function phase(ctx, attack, name) {
-  const seen = await visitors(ctx.gw.port, ctx.visitorAgent, { rate, seconds, tag: `${attack.name}-${name}` });
-  const probe = attack.probe ? await within(attack.probe(ctx), 15_000, 'the probe').catch((e) => e.message) : undefined;
+  const seen = await visitors(ctx.gw.port, ctx.visitorAgent, {
+    rate,
+    seconds,
+    tag: `${attack.name}-${name}`,
+  });
+  const probe = attack.probe
+    ? await within(attack.probe(ctx), 15_000, 'the probe').catch((e) => e.message)
+    : undefined;
   return { name, visitors: seen, probe };
 }
 
@@ -154,7 +164,8 @@ async function runAttack(root, commit, attack, { redisPort, tls }) {
     running = await within(attack.start(ctx), 120_000, 'the attack');
     await sleep(2000);
     const during = await phase(ctx, attack, 'attack');
-    if (running.finished) await within(running.finished(), seconds * 1000 + 30_000, 'the attack').catch(() => {});
+    if (running.finished)
+      await within(running.finished(), seconds * 1000 + 30_000, 'the attack').catch(() => {});
     during.snapshot = await snapshot(gw);
     result.phases.push(during);
     result.stats = JSON.parse(JSON.stringify(running.stats));
@@ -163,7 +174,11 @@ async function runAttack(root, commit, attack, { redisPort, tls }) {
     result.error = err.message;
   } finally {
     running?.stop();
-    await Promise.all([ctx.visitorAgent.destroy(), ctx.attackerAgent.destroy()]).catch(() => {});
+    await within(
+      Promise.all([ctx.visitorAgent.destroy(), ctx.attackerAgent.destroy()]),
+      10_000,
+      'closing',
+    ).catch(() => {});
     result.stopped = await stopGateway(gw);
   }
   return result;
@@ -252,7 +267,8 @@ function markdown(runs) {
       if (a.setup) parts.push(`Set-up: ${JSON.stringify(a.setup)}.`);
       if (a.stats) parts.push(`Attacker: ${JSON.stringify(a.stats)}.`);
       if (a.error) parts.push(`Error: ${a.error}.`);
-      if (a.stopped) parts.push(`Gateway stopped by ${a.stopped.how} in ${(a.stopped.ms / 1000).toFixed(1)} s.`);
+      if (a.stopped)
+        parts.push(`Gateway stopped by ${a.stopped.how} in ${(a.stopped.ms / 1000).toFixed(1)} s.`);
       lines.push(`- ${parts.join(' ')}`);
     }
     lines.push('');
@@ -266,7 +282,8 @@ async function main() {
   const redisProc = startNode('redis-server', 'bench/servers/redis.js', { env: { PORT: String(redisPort) } });
   const redis = await waitForRedis(redisProc, redisPort);
   const runs = [];
-  for (const root of compare ? [compare, ROOT] : [ROOT]) runs.push(await runAgainst(root, redis, redisPort, tls));
+  for (const root of compare ? [compare, ROOT] : [ROOT])
+    runs.push(await runAgainst(root, redis, redisPort, tls));
   redis.disconnect();
   const text = markdown(runs);
   console.log(`\n${text}`);

@@ -181,7 +181,11 @@ export async function pipelining(port, dispatcher, { rounds = 5 } = {}) {
         await request(`http://127.0.0.1:${port}/api/v1/widget/messages`, {
           method: 'POST',
           dispatcher,
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-forwarded-for': address },
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            'x-forwarded-for': address,
+          },
           body: JSON.stringify({ body: 'p'.repeat(4000) }),
           signal: AbortSignal.timeout(10_000),
         })
