@@ -128,48 +128,57 @@ export async function sessionStreams(port, dispatcher, { clients }) {
 }
 
 /**
- * `connections` connections from `address`, each writing `depth` pipelined copies of `head` at
- * once and closed as soon as the first answer starts (the gateway has read them all by then), or
- * after 2 s. Resolves when every one is closed.
+ * How a pipelining connection is dropped. The gateway leaks only when the close meets answers
+ * still queued, so the rounds cycle through closes at different moments: at once, half-closed
+ * (FIN after the requests), 5 ms later, at the first byte of the answer, and reset at that byte.
  */
-function pipelineAndDrop(port, { connections, depth, head, waitForAnswer = false }) {
-  return Promise.all(
-    Array.from(
-      { length: connections },
-      () =>
-        new Promise((resolve) => {
-          const socket = connect(port, '127.0.0.1');
-          const timer = setTimeout(() => socket.destroy(), 2000);
-          socket.on('connect', () => {
-            socket.write(head.repeat(depth));
-            if (!waitForAnswer) socket.destroy();
-          });
-          socket.once('data', () => socket.destroy());
-          socket.on('error', () => {});
-          socket.on('close', () => {
-            clearTimeout(timer);
-            resolve();
-          });
-        }),
-    ),
-  );
+const DROPS = ['destroy', 'end', 'delay', 'data', 'reset'];
+
+/**
+ * One connection writing `depth` pipelined copies of `head` at once, then dropped as `drop` says
+ * (at the latest after 2 s). Resolves when it is closed.
+ */
+function pipelineAndDrop(port, { depth, head, drop }) {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    const timer = setTimeout(() => socket.destroy(), 2000);
+    socket.on('connect', () => {
+      socket.write(head.repeat(depth));
+      if (drop === 'destroy') socket.destroy();
+      else if (drop === 'end') socket.end();
+      else if (drop === 'delay') setTimeout(() => socket.destroy(), 5);
+    });
+    socket.once('data', () => (drop === 'reset' ? socket.resetAndDestroy() : socket.destroy()));
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/** `rounds` rounds of 2 connections × 40 pipelined `head`, dropped in turn each way of DROPS. */
+async function pipelineRounds(port, head, rounds) {
+  for (let r = 0; r < rounds; r++) {
+    await Promise.all(
+      [0, 1].map((c) => pipelineAndDrop(port, { depth: 40, head, drop: DROPS[(r + c) % DROPS.length] })),
+    );
+  }
+  return rounds * 80;
 }
 
 const scriptHead = (address) =>
   `GET /js/script.js HTTP/1.1\r\nHost: bench\r\nX-Forwarded-For: ${address}\r\nUser-Agent: pipeliner\r\n\r\n`;
 
 /**
- * Pipelining and dropped connections (issue 18, finding 1): `rounds` times, 2 connections × 40
- * pipelined GET /js/script.js from the attacker, closed at once; then, from 4 other addresses, a
- * free visitor session each with 50 long messages, and 2 connections × 40 pipelined conversation
- * polls, closed at once.
+ * Pipelining and dropped connections (issue 18, finding 1): `rounds` rounds of 2 connections × 40
+ * pipelined GET /js/script.js from the attacker, dropped; then, from 4 other addresses, a free
+ * visitor session each with 50 long messages, and 2 rounds of 2 connections × 40 pipelined
+ * conversation polls, dropped.
  */
-export async function pipelining(port, dispatcher, { rounds = 5 } = {}) {
+export async function pipelining(port, dispatcher, { rounds = 10 } = {}) {
   const stats = { requests: 0, pollers: 0 };
-  for (let r = 0; r < rounds; r++) {
-    await pipelineAndDrop(port, { connections: 2, depth: 40, head: scriptHead(ATTACKER) });
-    stats.requests += 80;
-  }
+  stats.requests += await pipelineRounds(port, scriptHead(ATTACKER), rounds);
   const pollers = ['203.0.113.80', '203.0.113.81', '203.0.113.82', '203.0.113.83'];
   await Promise.all(
     pollers.map(async (address) => {
@@ -195,8 +204,7 @@ export async function pipelining(port, dispatcher, { rounds = 5 } = {}) {
       const head =
         'GET /api/v1/widget/conversation/messages HTTP/1.1\r\nHost: bench\r\n' +
         `Authorization: Bearer ${token}\r\nX-Forwarded-For: ${address}\r\nUser-Agent: poller\r\n\r\n`;
-      await pipelineAndDrop(port, { connections: 2, depth: 40, head });
-      stats.requests += 80;
+      stats.requests += await pipelineRounds(port, head, 2);
     }),
   );
   return { stats, stop() {} };
