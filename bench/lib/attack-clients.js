@@ -179,11 +179,12 @@ const scriptHead = (address) =>
 export async function pipelining(port, dispatcher, { rounds = 10 } = {}) {
   const stats = { requests: 0, pollers: 0 };
   stats.requests += await pipelineRounds(port, scriptHead(ATTACKER), rounds);
+  // Every session and its conversation first: the polls may starve the widget upstream.
   const pollers = ['203.0.113.80', '203.0.113.81', '203.0.113.82', '203.0.113.83'];
-  await Promise.all(
+  const sessions = await Promise.all(
     pollers.map(async (address) => {
       const token = await widgetSession(port, dispatcher, address).catch(() => undefined);
-      if (!token) return;
+      if (!token) return undefined;
       stats.pollers++;
       // A conversation of 50 long messages: each poll's answer (~200 kB) outgrows the socket buffers.
       for (let m = 0; m < 50; m++) {
@@ -201,6 +202,11 @@ export async function pipelining(port, dispatcher, { rounds = 10 } = {}) {
           .then((res) => res.body.dump())
           .catch(() => {});
       }
+      return { address, token };
+    }),
+  );
+  await Promise.all(
+    sessions.filter(Boolean).map(async ({ address, token }) => {
       const head =
         'GET /api/v1/widget/conversation/messages HTTP/1.1\r\nHost: bench\r\n' +
         `Authorization: Bearer ${token}\r\nX-Forwarded-For: ${address}\r\nUser-Agent: poller\r\n\r\n`;

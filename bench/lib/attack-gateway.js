@@ -70,7 +70,12 @@ export async function startGateway(root, name, { redisPort, tls }) {
       CONFIG_WATCH: 'false',
     },
   });
-  await waitForHttp(proc, port, 30_000);
+  try {
+    await waitForHttp(proc, port, 30_000);
+  } catch (err) {
+    proc.child.kill('SIGKILL');
+    throw err;
+  }
   return { proc, pid: proc.child.pid, port, tlsPort, dataDir, upstreams: {} };
 }
 
