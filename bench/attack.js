@@ -11,7 +11,8 @@
 // default 10), ATTACK_ONLY (comma-separated attack names, default all: uploads, streams,
 // pipelining, csv, slow-readers, rapid-reset, widget-flood), ATTACK_CLIENTS (slow uploads and
 // streams, default 150), ATTACK_CSV_PAGES (distinct pages of the exported site, default 20000),
-// ATTACK_CSV_DOWNLOADS (default 120), ATTACK_RESET_CONNECTIONS (default 32),
+// ATTACK_CSV_DOWNLOADS (default 120), ATTACK_SLOW_CLIENTS and ATTACK_SLOW_STREAMS (HTTP/2
+// zero-window readers and streams each, default 2 and 64), ATTACK_RESET_CONNECTIONS (default 32),
 // ATTACK_RESET_STREAMS (per connection, default 5000), ATTACK_FLOOD_SESSIONS (default 400),
 // ATTACK_COMPARE (another checkout, built, run first with the same attacks: e.g. the commit before
 // the fixes) and ATTACK_COMPARE_LABEL (its heading in the results).
@@ -43,6 +44,8 @@ const seconds = env('ATTACK_SECONDS', 10);
 const clients = env('ATTACK_CLIENTS', 150);
 const csvPages = env('ATTACK_CSV_PAGES', 20000);
 const csvDownloads = env('ATTACK_CSV_DOWNLOADS', 120);
+const slowClients = env('ATTACK_SLOW_CLIENTS', 2);
+const slowStreams = env('ATTACK_SLOW_STREAMS', 64);
 const resetConnections = env('ATTACK_RESET_CONNECTIONS', 32);
 const resetStreams = env('ATTACK_RESET_STREAMS', 5000);
 const floodSessions = env('ATTACK_FLOOD_SESSIONS', 400);
@@ -78,8 +81,9 @@ const ATTACKS = [
   },
   {
     name: 'slow-readers',
-    title: '2 HTTP/2 clients with a zero window × 64 streams of a 51 kB asset',
-    start: (ctx) => zeroWindowReaders(ctx.gw.tlsPort, ctx.tls.pem, { clients: 2, streams: 64 }),
+    title: `${slowClients} HTTP/2 clients with a zero window × ${slowStreams} streams of a 51 kB asset`,
+    start: (ctx) =>
+      zeroWindowReaders(ctx.gw.tlsPort, ctx.tls.pem, { clients: slowClients, streams: slowStreams }),
   },
   {
     name: 'rapid-reset',
