@@ -17,7 +17,7 @@
 // ATTACK_COMPARE (another checkout, built, run first with the same attacks: e.g. the commit before
 // the fixes) and ATTACK_COMPARE_LABEL (its heading in the results).
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -188,8 +188,32 @@ async function runAttack(root, commit, attack, { redisPort, tls }) {
   return result;
 }
 
+/** Source files of the checkout with no built .js, or built before the source changed: dist/ is stale. */
+function staleBuild(root) {
+  const stale = [];
+  const walk = (dir) => {
+    for (const entry of readdirSync(join(root, 'src', dir), { withFileTypes: true })) {
+      const rel = join(dir, entry.name);
+      if (entry.isDirectory()) walk(rel);
+      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
+        const built = join(root, 'dist', rel.replace(/\.ts$/, '.js'));
+        if (!existsSync(built) || statSync(built).mtimeMs < statSync(join(root, 'src', rel)).mtimeMs)
+          stale.push(rel);
+      }
+    }
+  };
+  walk('.');
+  return stale;
+}
+
 async function runAgainst(root, redis, redisPort, tls) {
   const commit = revision(root);
+  const stale = staleBuild(root);
+  if (stale.length > 0) {
+    log(
+      `WARNING: ${root}/dist is older than its src (${stale.slice(0, 3).join(', ')}…): run npm run build there`,
+    );
+  }
   const attacks = [];
   for (const attack of selected) {
     await redis.flushall(); // each gateway starts from empty windows
@@ -200,7 +224,7 @@ async function runAgainst(root, redis, redisPort, tls) {
     }
     log(`${commit} ${attack.name}: done${attacks.at(-1).error ? ` (${attacks.at(-1).error})` : ''}`);
   }
-  return { root, commit, attacks };
+  return { root, commit, attacks, stale: stale.length };
 }
 
 const fmt = (n) => (Number.isFinite(n) ? n.toFixed(1) : '–');
@@ -233,7 +257,10 @@ function markdown(runs) {
   for (const run of runs) {
     const label =
       run.root === ROOT ? `this checkout (${run.commit})` : (process.env.ATTACK_COMPARE_LABEL ?? run.commit);
-    lines.push(`## ${label}`, '', '### Other visitors', '');
+    lines.push(`## ${label}`, '');
+    if (run.stale > 0)
+      lines.push(`**Stale build**: ${run.stale} source files are newer than dist/ or not built.`, '');
+    lines.push('### Other visitors', '');
     lines.push(
       '| attack | phase | request | sent | 200 | other answers | median | p99 | max |',
       '|---|---|---|---:|---:|---|---:|---:|---:|',
