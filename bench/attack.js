@@ -1,187 +1,118 @@
-// `npm run bench:attack`: how other visitors' POST /api/v1/widget/init fares before and during two
-// attacks from one address: 150 slow uploads (each sending a byte every 2 s) and 150 event streams of
-// one visitor session. The built gateway (dist/cli.js start) runs the shipped config with its
-// embedded services and a Redis; the attacker and the visitors run here. Each comes through
-// X-Forwarded-For (the gateway trusts 127.0.0.1), so the attacker has one address and the visitors
-// many. Visitors arrive at a fixed rate whatever the answers (open loop: a stall shows as latency,
-// not as fewer requests), each given 8 s before it counts as timed out.
-// Settings: ATTACK_RATE (visitor inits per second, default 20), ATTACK_SECONDS (per phase, default
-// 10), ATTACK_CLIENTS (uploads and streams per attack, default 150), ATTACK_COMPARE (another
-// checkout, built, run first with the same phases: e.g. the commit before the fix) and
-// ATTACK_COMPARE_LABEL (its heading in the results).
+// `npm run bench:attack`: how other visitors fare before and during each attack of issues 17 and
+// 18, one attack at a time, each on a fresh gateway: the built gateway (dist/cli.js start) runs
+// the checkout's config/gateway.yaml plus a TLS listener (HTTP/2 by ALPN), with its embedded
+// services, a fresh data folder and a Redis. Per attack: a warm-up, a baseline phase of visitors,
+// then the attack and a phase of visitors during it (or after it, for attacks that are over at
+// once); at the end of each phase, the gateway's RSS, its data folder on disk and its TCP
+// connections to the embedded services. The attackers and visitors run here (and in child
+// processes for the rapid reset), all on 127.0.0.1, through X-Forwarded-For (the gateway trusts
+// 127.0.0.1): the attacker has a few addresses, every visitor one of its own.
+// Settings: ATTACK_RATE (visitor requests per second, default 20), ATTACK_SECONDS (per phase,
+// default 10), ATTACK_ONLY (comma-separated attack names, default all: uploads, streams,
+// pipelining, csv, slow-readers, rapid-reset, widget-flood), ATTACK_CLIENTS (slow uploads and
+// streams, default 150), ATTACK_CSV_PAGES (distinct pages of the exported site, default 20000),
+// ATTACK_CSV_DOWNLOADS (default 120), ATTACK_SLOW_CLIENTS and ATTACK_SLOW_STREAMS (HTTP/2
+// zero-window readers and streams each, default 2 and 64), ATTACK_RESET_CONNECTIONS (default 32),
+// ATTACK_RESET_STREAMS (per connection, default 5000), ATTACK_FLOOD_SESSIONS (default 400),
+// ATTACK_COMPARE (another checkout, built, run first with the same attacks: e.g. the commit before
+// the fixes) and ATTACK_COMPARE_LABEL (its heading in the results).
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import {
-  ROOT,
-  describeExit,
-  freePort,
-  startNode,
-  stop,
-  stopAll,
-  waitForHttp,
-  waitForRedis,
-} from './lib/processes.js';
+  ATTACKER,
+  attackerProbe,
+  pipelining,
+  rapidReset,
+  seedExportSite,
+  sessionStreams,
+  slowUploads,
+  unreadDownloads,
+  widgetFlood,
+  zeroWindowReaders,
+} from './lib/attack-clients.js';
+import { certificate, discoverUpstreams, snapshot, startGateway, stopGateway } from './lib/attack-gateway.js';
+import { VISITOR_TIMEOUT_MS, visitors } from './lib/attack-visitors.js';
+import { ROOT, freePort, startNode, stopAll, waitForRedis } from './lib/processes.js';
 
-const rate = Number(process.env.ATTACK_RATE ?? 20);
-const seconds = Number(process.env.ATTACK_SECONDS ?? 10);
-const attackers = Number(process.env.ATTACK_CLIENTS ?? 150);
+const env = (name, fallback) => Number(process.env[name] ?? fallback);
+const rate = env('ATTACK_RATE', 20);
+const seconds = env('ATTACK_SECONDS', 10);
+const clients = env('ATTACK_CLIENTS', 150);
+const csvPages = env('ATTACK_CSV_PAGES', 20000);
+const csvDownloads = env('ATTACK_CSV_DOWNLOADS', 120);
+const slowClients = env('ATTACK_SLOW_CLIENTS', 2);
+const slowStreams = env('ATTACK_SLOW_STREAMS', 64);
+const resetConnections = env('ATTACK_RESET_CONNECTIONS', 32);
+const resetStreams = env('ATTACK_RESET_STREAMS', 5000);
+const floodSessions = env('ATTACK_FLOOD_SESSIONS', 400);
 const compare = process.env.ATTACK_COMPARE ? resolve(process.env.ATTACK_COMPARE) : undefined;
-const VISITOR_TIMEOUT_MS = 8000;
-const ATTACKER = '203.0.113.66';
-const WORKSPACE = 'acme';
-const log = (m) => console.log(`[bench:attack] ${m}`);
-
-const quantile = (sorted, q) =>
-  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+const log = (m) => console.log(`[bench:attack] ${new Date().toISOString().slice(11, 19)} ${m}`);
 
 /**
- * Visitors: `rate` inits a second for `seconds`, each from an address and user agent of its own
- * (198.51.100.0/24, so no visitor nears its own limits). Resolves with what they saw.
+ * The attacks, in order. `start` resolves with { stats, stop(), finished?() }; `probe` (optional)
+ * runs at the end of both phases; `setup` (optional) before the baseline.
  */
-async function visitors(port, dispatcher, phase) {
-  const total = Math.round(rate * seconds);
-  const started = performance.now();
-  const outcomes = [];
-  const pending = [];
-  for (let i = 0; i < total; i++) {
-    const due = started + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 0) await sleep(wait);
-    const sent = performance.now();
-    pending.push(
-      request(`http://127.0.0.1:${port}/api/v1/widget/init`, {
-        method: 'POST',
-        dispatcher,
-        headers: {
-          'content-type': 'application/json',
-          'x-forwarded-for': `198.51.100.${(i % 250) + 1}`,
-          'user-agent': `visitor-${phase}-${i}`,
-        },
-        body: JSON.stringify({ workspace: WORKSPACE }),
-        signal: AbortSignal.timeout(VISITOR_TIMEOUT_MS),
-      })
-        .then(async (res) => {
-          await res.body.text();
-          outcomes.push({ status: res.statusCode, ms: performance.now() - sent });
-        })
-        .catch(() => outcomes.push({ status: 'timeout', ms: VISITOR_TIMEOUT_MS })),
-    );
-  }
-  await Promise.all(pending);
-  const ok = outcomes.filter((o) => o.status === 200).map((o) => o.ms);
-  const sorted = outcomes.map((o) => o.ms).sort((a, b) => a - b);
-  const others = {};
-  for (const o of outcomes) if (o.status !== 200) others[o.status] = (others[o.status] ?? 0) + 1;
-  return {
-    phase,
-    sent: total,
-    ok: ok.length,
-    others,
-    median: quantile(sorted, 0.5),
-    p99: quantile(sorted, 0.99),
-    max: sorted.at(-1),
-  };
-}
+const ATTACKS = [
+  {
+    name: 'uploads',
+    title: `${clients} slow uploads from one address`,
+    start: (ctx) => slowUploads(ctx.gw.port, { clients }),
+  },
+  {
+    name: 'streams',
+    title: `${clients} event streams of one session`,
+    start: (ctx) => sessionStreams(ctx.gw.port, ctx.attackerAgent, { clients }),
+  },
+  {
+    name: 'pipelining',
+    title: 'pipelined requests on dropped connections (after)',
+    start: (ctx) => pipelining(ctx.gw.port, ctx.attackerAgent),
+    probe: (ctx) => attackerProbe(ctx.gw.port),
+  },
+  {
+    name: 'csv',
+    title: `${csvDownloads} CSV exports never read, from 2 addresses`,
+    setup: (ctx) => seedExportSite(ctx.gw.port, ctx.attackerAgent, { pages: csvPages }),
+    start: (ctx) => unreadDownloads(ctx.gw.port, { count: csvDownloads }),
+  },
+  {
+    name: 'slow-readers',
+    title: `${slowClients} HTTP/2 clients with a zero window × ${slowStreams} streams of a 51 kB asset`,
+    start: (ctx) =>
+      zeroWindowReaders(ctx.gw.tlsPort, ctx.tls.pem, { clients: slowClients, streams: slowStreams }),
+  },
+  {
+    name: 'rapid-reset',
+    title: `rapid reset: ${resetConnections} HTTP/2 connections × up to ${resetStreams} reset streams`,
+    start: (ctx) =>
+      rapidReset(ctx.gw.tlsPort, ctx.tls.cert, {
+        connections: resetConnections,
+        streams: resetStreams,
+        seconds: seconds + 2,
+      }),
+  },
+  {
+    name: 'widget-flood',
+    title: `widget flood: ${floodSessions} sessions of one address posting 4 kB messages`,
+    start: (ctx) =>
+      widgetFlood(ctx.gw.port, ctx.attackerAgent, { sessions: floodSessions, seconds: seconds + 2 }),
+  },
+];
+const only = process.env.ATTACK_ONLY?.split(',').map((s) => s.trim());
+const selected = only ? ATTACKS.filter((a) => only.includes(a.name)) : ATTACKS;
 
-/**
- * 150 uploads from one address, each declaring 10 kB and sending a byte every 2 s. One that is
- * answered (refused, or timed out by the gateway) comes back 2 s later, as a patient attacker does:
- * at most `attackers` attempts per 2 s, within the widget-init limit of 1000 a minute.
- */
-function slowUploads(port) {
-  const stats = { attempts: 0, answered: {}, open: 0 };
-  const sockets = new Set();
-  let stopped = false;
-  const one = () => {
-    if (stopped) return;
-    stats.attempts++;
-    const socket = connect(port, '127.0.0.1');
-    sockets.add(socket);
-    let text = '';
-    let timer;
-    socket.on('connect', () => {
-      stats.open++;
-      socket.write(
-        'POST /api/v1/widget/init HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n' +
-          `Content-Length: 10000\r\nX-Forwarded-For: ${ATTACKER}\r\nUser-Agent: slowloris\r\n\r\n{`,
-      );
-      timer = setInterval(() => socket.write(' '), 2000);
-    });
-    socket.on('data', (d) => (text += d));
-    socket.on('error', () => {});
-    socket.on('close', () => {
-      clearInterval(timer);
-      sockets.delete(socket);
-      stats.open--;
-      const code = /"code":"([a-z_]+)"/.exec(text)?.[1] ?? (text.split(' ')[1] || 'closed');
-      stats.answered[code] = (stats.answered[code] ?? 0) + 1;
-      setTimeout(one, 2000);
-    });
-  };
-  for (let i = 0; i < attackers; i++) one();
-  return {
-    stats,
-    stop() {
-      stopped = true;
-      for (const s of sockets) s.destroy();
-    },
-  };
-}
-
-/** 150 event streams of one visitor session; a refused or ended one is retried 5 s later (its Retry-After). */
-async function streams(port, dispatcher) {
-  const init = await request(`http://127.0.0.1:${port}/api/v1/widget/init`, {
-    method: 'POST',
-    dispatcher,
-    headers: { 'content-type': 'application/json', 'x-forwarded-for': ATTACKER, 'user-agent': 'streamer' },
-    body: JSON.stringify({ workspace: WORKSPACE }),
-  });
-  const { token } = await init.body.json();
-  const stats = { attempts: 0, answered: {}, open: 0 };
-  const bodies = new Set();
-  let stopped = false;
-  const one = async () => {
-    while (!stopped) {
-      stats.attempts++;
-      try {
-        const res = await request(`http://127.0.0.1:${port}/api/v1/widget/messages/stream`, {
-          method: 'POST',
-          dispatcher,
-          headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': ATTACKER },
-          signal: AbortSignal.timeout(60_000),
-        });
-        if (res.statusCode === 200) {
-          stats.answered['200'] = (stats.answered['200'] ?? 0) + 1;
-          stats.open++;
-          bodies.add(res.body);
-          await res.body.dump({ limit: Infinity }).catch(() => {});
-          bodies.delete(res.body);
-          stats.open--;
-        } else {
-          const code = /"code":"([a-z_]+)"/.exec(await res.body.text())?.[1] ?? res.statusCode;
-          stats.answered[code] = (stats.answered[code] ?? 0) + 1;
-        }
-      } catch {
-        stats.answered.error = (stats.answered.error ?? 0) + 1;
-      }
-      if (!stopped) await sleep(5000);
-    }
-  };
-  for (let i = 0; i < attackers; i++) void one();
-  return {
-    stats,
-    stop() {
-      stopped = true;
-      for (const b of bodies) b.destroy();
-    },
-  };
-}
+/** Rejects after `ms` (every step of a phase is bounded, whatever the gateway does). */
+const within = (promise, ms, what) =>
+  Promise.race([
+    promise,
+    sleep(ms).then(() => {
+      throw new Error(`${what} did not finish within ${ms / 1000} s`);
+    }),
+  ]);
 
 /** The checkout's commit (marked -dirty with uncommitted changes), or its path when it is no git checkout. */
 function revision(root) {
@@ -197,72 +128,126 @@ function revision(root) {
   }
 }
 
-/** Runs every phase against the checkout at `root` (its dist/cli.js and config/gateway.yaml). */
-async function runAgainst(root, redisPort) {
-  const port = await freePort();
-  const commit = revision(root);
-  const gateway = startNode(`gateway@${commit}`, join(root, 'dist', 'cli.js'), {
-    args: ['start', '--config', join(root, 'config', 'gateway.yaml')],
-    env: {
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      ADMIN_PORT: '0',
-      DATA_DIR: mkdtempSync(join(tmpdir(), 'tollgate-attack-')),
-      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-      TRUSTED_PROXIES: '127.0.0.1',
-      BOOTSTRAP_WORKSPACE_TOKEN: 'bench|bench-secret-0123456789',
-      BOOTSTRAP_WORKSPACE: WORKSPACE,
-      LOG_LEVEL: 'error',
-      CONFIG_WATCH: 'false',
-    },
+/** One phase: visitors for `seconds`, then the probe and the snapshot. */
+async function phase(ctx, attack, name) {
+  const seen = await visitors(ctx.gw.port, ctx.visitorAgent, {
+    rate,
+    seconds,
+    tag: `${attack.name}-${name}`,
   });
-  await waitForHttp(gateway, port);
-  // Visitors and stream attacker each on connections of their own (as separate browsers would be).
-  const visitorAgent = new Agent({ connections: 512 });
-  const attackerAgent = new Agent({ connections: attackers + 10 });
-  const phases = [];
-  const attacks = {};
+  const probe = attack.probe
+    ? await within(attack.probe(ctx), 15_000, 'the probe').catch((e) => e.message)
+    : undefined;
+  return { name, visitors: seen, probe };
+}
+
+/** One attack on a fresh gateway: warm-up, baseline, attack. */
+async function runAttack(root, commit, attack, { redisPort, tls }) {
+  const result = { name: attack.name, title: attack.title, phases: [] };
+  const gw = await startGateway(root, `gateway@${commit}`, { redisPort, tls });
+  const ctx = {
+    gw,
+    tls,
+    visitorAgent: new Agent({ connections: 512 }),
+    attackerAgent: new Agent({ connections: Math.max(clients, floodSessions) + 16 }),
+  };
+  let running;
   try {
-    log(`${commit}: visitors alone`);
-    await visitors(port, visitorAgent, 'warm-up');
-    phases.push(await visitors(port, visitorAgent, 'before the uploads'));
+    await visitors(gw.port, ctx.visitorAgent, { rate, seconds: Math.min(seconds, 3), tag: 'warm-up' });
+    await discoverUpstreams(gw);
+    if (attack.setup) {
+      log(`${commit} ${attack.name}: setting up`);
+      result.setup = await within(attack.setup(ctx), 180_000, 'the setup');
+    }
+    log(`${commit} ${attack.name}: baseline`);
+    const baseline = await phase(ctx, attack, 'baseline');
+    baseline.snapshot = await snapshot(gw);
+    result.phases.push(baseline);
 
-    log(`${commit}: ${attackers} slow uploads from ${ATTACKER}`);
-    const uploads = slowUploads(port);
+    log(`${commit} ${attack.name}: ${attack.title}`);
+    running = await within(attack.start(ctx), 120_000, 'the attack');
     await sleep(2000);
-    phases.push(await visitors(port, visitorAgent, `during ${attackers} slow uploads`));
-    attacks.uploads = { ...uploads.stats, answered: { ...uploads.stats.answered } };
-    uploads.stop();
-    await sleep(2000);
-
-    phases.push(await visitors(port, visitorAgent, 'before the streams'));
-    log(`${commit}: ${attackers} streams of one session from ${ATTACKER}`);
-    const held = await streams(port, attackerAgent);
-    await sleep(2000);
-    phases.push(await visitors(port, visitorAgent, `during ${attackers} streams of one session`));
-    attacks.streams = { ...held.stats, answered: { ...held.stats.answered } };
-    held.stop();
-    if (!gateway.alive) throw new Error(describeExit(gateway));
+    const during = await phase(ctx, attack, 'attack');
+    if (running.finished)
+      await within(running.finished(), seconds * 1000 + 30_000, 'the attack').catch(() => {});
+    during.snapshot = await snapshot(gw);
+    result.phases.push(during);
+    result.stats = JSON.parse(JSON.stringify(running.stats));
+    if (!gw.proc.alive) result.error = 'the gateway exited during the attack';
+  } catch (err) {
+    result.error = err.message;
   } finally {
-    await Promise.all([visitorAgent.destroy(), attackerAgent.destroy()]);
-    await stop(gateway);
+    running?.stop();
+    await within(
+      Promise.all([ctx.visitorAgent.destroy(), ctx.attackerAgent.destroy()]),
+      10_000,
+      'closing',
+    ).catch(() => {});
+    result.stopped = await stopGateway(gw);
   }
-  return { root, commit, phases, attacks };
+  return result;
+}
+
+/** Source files of the checkout with no built .js, or built before the source changed: dist/ is stale. */
+function staleBuild(root) {
+  const stale = [];
+  const walk = (dir) => {
+    for (const entry of readdirSync(join(root, 'src', dir), { withFileTypes: true })) {
+      const rel = join(dir, entry.name);
+      if (entry.isDirectory()) walk(rel);
+      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
+        const built = join(root, 'dist', rel.replace(/\.ts$/, '.js'));
+        if (!existsSync(built) || statSync(built).mtimeMs < statSync(join(root, 'src', rel)).mtimeMs)
+          stale.push(rel);
+      }
+    }
+  };
+  walk('.');
+  return stale;
+}
+
+async function runAgainst(root, redis, redisPort, tls) {
+  const commit = revision(root);
+  const stale = staleBuild(root);
+  if (stale.length > 0) {
+    log(
+      `WARNING: ${root}/dist is older than its src (${stale.slice(0, 3).join(', ')}…): run npm run build there`,
+    );
+  }
+  const attacks = [];
+  for (const attack of selected) {
+    await redis.flushall(); // each gateway starts from empty windows
+    try {
+      attacks.push(await runAttack(root, commit, attack, { redisPort, tls }));
+    } catch (err) {
+      attacks.push({ name: attack.name, title: attack.title, phases: [], error: err.message });
+    }
+    log(`${commit} ${attack.name}: done${attacks.at(-1).error ? ` (${attacks.at(-1).error})` : ''}`);
+  }
+  return { root, commit, attacks, stale: stale.length };
 }
 
 const fmt = (n) => (Number.isFinite(n) ? n.toFixed(1) : '–');
+const mb = (n) => (Number.isFinite(n) ? (n / 1024 / 1024).toFixed(1) : '–');
+const counts = (o) =>
+  Object.entries(o ?? {})
+    .map(([k, v]) => `${v}× ${k}`)
+    .join(', ') || '–';
 
 function markdown(runs) {
   const lines = [
-    '# Attack bench: other visitors under slow uploads and many streams',
+    '# Attack bench: other visitors, memory, disk and upstream connections under attack',
     '',
-    '`npm run bench:attack` (bench/attack.js). The built gateway runs the shipped config/gateway.yaml',
-    'with its embedded services and a Redis. Visitors send `POST /api/v1/widget/init` at a fixed',
-    `rate (${rate}/s, ${seconds} s per phase, 8 s timeout), each from an address of its own; the attacker`,
-    `is one address (${ATTACKER}). Slow uploads: ${attackers} connections each declaring a 10 kB body`,
-    `and sending a byte every 2 s, reconnecting 2 s after an answer. Streams: ${attackers} streams of one`,
-    'visitor session, each retried 5 s after a refusal. Latencies in ms, over every visitor request',
-    '(timeouts counted at 8000).',
+    '`npm run bench:attack` (bench/attack.js). Each attack runs against a fresh gateway (the',
+    "checkout's config/gateway.yaml with its embedded services, a Redis, and one more listener with",
+    'TLS and HTTP/2), after a baseline phase of the same length on the same gateway. Visitors send',
+    `${rate} requests a second (${seconds} s per phase), alternately \`POST /api/v1/widget/init\` (the`,
+    'widget upstream) and `GET /js/script.js` (the websites upstream), each from an address of its',
+    `own; latencies in ms over every visitor request (timeouts counted at ${VISITOR_TIMEOUT_MS}). The`,
+    `attacker is one address (${ATTACKER}) or a few. RSS is the gateway's VmRSS; the data folder is`,
+    'every file of DATA_DIR (the SQLite write-ahead log apart); upstream connections are TCP',
+    "connections to the embedded services' loopback ports: open, and closed within the last 60 s",
+    '(TIME-WAIT), from `ss`. All at the end of each phase.',
     '',
     `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, load average at the end ${loadavg()
       .map((l) => l.toFixed(1))
@@ -273,26 +258,49 @@ function markdown(runs) {
     const label =
       run.root === ROOT ? `this checkout (${run.commit})` : (process.env.ATTACK_COMPARE_LABEL ?? run.commit);
     lines.push(`## ${label}`, '');
+    if (run.stale > 0)
+      lines.push(`**Stale build**: ${run.stale} source files are newer than dist/ or not built.`, '');
+    lines.push('### Other visitors', '');
     lines.push(
-      '| phase | sent | 200 | other answers | median | p99 | max |',
-      '|---|---:|---:|---|---:|---:|---:|',
+      '| attack | phase | request | sent | 200 | other answers | median | p99 | max |',
+      '|---|---|---|---:|---:|---|---:|---:|---:|',
     );
-    for (const p of run.phases) {
-      const others = Object.entries(p.others)
-        .map(([k, v]) => `${v}× ${k}`)
-        .join(', ');
-      lines.push(
-        `| ${p.phase} | ${p.sent} | ${p.ok} | ${others || '–'} | ${fmt(p.median)} | ${fmt(p.p99)} | ${fmt(p.max)} |`,
-      );
+    for (const a of run.attacks) {
+      for (const p of a.phases) {
+        for (const v of p.visitors) {
+          lines.push(
+            `| ${a.name} | ${p.name} | ${v.request} | ${v.sent} | ${v.ok} | ${counts(v.others)} | ${fmt(v.median)} | ${fmt(v.p99)} | ${fmt(v.max)} |`,
+          );
+        }
+      }
     }
-    lines.push('');
-    for (const [name, s] of Object.entries(run.attacks)) {
-      const answered = Object.entries(s.answered)
-        .map(([k, v]) => `${v}× ${k}`)
-        .join(', ');
-      lines.push(
-        `- ${name}: ${s.attempts} attempts; open when the phase ended: ${s.open}; answered: ${answered || 'none'}.`,
-      );
+    lines.push('', '### The gateway', '');
+    lines.push(
+      "| attack | phase | RSS MB | data folder MB (WAL) | upstream websites: open / closed | upstream widget: open / closed | attacker's address: 16 at once |",
+      '|---|---|---:|---:|---:|---:|---|',
+    );
+    for (const a of run.attacks) {
+      for (const p of a.phases) {
+        const s = p.snapshot ?? {};
+        const up = (name) => {
+          const u = s.upstream?.[name];
+          return u ? `${u.open} / ${u.timeWait}` : '–';
+        };
+        const probe = typeof p.probe === 'string' ? p.probe : p.probe ? counts(p.probe) : '–';
+        lines.push(
+          `| ${a.name} | ${p.name} | ${mb(s.rss)} | ${mb(s.disk?.total)} (${mb(s.disk?.wal)}) | ${up('websites')} | ${up('widget')} | ${probe} |`,
+        );
+      }
+    }
+    lines.push('', '### The attacks', '');
+    for (const a of run.attacks) {
+      const parts = [`**${a.name}**: ${a.title}.`];
+      if (a.setup) parts.push(`Set-up: ${JSON.stringify(a.setup)}.`);
+      if (a.stats) parts.push(`Attacker: ${JSON.stringify(a.stats)}.`);
+      if (a.error) parts.push(`Error: ${a.error}.`);
+      if (a.stopped)
+        parts.push(`Gateway stopped by ${a.stopped.how} in ${(a.stopped.ms / 1000).toFixed(1)} s.`);
+      lines.push(`- ${parts.join(' ')}`);
     }
     lines.push('');
   }
@@ -300,18 +308,18 @@ function markdown(runs) {
 }
 
 async function main() {
+  const tls = certificate();
   const redisPort = await freePort();
   const redisProc = startNode('redis-server', 'bench/servers/redis.js', { env: { PORT: String(redisPort) } });
   const redis = await waitForRedis(redisProc, redisPort);
   const runs = [];
-  for (const root of compare ? [compare, ROOT] : [ROOT]) {
-    await redis.flushall(); // each gateway starts from empty windows
-    runs.push(await runAgainst(root, redisPort));
-  }
+  for (const root of compare ? [compare, ROOT] : [ROOT])
+    runs.push(await runAgainst(root, redis, redisPort, tls));
   redis.disconnect();
   const text = markdown(runs);
   console.log(`\n${text}`);
-  await writeFile(join(ROOT, 'bench', 'attack-results.md'), `${text}\n`);
+  writeFileSync(join(ROOT, 'bench', 'attack-results.md'), `${text}\n`);
+  writeFileSync(join(tmpdir(), 'tollgate-attack-results.json'), JSON.stringify(runs, null, 2));
   log('wrote bench/attack-results.md');
 }
 
