@@ -203,7 +203,7 @@ async function rawSender(
 }
 
 describe('the discard is bounded', () => {
-  test(`a client that never stops sending is cut after at most ${LINGER.bytes} bytes read`, async ({
+  test(`a client that never stops sending has at most ${LINGER.bytes} bytes read, and is cut after ${LINGER.ms} ms`, async ({
     gateway,
   }) => {
     const { socket, received, closed } = await rawSender(gateway.url());

@@ -16,8 +16,8 @@ export const LINGER = { ms: 2_000, bytes: 8 * 1024 * 1024 } as const;
  * Closing such a connection at once makes the kernel reset it over the bytes still arriving, and a
  * client still writing its body (Node's http client, a browser) gets EPIPE or ECONNRESET instead of
  * the answer. So, like nginx's lingering close, the connection is half-closed once the answer is
- * written, and what the client still sends is read and dropped, for at most LINGER.ms and
- * LINGER.bytes, before the connection is closed. HTTP/1 only: an HTTP/2 answer ends its stream alone.
+ * written, and what the client still sends is read and dropped, for at most LINGER.ms (past
+ * LINGER.bytes it is no longer read), before the connection is closed. HTTP/1 only: an HTTP/2 answer ends its stream alone.
  */
 export function closesAfterAnswer(res: ServerResponse): boolean {
   const req = res.req as ServerResponse['req'] | undefined;
@@ -42,7 +42,10 @@ function linger(socket: Socket): void {
   socket.removeAllListeners('data');
   socket.on('data', (chunk: Buffer) => {
     left -= chunk.length;
-    if (left < 0) cut();
+    // Past the bytes bound, stop reading rather than cut: a reset now could reach the client
+    // before it has read the answer, and the kernel would drop the answer. TCP's window holds the
+    // client's writes until the time bound closes the connection.
+    if (left < 0) socket.pause();
   });
   socket.once('end', () => Socket.prototype.destroySoon.call(socket));
   socket.resume();

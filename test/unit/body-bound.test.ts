@@ -71,7 +71,12 @@ describe('the body bound of a route', () => {
 
   test('the defaults and checks of the requests and streams blocks', () => {
     const { config: loaded } = loadConfigText(config(''), 'test.yaml', {});
-    expect(loaded.requests).toEqual({ bodyTimeout: 10_000, responseTimeout: 30_000, maxInFlightPerIp: 64 });
+    expect(loaded.requests).toEqual({
+      bodyTimeout: 10_000,
+      responseTimeout: 30_000,
+      maxInFlightPerIp: 64,
+      shedAfter: 500,
+    });
     expect(loaded.streams).toEqual({ maxPerSession: 3, maxPerIp: 128 });
     expect(loaded.upstreams['remote']!.streamConnections).toBe(1024);
     expect(loaded.upstreams['remote']!.connectRate).toBe(100);
