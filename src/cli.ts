@@ -78,7 +78,11 @@ main(process.argv.slice(2)).then(
     if (err instanceof ConfigError) console.error(`invalid config:\n${err.message}`);
     // The message names the store (password redacted); the error's cause is never printed, as
     // ioredis puts the AUTH command, password included, on its errors.
-    else if (err instanceof StoreConfigError || err instanceof DatabaseOpenError || err instanceof ListenError) {
+    else if (
+      err instanceof StoreConfigError ||
+      err instanceof DatabaseOpenError ||
+      err instanceof ListenError
+    ) {
       console.error(`cannot start: ${err.message}`);
     } else if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       console.error(`${(err as Error).message}\n${USAGE}`);

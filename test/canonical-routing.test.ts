@@ -14,7 +14,7 @@ import { DEFAULT_CONFIG, defaultEnv } from './helpers/default-config.js';
  * Every limited handler of the service the default config fronts, with the limiter that must count
  * it: what the embedded widget and bulk-sync services register.
  */
-const HANDLERS: readonly { method: string; path: string; limiters: readonly string[] }[] = [
+const HANDLERS: readonly { method: string; path: string; limiters: string[] }[] = [
   { method: 'POST', path: '/api/v1/widget/init', limiters: ['widget-init', 'widget-sessions-ip'] },
   ...['/api/v1/widget/messages', '/api/v1/widget/events'].map((path) => ({
     method: 'POST',
