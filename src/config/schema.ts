@@ -569,7 +569,8 @@ const requests = z.strictObject({
   }),
   shedAfter: duration.prefault('500ms').meta({
     description:
-      "Load shedding: while this process's event loop runs this late (measured with a 20ms timer), " +
+      "Load shedding: while this process's event loop keeps running this late (two slow turns in a " +
+      'row, measured with a 20ms timer), ' +
       'new requests get 503 overloaded with Retry-After before their body is read or they are ' +
       'counted. 0: never shed.',
   }),
