@@ -2,26 +2,18 @@
 // HTTP/1.1, opening and resetting HTTP/2 streams, dropping the connection at any point — once it is
 // gone the gateway holds no in-flight slot and the upstream no request.
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync } from 'node:fs';
 import { connect as h2Connect, constants } from 'node:http2';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import { selfSigned } from './helpers/certificates.js';
+import { plainAndTlsListeners } from './helpers/certificates.js';
 import { test as base } from './helpers/fixtures.js';
-import { sampleValue, scrape } from './helpers/prometheus.js';
-import { sleep, waitFor } from './helpers/wait.js';
+import { requestsInFlight } from './helpers/prometheus.js';
+import { allReleased } from './helpers/released.js';
+import { sleep } from './helpers/wait.js';
 
-const server = selfSigned(mkdtempSync(join(tmpdir(), 'tollgate-fuzz-')), 'server');
-const ca = readFileSync(server.cert);
-const listeners = [
-  { name: 'plain', host: '127.0.0.1', port: 0 },
-  { name: 'tls', host: '127.0.0.1', port: 0, tls: { cert: server.cert, key: server.key } },
-];
-const config = `listeners:
-${listeners.map((l) => `  - ${JSON.stringify(l)}`).join('\n')}
+const { ca, yaml: listeners } = plainAndTlsListeners('tollgate-fuzz-');
+const config = `${listeners}
 admin: { host: 127.0.0.1, port: 0 }
 requests: { maxInFlightPerIp: 1000 }
 upstreams: { app: { url: '\${UPSTREAM_URL}' } }
@@ -73,21 +65,14 @@ test('open, pipeline, reset and close at random points: the gauges return to zer
   gateway,
   upstream,
 }) => {
-  const inFlight = async () =>
-    sampleValue(await scrape(gateway.adminUrl!), 'tollgate_in_flight{kind="requests"}');
   await fc.assert(
     fc.asyncProperty(fc.array(client, { minLength: 1, maxLength: 4 }), async (clients) => {
       await Promise.all(
         clients.map((c) => (c.h2 ? http2(gateway.url('tls'), c) : http1(gateway.url('plain'), c))),
       );
-      await waitFor(inFlight, (n) => n === 0, { timeoutMs: 30_000, what: 'no slot held' });
-      await waitFor(
-        () => upstream.openRequests,
-        (n) => n === 0,
-        { timeoutMs: 30_000, what: 'no request open upstream' },
-      );
+      await allReleased(gateway.adminUrl!, upstream, 30_000);
     }),
     { numRuns: 20 },
   );
-  expect(await inFlight()).toBe(0);
+  expect(await requestsInFlight(gateway.adminUrl!)).toBe(0);
 }, 600_000);

@@ -11,7 +11,7 @@ import { expect } from 'vitest';
 import { startGatewayProcess } from './helpers/cli.js';
 import { test as base } from './helpers/fixtures.js';
 import { gatewayYaml } from './helpers/gateway.js';
-import { sampleValue, scrape } from './helpers/prometheus.js';
+import { requestsInFlight } from './helpers/prometheus.js';
 import { waitFor } from './helpers/wait.js';
 
 const config = gatewayYaml(
@@ -26,11 +26,6 @@ routes: [{ name: all, paths: ['/*'], upstream: app }]
 const test = base.extend('gateway', { scope: 'file' }, async ({ upstream, gateways }) =>
   gateways.start(config, { UPSTREAM_URL: upstream.url }),
 );
-
-/** The in-flight gauge of the gateway's /metrics. */
-async function inFlight(adminUrl: string): Promise<number> {
-  return sampleValue(await scrape(adminUrl), 'tollgate_in_flight{kind="requests"}') ?? -1;
-}
 
 /** A TCP connection that writes `paths` as pipelined GETs at once and never reads the answers. */
 async function pipeline(url: string, paths: readonly string[]): Promise<Socket> {
@@ -47,7 +42,7 @@ test('2 connections x 40 pipelined requests closed at once: every slot returns, 
   upstream,
 }) => {
   const admin = gateway.adminUrl!;
-  expect(await inFlight(admin)).toBe(0);
+  expect(await requestsInFlight(admin)).toBe(0);
   const hungBefore = upstream.hung;
   const abortedBefore = upstream.aborted;
   const seenBefore = upstream.seen.length;
@@ -63,11 +58,11 @@ test('2 connections x 40 pipelined requests closed at once: every slot returns, 
     (n) => n.hung === 40 && n.seen === 40,
     { timeoutMs: 30_000, what: 'the 80 requests upstream' },
   );
-  expect(await inFlight(admin)).toBe(80);
+  expect(await requestsInFlight(admin)).toBe(80);
 
   for (const s of sockets) s.destroy();
   await waitFor(
-    () => inFlight(admin),
+    () => requestsInFlight(admin),
     (n) => n === 0,
     { timeoutMs: 30_000, what: 'every slot back' },
   );

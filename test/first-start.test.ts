@@ -2,7 +2,7 @@
 // directory, then the README's first request, with no CLI step in between.
 import { decodeJwt } from 'jose';
 import { afterEach, describe, expect, test } from 'vitest';
-import { newDataDir } from './helpers/embedded.js';
+import { firstStartEnv, newDataDir } from './helpers/embedded.js';
 import { limitHeaders, send, type Reply } from './helpers/gateway.js';
 import { startGatewayProcess, type CliProcess, type LogLine } from './helpers/cli.js';
 
@@ -18,19 +18,7 @@ afterEach(async () => {
 
 /** `tollgate start` with the shipped config's defaults, but ephemeral ports and its own data directory. */
 async function start(dataDir: string, extra: Record<string, string> = {}): Promise<CliProcess> {
-  const gp = await startGatewayProcess(CONFIG, {
-    env: {
-      HOST: '127.0.0.1',
-      PORT: '0',
-      ADMIN_PORT: '0',
-      DATA_DIR: dataDir,
-      BOOTSTRAP_API_KEYS: '',
-      BOOTSTRAP_WORKSPACE_TOKEN: '',
-      CONFIG_WATCH: 'false',
-      LOG_LEVEL: 'info',
-      ...extra,
-    },
-  });
+  const gp = await startGatewayProcess(CONFIG, { env: firstStartEnv(dataDir, extra) });
   running.push(gp);
   return gp;
 }

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { ListenError } from '../src/http/listen.js';
 import { runCli } from './helpers/cli.js';
 import { startGateway } from './helpers/gateway.js';
-import { newDataDir } from './helpers/embedded.js';
+import { firstStartEnv, newDataDir } from './helpers/embedded.js';
 import { test } from './helpers/fixtures.js';
 
 let taken: Server;
@@ -27,40 +27,30 @@ afterAll(() => new Promise<void>((resolve) => taken.close(() => resolve())));
 async function start(ports: { PORT: string; ADMIN_PORT: string }, extra: Record<string, string> = {}) {
   const dataDir = newDataDir();
   const result = await runCli(['start', '--config', 'config/gateway.yaml'], {
-    env: {
-      HOST: '127.0.0.1',
-      ...ports,
-      DATA_DIR: dataDir,
-      BOOTSTRAP_API_KEYS: '',
-      BOOTSTRAP_WORKSPACE_TOKEN: '',
-      CONFIG_WATCH: 'false',
-      LOG_LEVEL: 'info',
-      ...extra,
-    },
+    env: firstStartEnv(dataDir, { ...ports, ...extra }),
   });
   return { ...result, dataFiles: readdirSync(dataDir) };
+}
+
+/** One line naming the port and the listener, exit 1; no first start (its key is logged once), no database. */
+function expectRefused(result: Awaited<ReturnType<typeof start>>, listener: 'public' | 'admin'): void {
+  expect(result.stderr).toBe(
+    `cannot start: cannot listen on 127.0.0.1:${port} (${listener} listener): address already in use\n`,
+  );
+  expect(result.code).toBe(1);
+  expect(result.stdout).toBe('');
+  expect(result.dataFiles).toEqual([]);
 }
 
 describe('tollgate start with a port already in use', () => {
   test('the public port: one line, exit 1, nothing started', async () => {
     const result = await start({ PORT: String(port), ADMIN_PORT: '0' });
-    expect(result.stderr).toBe(
-      `cannot start: cannot listen on 127.0.0.1:${port} (public listener): address already in use\n`,
-    );
-    expect(result.code).toBe(1);
-    // No first start (its key is logged once), no database: the services never started.
-    expect(result.stdout).toBe('');
-    expect(result.dataFiles).toEqual([]);
+    expectRefused(result, 'public');
   });
 
   test('the admin port: one line, exit 1, nothing started', async () => {
     const result = await start({ PORT: '0', ADMIN_PORT: String(port) });
-    expect(result.stderr).toBe(
-      `cannot start: cannot listen on 127.0.0.1:${port} (admin listener): address already in use\n`,
-    );
-    expect(result.code).toBe(1);
-    expect(result.stdout).toBe('');
-    expect(result.dataFiles).toEqual([]);
+    expectRefused(result, 'admin');
   });
 
   test('with workers: the primary says so once, instead of forking workers that die, forever', async ({
@@ -70,12 +60,7 @@ describe('tollgate start with a port already in use', () => {
       { PORT: String(port), ADMIN_PORT: '0' },
       { WORKERS: '2', REDIS_URL: redis.url },
     );
-    expect(result.stderr).toBe(
-      `cannot start: cannot listen on 127.0.0.1:${port} (public listener): address already in use\n`,
-    );
-    expect(result.code).toBe(1);
-    expect(result.stdout).toBe('');
-    expect(result.dataFiles).toEqual([]);
+    expectRefused(result, 'public');
   });
 
   test('a port taken after the check (a race): the gateway fails with the same error, and closes', async () => {

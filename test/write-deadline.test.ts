@@ -3,28 +3,18 @@
 // requests.responseTimeout, and the upstream connection it held is freed for other clients. The
 // upstream here has a single connection, so one parked reader would otherwise starve everyone.
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync } from 'node:fs';
 import { connect as h2Connect } from 'node:http2';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect } from 'vitest';
-import { selfSigned } from './helpers/certificates.js';
+import { plainAndTlsListeners } from './helpers/certificates.js';
 import { test as base } from './helpers/fixtures.js';
 import { h2Request, h2Session } from './helpers/h2-client.js';
 import { send } from './helpers/gateway.js';
-import { sampleValue, scrape } from './helpers/prometheus.js';
+import { allReleased } from './helpers/released.js';
 import { waitFor } from './helpers/wait.js';
 
-const server = selfSigned(mkdtempSync(join(tmpdir(), 'tollgate-deadline-')), 'server');
-const ca = readFileSync(server.cert);
-
-const listeners = [
-  { name: 'plain', host: '127.0.0.1', port: 0 },
-  { name: 'tls', host: '127.0.0.1', port: 0, tls: { cert: server.cert, key: server.key } },
-];
-const config = `listeners:
-${listeners.map((l) => `  - ${JSON.stringify(l)}`).join('\n')}
+const { ca, yaml: listeners } = plainAndTlsListeners('tollgate-deadline-');
+const config = `${listeners}
 admin: { host: 127.0.0.1, port: 0 }
 requests: { responseTimeout: 1s }
 upstreams: { app: { url: '\${UPSTREAM_URL}', connections: 1 } }
@@ -34,9 +24,6 @@ routes: [{ name: all, paths: ['/*'], upstream: app }]
 const test = base.extend('gateway', { scope: 'file' }, async ({ upstream, gateways }) =>
   gateways.start(config, { UPSTREAM_URL: upstream.url }),
 );
-
-const inFlight = async (adminUrl: string) =>
-  sampleValue(await scrape(adminUrl), 'tollgate_in_flight{kind="requests"}') ?? -1;
 
 test('HTTP/1.1: a response the client never reads is cut, and the one upstream connection serves others', async ({
   gateway,
@@ -61,16 +48,7 @@ test('HTTP/1.1: a response the client never reads is cut, and the one upstream c
   expect(other.status).toBe(200);
   parked.resume(); // reading now, it meets the end of what the gateway sent before cutting it
   await closed;
-  await waitFor(
-    () => upstream.openRequests,
-    (n) => n === 0,
-    { what: 'no request open upstream' },
-  );
-  await waitFor(
-    () => inFlight(gateway.adminUrl!),
-    (n) => n === 0,
-    { what: 'every slot back' },
-  );
+  await allReleased(gateway.adminUrl!, upstream);
 }, 120_000);
 
 test('HTTP/2: a stream whose window stays at zero is reset, and the upstream connection serves others', async ({
@@ -95,16 +73,7 @@ test('HTTP/2: a stream whose window stays at zero is reset, and the upstream con
   expect(other.status).toBe(200);
   await reset;
   expect(stream.rstCode).toBe(2); // INTERNAL_ERROR: the gateway cut the stream
-  await waitFor(
-    () => upstream.openRequests,
-    (n) => n === 0,
-    { what: 'no request open upstream' },
-  );
-  await waitFor(
-    () => inFlight(gateway.adminUrl!),
-    (n) => n === 0,
-    { what: 'every slot back' },
-  );
+  await allReleased(gateway.adminUrl!, upstream);
   good.close();
   session.destroy();
 }, 120_000);

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export interface CertificateFiles {
@@ -66,4 +67,20 @@ export function signedBy(dir: string, name: string, ca: CertificateFiles): Certi
     '2',
   ]);
   return files(cert, key);
+}
+
+/**
+ * A plain and a TLS listener (a fresh self-signed certificate) as the `listeners:` block of a
+ * gateway config, with the CA a client trusts: `gateway.url('plain')`, `gateway.url('tls')`.
+ */
+export function plainAndTlsListeners(prefix: string): { ca: Buffer; yaml: string } {
+  const server = selfSigned(mkdtempSync(join(tmpdir(), prefix)), 'server');
+  const listeners = [
+    { name: 'plain', host: '127.0.0.1', port: 0 },
+    { name: 'tls', host: '127.0.0.1', port: 0, tls: { cert: server.cert, key: server.key } },
+  ];
+  return {
+    ca: readFileSync(server.cert),
+    yaml: `listeners:\n${listeners.map((l) => `  - ${JSON.stringify(l)}`).join('\n')}`,
+  };
 }

@@ -59,3 +59,21 @@ export async function startEmbeddedGateway(
 ): Promise<Gateway> {
   return startGateway(DEFAULT_CONFIG, embeddedEnv(dataDir, extra));
 }
+
+/**
+ * The environment of `tollgate start` on the shipped config as a new user's first start: loopback,
+ * ephemeral ports unless given, no bootstrapped keys or tokens, no config watch, info logs.
+ */
+export function firstStartEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    HOST: '127.0.0.1',
+    PORT: '0',
+    ADMIN_PORT: '0',
+    DATA_DIR: dataDir,
+    BOOTSTRAP_API_KEYS: '',
+    BOOTSTRAP_WORKSPACE_TOKEN: '',
+    CONFIG_WATCH: 'false',
+    LOG_LEVEL: 'info',
+    ...extra,
+  };
+}

@@ -17,3 +17,8 @@ export function sampleValue(text: string, series: string): number | undefined {
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
+
+/** The gateway's `tollgate_in_flight{kind="requests"}` gauge; -1 when it is missing. */
+export async function requestsInFlight(adminUrl: string): Promise<number> {
+  return sampleValue(await scrape(adminUrl), 'tollgate_in_flight{kind="requests"}') ?? -1;
+}
