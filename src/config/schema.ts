@@ -562,6 +562,24 @@ const requests = z.strictObject({
         'How long a response may wait on a client that takes none of its bytes (a full socket ' +
         'buffer, an HTTP/2 window at zero) before it is cut and its upstream request aborted.',
     }),
+  responseBuffer: z
+    .strictObject({
+      perResponse: byteSize.prefault('256kb').meta({
+        description:
+          'Bytes of one response the gateway holds for a client that reads slower than the upstream ' +
+          'answers, so the upstream connection is freed; past it the upstream waits on the client.',
+      }),
+      total: byteSize.prefault('64mb').meta({
+        description:
+          'Bytes all held responses may take in this process (each counts its whole perResponse share). 0: none is held.',
+      }),
+    })
+    .prefault({})
+    .meta({
+      description:
+        'Responses taken from the upstream ahead of a slow client (event streams never are), within ' +
+        'the write deadline, so a slow or parked reader does not keep an upstream connection.',
+    }),
   maxInFlightPerIp: bound.default(64).meta({
     description:
       'Requests one client IP (IPv6: its prefix) may have in flight in this process, event streams ' +

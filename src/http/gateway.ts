@@ -14,6 +14,7 @@ import { PoolRetirement, retirementGraceMs } from './pool-retirement.js';
 import { createDecisionHandler } from './decision-handler.js';
 import { createRequestHandler } from './request-handler.js';
 import { Admission } from '../limits/admission.js';
+import { ResponseBuffers } from '../proxy/response-buffers.js';
 import { retiredPools } from './state.js';
 import { CertificateError } from './tls/certificates.js';
 
@@ -47,6 +48,7 @@ export class Gateway {
   readonly #liveStreams = new LiveStreams();
   /** Concurrency slots held, shared by every listener and kept across reloads (in-flight requests release into it). */
   readonly admission = new Admission();
+  readonly responseBuffers = new ResponseBuffers();
   /** Envoy's rate-limit service (gRPC), when rateLimitService is configured. */
   #rateLimitServer: RateLimitServer | undefined;
   #closing: Promise<void> | undefined;
@@ -201,6 +203,7 @@ export class Gateway {
             ietfHeaders: cfg.ietfHeaders,
             liveStreams: this.#liveStreams,
             admission: this.admission,
+            responseBuffers: this.responseBuffers,
           }),
     );
     if (admin && this.options.adminListener !== false) {

@@ -10,6 +10,7 @@ import { acceptableRequestId } from '../proxy/headers.js';
 import { admit } from './admit.js';
 import { bodyAtHand, requestBody, sendTooLarge } from './request-body.js';
 import type { LiveStreams } from '../proxy/live-streams.js';
+import type { ResponseBuffers } from '../proxy/response-buffers.js';
 import { methodRefusal } from '../routing/method.js';
 import { canonicalTarget } from '../routing/request-target.js';
 import { throttledWarn } from '../logger.js';
@@ -36,6 +37,8 @@ export interface HandlerContext {
   readonly liveStreams?: LiveStreams;
   /** The per-process concurrency caps (requests in flight per IP, streams per session and IP). */
   readonly admission: Admission;
+  /** The response bytes held for clients slower than their upstream. */
+  readonly responseBuffers?: ResponseBuffers;
 }
 
 interface Warnings {
@@ -177,6 +180,8 @@ async function handle(
       liveStreams: ctx.liveStreams,
       cors: route.cors !== undefined,
       responseTimeout: state.table.config.requests.responseTimeout,
+      buffers: ctx.responseBuffers,
+      bufferLimits: state.table.config.requests.responseBuffer,
     },
   );
   const result = forwarded.kind === 'ok' ? statusClass(forwarded.status) : forwarded.kind;

@@ -3,6 +3,7 @@ import { errors as undiciErrors, type Dispatcher } from 'undici';
 import { endToEnd } from './headers.js';
 import type { LiveStreams } from './live-streams.js';
 import { onRequestEnd } from './request-end.js';
+import type { ResponseBufferLimits, ResponseBuffers } from './response-buffers.js';
 
 export type ForwardOutcome =
   | { readonly kind: 'ok'; readonly status: number }
@@ -47,6 +48,11 @@ function unsent(res: ServerResponse): number {
  * The write deadline: a response the client does not read (socket buffer full, HTTP/2 window at
  * zero) for `responseTimeout` is cut and its upstream request aborted, so a parked reader never
  * holds an upstream connection for long. The timer runs only while writes wait.
+ *
+ * A client that falls behind first gets a share of the response buffers: up to that share the
+ * upstream's bytes are taken ahead of the client, so a response that fits frees its upstream
+ * connection at once and only waits on the client within the deadline. Past the share (or with the
+ * budget spent) the upstream waits on the client.
  */
 export class ResponseRelay implements Dispatcher.DispatchHandler {
   readonly done: Promise<ForwardOutcome>;
@@ -60,6 +66,8 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   #ended = false;
   /** Armed while the client is not taking the response's bytes. */
   #stall: NodeJS.Timeout | undefined;
+  /** The buffer share this response holds while its client is behind (0: none). */
+  #held = 0;
 
   constructor(
     req: IncomingMessage,
@@ -69,6 +77,8 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     private readonly requestId: string,
     private readonly liveStreams?: LiveStreams,
     private readonly cors = false,
+    private readonly buffers?: ResponseBuffers,
+    private readonly bufferLimits?: ResponseBufferLimits,
   ) {
     this.done = new Promise((resolve) => (this.#settle = resolve));
     onRequestEnd(req, res, this.#onRequestEnd);
@@ -99,6 +109,28 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     clearTimeout(this.#stall);
     this.#stall = undefined;
     this.#controller?.resume();
+  };
+
+  /** Holds a buffer share while the client is behind: true when this response has one. */
+  #holdShare(): boolean {
+    if (this.#held > 0) return true;
+    const limits = this.bufferLimits;
+    if (!this.buffers || !limits || !this.buffers.take(limits.perResponse, limits.total)) return false;
+    this.#held = limits.perResponse;
+    this.res.once('drain', this.#giveShare);
+    this.res.once('close', this.#giveShare);
+    return true;
+  }
+
+  /** The client caught up, or the response is over: the share goes back, and so does the deadline. */
+  #giveShare = (): void => {
+    if (this.#held === 0) return;
+    this.buffers!.give(this.#held);
+    this.#held = 0;
+    this.res.off('drain', this.#giveShare);
+    this.res.off('close', this.#giveShare);
+    clearTimeout(this.#stall);
+    this.#stall = undefined;
   };
 
   /** Shutdown: end the stream cleanly for the client (it reconnects elsewhere) and drop the upstream side. */
@@ -154,11 +186,11 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (!this.res.write(chunk)) {
-      controller.pause();
-      this.#waitForClient();
-      this.res.once('drain', this.#onDrain);
-    }
+    if (this.res.write(chunk)) return;
+    this.#waitForClient();
+    if (this.#holdShare() && unsent(this.res) <= this.#held) return;
+    controller.pause();
+    this.res.once('drain', this.#onDrain);
   }
 
   onResponseEnd(): void {

@@ -5,6 +5,7 @@ import type { LiveStreams } from './live-streams.js';
 import { upstreamRequestHeaders, type ForwardedFacts } from './headers.js';
 import { pacedConnector } from './connect-pacing.js';
 import { requestGone } from './request-end.js';
+import type { ResponseBufferLimits, ResponseBuffers } from './response-buffers.js';
 import { ResponseRelay, type ForwardOutcome } from './response-relay.js';
 
 export type { ForwardOutcome } from './response-relay.js';
@@ -27,6 +28,9 @@ export interface ForwardOptions {
   readonly cors?: boolean;
   /** The write deadline (ms): a response the client takes no bytes of for this long is cut. */
   readonly responseTimeout: number;
+  /** Where an ordinary response (never an event stream) takes its share when its client falls behind. */
+  readonly buffers?: ResponseBuffers;
+  readonly bufferLimits?: ResponseBufferLimits;
 }
 
 /**
@@ -92,7 +96,17 @@ export class UpstreamPool {
     req: IncomingMessage,
     res: ServerResponse,
     facts: ForwardedFacts,
-    { target, extraHeaders, body, stream, liveStreams, cors = false, responseTimeout }: ForwardOptions,
+    {
+      target,
+      extraHeaders,
+      body,
+      stream,
+      liveStreams,
+      cors = false,
+      responseTimeout,
+      buffers,
+      bufferLimits,
+    }: ForwardOptions,
   ): Promise<ForwardOutcome> {
     // The client may have left while the limiter waited on the store: then never start the exchange.
     if (requestGone(req, res)) return Promise.resolve({ kind: 'aborted' });
@@ -107,6 +121,8 @@ export class UpstreamPool {
       facts.requestId,
       liveStreams,
       cors,
+      stream ? undefined : buffers,
+      bufferLimits,
     );
     (stream ? this.streamPool : this.pool).dispatch(
       {

@@ -74,6 +74,7 @@ describe('the body bound of a route', () => {
     expect(loaded.requests).toEqual({
       bodyTimeout: 10_000,
       responseTimeout: 30_000,
+      responseBuffer: { perResponse: 256 * 1024, total: 64 * 1024 * 1024 },
       maxInFlightPerIp: 64,
       shedAfter: 500,
     });
