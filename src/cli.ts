@@ -8,7 +8,7 @@ import { ConfigError } from './config/errors.js';
 import { DatabaseOpenError } from './db/open-error.js';
 import { ListenError } from './http/listen.js';
 import { StoreConfigError } from './store/redis-connection.js';
-import { loadConfigFile } from './config/load.js';
+import { loadConfigFile } from './rules/load.js';
 
 const USAGE = `usage:
   tollgate start   --config FILE

@@ -5,8 +5,8 @@ import express from 'express';
 import fastify, { type FastifyInstance } from 'fastify';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { loadConfigText } from '../src/config/load.js';
-import type { RuleTable } from '../src/config/rule-table.js';
+import { loadConfigText } from '../src/rules/load.js';
+import type { RuleTable } from '../src/rules/compile.js';
 import { canonicalTarget } from '../src/routing/request-target.js';
 import { DEFAULT_CONFIG, defaultEnv } from './helpers/default-config.js';
 

@@ -3,7 +3,7 @@
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { describe, expect } from 'vitest';
 import type { Gateway } from '../src/http/gateway.js';
-import { loadConfigText } from '../src/config/load.js';
+import { loadConfigText } from '../src/rules/load.js';
 import { hashPart } from '../src/identity/hash.js';
 import { test as base } from './helpers/fixtures.js';
 import { gatewayYaml, REDIS_STORE, send } from './helpers/gateway.js';

@@ -3,7 +3,7 @@
 // through the gateway (even from a trusted proxy) or straight to the service, changes nothing.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { servicesConfigFrom } from '../src/cli/services-config.js';
-import { loadConfigText } from '../src/config/load.js';
+import { loadConfigText } from '../src/rules/load.js';
 import type { EmbeddedServiceName } from '../src/config/schema.js';
 import type { Db } from '../src/db/database.js';
 import type { Gateway } from '../src/http/gateway.js';

@@ -4,7 +4,7 @@
 // `tollgate serve` runs it, and behind a gateway that routes these paths to it.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { servicesConfigFrom } from '../src/cli/services-config.js';
-import { loadConfigText } from '../src/config/load.js';
+import { loadConfigText } from '../src/rules/load.js';
 import type { EmbeddedServiceName } from '../src/config/schema.js';
 import type { Db } from '../src/db/database.js';
 import type { Gateway } from '../src/http/gateway.js';

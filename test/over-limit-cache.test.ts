@@ -2,7 +2,7 @@
 // with the same answer the store would give, and without a Redis round trip.
 import type { Redis } from 'ioredis';
 import { describe, expect } from 'vitest';
-import { loadConfigText } from '../src/config/load.js';
+import { loadConfigText } from '../src/rules/load.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { hashPart } from '../src/identity/hash.js';
 import { windowKey } from '../src/limits/plan.js';

@@ -2,7 +2,7 @@
 import calculateSlot from 'cluster-key-slot';
 import { Pool } from 'undici';
 import { describe, expect } from 'vitest';
-import type { CompiledLimiter } from '../src/config/rule-table.js';
+import type { CompiledLimiter } from '../src/rules/compile.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { hashPart } from '../src/identity/hash.js';
 import { windowKey } from '../src/limits/plan.js';

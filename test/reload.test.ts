@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { loadConfigText } from '../src/config/load.js';
+import { loadConfigText } from '../src/rules/load.js';
 import { createStore } from '../src/store/create-store.js';
 import { runCli, startGatewayProcess, type CliProcess } from './helpers/cli.js';
 import { clientAddresses } from './helpers/clients.js';

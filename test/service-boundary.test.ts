@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect } from 'vitest';
-import { loadConfigText } from '../src/config/load.js';
+import { loadConfigText } from '../src/rules/load.js';
 import { startGatewayProcess } from './helpers/cli.js';
 import { newDataDir } from './helpers/embedded.js';
 import { test as serversTest } from './helpers/fixtures.js';

@@ -1,7 +1,7 @@
 // Shadow limiters (per limiter and the global switch), and the IETF RateLimit-Policy / RateLimit headers.
 import type { Redis } from 'ioredis';
 import { describe, expect } from 'vitest';
-import { loadConfigText } from '../src/config/load.js';
+import { loadConfigText } from '../src/rules/load.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { hashPart } from '../src/identity/hash.js';
 import { windowKey } from '../src/limits/plan.js';

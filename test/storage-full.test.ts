@@ -4,7 +4,7 @@
 import { pino } from 'pino';
 import { afterAll, describe, expect, test } from 'vitest';
 import { servicesConfigFrom } from '../src/cli/services-config.js';
-import { loadConfigText } from '../src/config/load.js';
+import { loadConfigText } from '../src/rules/load.js';
 import type { Db } from '../src/db/database.js';
 import { createUser } from '../src/services/accounts.js';
 import { listen } from '../src/services/app.js';

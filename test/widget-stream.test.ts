@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { request, type Dispatcher } from 'undici';
 import { servicesConfigFrom } from '../src/cli/services-config.js';
-import { loadConfigText } from '../src/config/load.js';
+import { loadConfigText } from '../src/rules/load.js';
 import { openDatabase, type Db } from '../src/db/database.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { createServiceApp, listen } from '../src/services/app.js';

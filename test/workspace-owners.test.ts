@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
 import { servicesConfigFrom } from '../src/cli/services-config.js';
-import { loadConfigText } from '../src/config/load.js';
+import { loadConfigText } from '../src/rules/load.js';
 import { DATABASE_FILE, migrate, openDatabase, type Db } from '../src/db/database.js';
 import { MIGRATIONS } from '../src/db/migrations/index.js';
 import type { Gateway } from '../src/http/gateway.js';

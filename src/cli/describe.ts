@@ -1,6 +1,6 @@
 import ms from 'ms';
 import type { CanonicalTarget } from '../routing/request-target.js';
-import type { CompiledLimiter, RuleTable } from '../config/rule-table.js';
+import type { CompiledLimiter, RuleTable } from '../rules/compile.js';
 import type { RequestIdentity } from '../identity/resolve.js';
 import { windowKey } from '../limits/plan.js';
 import { redactedSeed, redactedUrl } from '../store/redis-connection.js';

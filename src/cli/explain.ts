@@ -1,4 +1,4 @@
-import { loadConfigFile } from '../config/load.js';
+import { loadConfigFile } from '../rules/load.js';
 import { openDatabase } from '../db/database.js';
 import { buildState, closeState } from '../http/state.js';
 import { describePeer } from '../identity/peer.js';

@@ -1,10 +1,10 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import type { RuleTable } from '../config/rule-table.js';
+import type { RuleTable } from '../rules/compile.js';
 import type { GatewayConfig } from '../config/schema.js';
 import { certificateFiles } from '../http/tls/certificates.js';
-import { loadConfigFile } from '../config/load.js';
+import { loadConfigFile } from '../rules/load.js';
 
 export interface ReloadTarget {
   reload(table: RuleTable): Promise<void>;

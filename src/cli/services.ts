@@ -1,5 +1,5 @@
 import { embeddedServices, type EmbeddedServiceName } from '../config/schema.js';
-import { loadConfigFile } from '../config/load.js';
+import { loadConfigFile } from '../rules/load.js';
 import { openDatabase, type Db } from '../db/database.js';
 import { createLogger } from '../logger.js';
 import { createUser, isEmailAddress } from '../services/accounts.js';

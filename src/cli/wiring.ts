@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { RuleTable } from '../config/rule-table.js';
+import type { RuleTable } from '../rules/compile.js';
 import type { GatewayConfig } from '../config/schema.js';
 import type { WorkspaceTokenStore } from '../credentials/workspace-token.js';
 import type { EmbeddedUpstreams } from '../http/embedded-upstreams.js';

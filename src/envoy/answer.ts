@@ -1,5 +1,5 @@
-import type { RouteWindow } from '../config/rule-table.js';
-import { addRateLimitHeaders } from '../http/responses.js';
+import type { RouteWindow } from '../rules/model.js';
+import { addRateLimitHeaders } from '../limits/rate-limit-headers.js';
 import { decide, type Decision } from '../limits/decision.js';
 import type { WindowResult } from '../store/window-store.js';
 import type { DescriptorPlan } from './descriptor-table.js';

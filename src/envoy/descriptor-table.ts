@@ -1,20 +1,17 @@
-import type { CompiledLimiter, RouteWindow } from '../config/rule-table.js';
-import type { DescriptorPatternConfig } from '../config/schema.js';
 import { hashPart } from '../identity/hash.js';
+import { descriptorWindowKey, routeWindow, windowRequest } from '../limits/keys.js';
+import type {
+  CompiledLimiter,
+  DescriptorEntry,
+  DescriptorMatch,
+  DescriptorMatcher,
+  DescriptorPattern,
+  RouteWindow,
+} from '../rules/model.js';
 import type { WindowRequest } from '../store/window-store.js';
 
-/** One entry of a descriptor as Envoy sends it. */
-export interface DescriptorEntry {
-  readonly key: string;
-  readonly value: string;
-}
-
-/** A descriptor some limiter answers: that limiter, and the (hashed) budget the descriptor spends. */
-export interface DescriptorMatch {
-  readonly limiter: CompiledLimiter;
-  /** The hash of the values of the pattern's any-value entries: whose budget, and the cluster hash tag. */
-  readonly tag: string;
-}
+export type { DescriptorEntry, DescriptorMatch } from '../rules/model.js';
+export { descriptorWindowKey } from '../limits/keys.js';
 
 interface CompiledPattern {
   readonly limiter: CompiledLimiter;
@@ -32,7 +29,7 @@ const signature = (keys: readonly string[]) => keys.join('\0');
 const escapeNul = (value: string) => value.replace(/[\\\0]/g, (c) => (c === '\0' ? '\\0' : '\\\\'));
 
 /** A pattern's identity, to find two limiters claiming the same descriptors. */
-export const patternId = (p: DescriptorPatternConfig): string =>
+export const patternId = (p: DescriptorPattern): string =>
   JSON.stringify([p.domain, ...p.entries.map((e) => [e.key, e.value ?? null])]);
 
 /**
@@ -42,7 +39,7 @@ export const patternId = (p: DescriptorPatternConfig): string =>
  * the pattern's any-value entries, so each value is counted apart (and all patterns of one limiter
  * share the budget of a value).
  */
-export class DescriptorTable {
+export class DescriptorTable implements DescriptorMatcher {
   /** domain → keys signature → patterns, in config order. */
   readonly #byDomain = new Map<string, Map<string, CompiledPattern[]>>();
 
@@ -82,14 +79,6 @@ export class DescriptorTable {
   }
 }
 
-/**
- * The store key of one window of a descriptor's budget: `<prefix>{<tag>}:<limiter>:<period>:descriptor`.
- * Apart from the keys of HTTP requests (`...:<period>:<parts>...`), so the two never share a counter.
- */
-export function descriptorWindowKey(prefix: string, match: DescriptorMatch, windowIndex: number): string {
-  return `${prefix}{${match.tag}}:${match.limiter.name}:${match.limiter.windows[windowIndex]!.periodMs}:descriptor`;
-}
-
 /** The windows of a planned rate-limit request: one store call for all its descriptors. */
 export interface DescriptorPlan {
   /** What the store checks and counts; a window two descriptors share appears once, with both costs. */
@@ -119,19 +108,12 @@ export function planDescriptors(
       if (request === undefined) {
         request = requests.length;
         byKey.set(key, request);
-        requests.push({
-          key,
-          limit: window.limit,
-          periodMs: window.periodMs,
-          enforce: !limiter.shadow,
-          cacheWhenSpent: !limiter.shadow && limiter.overLimitCache,
-          cost: hits,
-        });
+        requests.push(windowRequest(limiter, window, key, hits));
       } else {
         const merged = requests[request]!;
         requests[request] = { ...merged, cost: (merged.cost ?? 1) + hits };
       }
-      return { window: { limiter, index, window, policyName: `${limiter.name}.${index}` }, request };
+      return { window: routeWindow(limiter, index, window), request };
     });
   });
   return { requests, descriptors };

@@ -9,7 +9,7 @@ import {
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import type { Logger } from 'pino';
-import type { RuleTable } from '../config/rule-table.js';
+import type { RuleTable } from '../rules/compile.js';
 import type { RateLimitServiceConfig } from '../config/schema.js';
 import { ListenError } from '../http/listen.js';
 import { throttledWarn } from '../logger.js';

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { CompiledRoute } from '../config/rule-table.js';
+import type { CompiledRoute } from '../rules/compile.js';
 import type { GatewayConfig } from '../config/schema.js';
 import type { RequestIdentity } from '../identity/resolve.js';
 import type { Admission, Refusal, StreamBounds, StreamHolder } from '../limits/admission.js';

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import type { CompiledRoute } from '../config/rule-table.js';
+import type { CompiledRoute } from '../rules/compile.js';
 import {
   allowedOrigin,
   EXPOSED_HEADERS,
@@ -7,7 +7,7 @@ import {
   PREFLIGHT_VARY,
   type CorsPolicy,
 } from '../cors/policy.js';
-import type { CorsRoute, Router } from '../routing/router.js';
+import type { CorsRoute, RouteMatcher } from '../rules/model.js';
 import { sendError } from './responses.js';
 
 /**
@@ -16,7 +16,7 @@ import { sendError } from './responses.js';
  * `host` is the Host header's unless given (a decision listener's original request names its own).
  */
 export function preflightRoute(
-  router: Router<CompiledRoute>,
+  router: RouteMatcher<CompiledRoute>,
   method: string,
   headers: IncomingHttpHeaders,
   matchPath: string,

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { RuleTable } from '../config/rule-table.js';
+import type { RuleTable } from '../rules/compile.js';
 import type { WorkspaceTokenStore } from '../credentials/workspace-token.js';
 import type { RateLimitServer } from '../envoy/server.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.js';

@@ -1,12 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { CompiledLimiter, CompiledRoute } from '../config/rule-table.js';
+import type { CompiledLimiter, CompiledRoute } from '../rules/compile.js';
 import type { Peer } from '../identity/peer.js';
 import { identityOf, needsCredentials, resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
 import { decide, type Decision } from '../limits/decision.js';
 import { planWindows } from '../limits/plan.js';
 import type { GatewayMetrics, LimiterDecision } from '../metrics/gateway-metrics.js';
 import type { WindowResult, WindowStore } from '../store/window-store.js';
-import { addRateLimitHeaders } from './responses.js';
+import { addRateLimitHeaders } from '../limits/rate-limit-headers.js';
 import type { GatewayState } from './state.js';
 
 /**

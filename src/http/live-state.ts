@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { RuleTable } from '../config/rule-table.js';
+import type { RuleTable } from '../rules/compile.js';
 import { changedRestartOnlyFields } from './restart-only.js';
 import { buildState, closeState, type GatewayState, type StateOptions } from './state.js';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { CompiledRoute } from '../config/rule-table.js';
+import type { CompiledRoute } from '../rules/compile.js';
 import { peerOf } from '../identity/peer.js';
 import { clientIpKey, connectionStrips, type RequestIdentity } from '../identity/resolve.js';
 import type { Admission } from '../limits/admission.js';

@@ -1,4 +1,4 @@
-import type { RuleTable } from '../config/rule-table.js';
+import type { RuleTable } from '../rules/compile.js';
 import type { UpstreamConfig } from '../config/schema.js';
 import { VisitorJwtVerifier } from '../credentials/visitor-jwt.js';
 import type { WorkspaceTokenStore } from '../credentials/workspace-token.js';

@@ -1,7 +1,12 @@
 import type { Socket } from 'node:net';
-import { addressKey, parseAddress, type Address } from './client-ip.js';
+import { addressKey, parseAddress, type Address, type TrustedProxies } from './client-ip.js';
 import { hashPart } from './hash.js';
-import type { IdentitySources } from './resolve.js';
+
+/** The identity settings a peer depends on (a part of resolve.ts's PeerSources). */
+export interface PeerSources {
+  readonly trustedProxies: TrustedProxies;
+  readonly ipv6PrefixLength: number;
+}
 
 /** What the gateway knows of a connection's peer; the same for every request on a keep-alive socket. */
 export interface Peer {
@@ -15,10 +20,10 @@ export interface Peer {
   readonly keyHash: string;
 }
 
-const peers = new WeakMap<Socket, { sources: IdentitySources; peer: Peer }>();
+const peers = new WeakMap<Socket, { sources: PeerSources; peer: Peer }>();
 
 /** The socket's peer, computed once per connection (and again only if the identity settings change). */
-export function peerOf(socket: Socket, sources: IdentitySources): Peer {
+export function peerOf(socket: Socket, sources: PeerSources): Peer {
   const cached = peers.get(socket);
   if (cached && cached.sources === sources) return cached.peer;
   const peer = describePeer(socket.remoteAddress ?? '', sources);
@@ -26,7 +31,7 @@ export function peerOf(socket: Socket, sources: IdentitySources): Peer {
   return peer;
 }
 
-export function describePeer(raw: string, sources: IdentitySources): Peer {
+export function describePeer(raw: string, sources: PeerSources): Peer {
   const addr = parseAddress(raw);
   const key = addr ? addressKey(addr, sources.ipv6PrefixLength) : 'unknown';
   return {

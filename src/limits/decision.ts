@@ -1,4 +1,4 @@
-import type { CompiledLimiter, RouteWindow } from '../config/rule-table.js';
+import type { CompiledLimiter, RouteWindow } from '../rules/model.js';
 import type { WindowResult } from '../store/window-store.js';
 
 /** The window a response reports in its X-RateLimit-* headers. */

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { ConfigError } from '../../src/config/errors.js';
-import { loadConfigText } from '../../src/config/load.js';
+import { loadConfigText } from '../../src/rules/load.js';
 
 /** The message of the ConfigError that loading `yaml` (as conf.yaml) must throw. */
 export function configErrorOf(yaml: string, env: NodeJS.ProcessEnv = {}): string {

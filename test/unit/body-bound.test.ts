@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { loadConfigText } from '../../src/config/load.js';
+import { loadConfigText } from '../../src/rules/load.js';
 import { bulkSyncBodyLimit } from '../../src/cli/services-config.js';
 import { configErrorOf } from '../helpers/config-errors.js';
 import { DEFAULT_CONFIG } from '../helpers/default-config.js';

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { bulkSyncBodyLimit } from '../../src/cli/services-config.js';
-import { loadConfigText } from '../../src/config/load.js';
+import { loadConfigText } from '../../src/rules/load.js';
 import { parseChanged, parseFullSync } from '../../src/services/bulksync/batch.js';
 import { KIND_SPECS, sameValues } from '../../src/services/bulksync/kinds.js';
 import { HttpError } from '../../src/services/errors.js';

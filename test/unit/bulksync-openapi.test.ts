@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { servicesConfigFrom } from '../../src/cli/services-config.js';
-import { loadConfigText } from '../../src/config/load.js';
+import { loadConfigText } from '../../src/rules/load.js';
 import type { Db } from '../../src/db/database.js';
 import { bulkSyncService } from '../../src/services/bulksync/service.js';
 import { buildService, openServiceDatabase } from '../../src/services/registry.js';

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { interpolate } from '../../src/config/interpolate.js';
-import { loadConfigText } from '../../src/config/load.js';
+import { loadConfigText } from '../../src/rules/load.js';
 import { configErrorOf } from '../helpers/config-errors.js';
 import { DEFAULT_CONFIG } from '../helpers/default-config.js';
 

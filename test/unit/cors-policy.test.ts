@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { loadConfigText } from '../../src/config/load.js';
+import { loadConfigText } from '../../src/rules/load.js';
 import { allowedOrigin, compileCorsPolicy, judgePreflight, type CorsPolicy } from '../../src/cors/policy.js';
 import { canonicalTarget } from '../../src/routing/request-target.js';
 import { Router } from '../../src/routing/router.js';

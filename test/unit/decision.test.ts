@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import type { RouteWindow } from '../../src/config/rule-table.js';
+import type { RouteWindow } from '../../src/rules/compile.js';
 import { decide, resetSeconds, retryAfterSeconds } from '../../src/limits/decision.js';
 import type { WindowResult } from '../../src/store/window-store.js';
 

@@ -20,7 +20,7 @@ import {
   placeholderEnv,
   scanMarkdown,
 } from '../../scripts/docs-lint.js';
-import { loadConfigText } from '../../src/config/load.js';
+import { loadConfigText } from '../../src/rules/load.js';
 
 const GATEWAY_YAML = readFileSync(new URL('../../config/gateway.yaml', import.meta.url), 'utf8');
 const schema = z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;

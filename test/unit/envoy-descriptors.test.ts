@@ -2,7 +2,7 @@
 // from the store's results: pure logic, no socket.
 import { pino } from 'pino';
 import { describe, expect, test } from 'vitest';
-import { loadConfigText } from '../../src/config/load.js';
+import { loadConfigText } from '../../src/rules/load.js';
 import { answerFromResults, unitOf } from '../../src/envoy/answer.js';
 import { descriptorWindowKey, planDescriptors } from '../../src/envoy/descriptor-table.js';
 import { hashPart } from '../../src/identity/hash.js';

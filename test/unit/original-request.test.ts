@@ -4,7 +4,7 @@ import { parse } from 'yaml';
 import { asciiJson } from '../../src/http/decision-handler.js';
 import { namesNoOriginal, originalRequest } from '../../src/http/original-request.js';
 import { configErrorOf } from '../helpers/config-errors.js';
-import { loadConfigText } from '../../src/config/load.js';
+import { loadConfigText } from '../../src/rules/load.js';
 
 describe('originalRequest', () => {
   test('Traefik and Caddy: X-Forwarded-Method, X-Forwarded-Uri, X-Forwarded-Host', () => {

@@ -4,7 +4,7 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { servicesConfigFrom } from '../../src/cli/services-config.js';
-import { loadConfigText } from '../../src/config/load.js';
+import { loadConfigText } from '../../src/rules/load.js';
 import type { Db } from '../../src/db/database.js';
 import { userForKey } from '../../src/services/accounts.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/services/pages/layout.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { compileLimiter, compileRoute, type CompiledLimiter } from '../../src/config/rule-table.js';
+import { compileLimiter, compileRoute, type CompiledLimiter } from '../../src/rules/compile.js';
 import { hashPart } from '../../src/identity/hash.js';
 import { planWindows, windowKey } from '../../src/limits/plan.js';
 

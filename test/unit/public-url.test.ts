@@ -1,6 +1,6 @@
 // services.websites.publicUrl / services.reports.publicUrl: what the config accepts, and what it refuses.
 import { describe, expect, test } from 'vitest';
-import { loadConfigText } from '../../src/config/load.js';
+import { loadConfigText } from '../../src/rules/load.js';
 import { parsePublicUrl } from '../../src/config/public-url.js';
 import { configErrorOf } from '../helpers/config-errors.js';
 import { DEFAULT_CONFIG } from '../helpers/default-config.js';

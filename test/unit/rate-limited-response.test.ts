@@ -3,7 +3,7 @@
 // body and its byte length; and, like it, destroys a response whose headers were already sent.
 import type { ServerResponse } from 'node:http';
 import { describe, expect, test } from 'vitest';
-import type { CompiledLimiter } from '../../src/config/rule-table.js';
+import type { CompiledLimiter } from '../../src/rules/compile.js';
 import { sendError, sendRateLimited } from '../../src/http/responses.js';
 
 interface Written {

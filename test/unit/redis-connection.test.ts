@@ -9,7 +9,7 @@ import {
   tlsOptions,
 } from '../../src/store/redis-connection.js';
 import { describeRuleTable } from '../../src/cli/describe.js';
-import { loadConfigText } from '../../src/config/load.js';
+import { loadConfigText } from '../../src/rules/load.js';
 import { configErrorOf } from '../helpers/config-errors.js';
 
 describe('cluster seeds', () => {

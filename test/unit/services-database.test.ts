@@ -14,7 +14,7 @@ import {
   workspaceForToken,
 } from '../../src/services/workspaces.js';
 import { servicesConfigFrom } from '../../src/cli/services-config.js';
-import { loadConfigText } from '../../src/config/load.js';
+import { loadConfigText } from '../../src/rules/load.js';
 import { DEFAULT_CONFIG } from '../helpers/default-config.js';
 import { newDataDir } from '../helpers/embedded.js';
 import { capturingLogger } from '../helpers/log-capture.js';

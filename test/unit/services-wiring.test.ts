@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { servicesConfigFrom } from '../../src/cli/services-config.js';
-import { loadConfigText } from '../../src/config/load.js';
+import { loadConfigText } from '../../src/rules/load.js';
 import { DEFAULT_CONFIG } from '../helpers/default-config.js';
 
 describe('the services config', () => {

@@ -1,7 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { compileLimiter } from '../../src/config/rule-table.js';
+import { compileLimiter } from '../../src/rules/compile.js';
 import type { KeyPart } from '../../src/config/schema.js';
 import { hashPart } from '../../src/identity/hash.js';
 import { windowKey } from '../../src/limits/plan.js';

@@ -1,0 +1,74 @@
+/**
+ * The key scheme, in one place: every store key, WindowRequest and policy name, for HTTP requests
+ * and for Envoy's descriptors alike. The keys are what Redis holds: changing one resets counters.
+ */
+import type { CompiledLimiter, CompiledWindow, KeyPart, RouteWindow } from '../rules/model.js';
+import type { WindowRequest } from '../store/window-store.js';
+
+/** The hashed value of each key part for one request (credential parts already replaced by their fallback). */
+export type PartValues = (part: KeyPart) => string;
+
+/** The constant middle of a window's HTTP store key, ":<limiter>:<period>:<parts>", built once per config. */
+export const keyStem = (limiter: string, periodMs: number, parts: readonly KeyPart[]): string =>
+  `:${limiter}:${periodMs}:${parts.join('+')}`;
+
+/** A window's name in the IETF RateLimit headers: "<limiter>.<index>". */
+export const policyName = (limiter: CompiledLimiter, index: number): string => `${limiter.name}.${index}`;
+
+/** One window of one limiter, with its policy name. */
+export const routeWindow = (
+  limiter: CompiledLimiter,
+  index: number,
+  window: CompiledWindow,
+): RouteWindow => ({
+  limiter,
+  index,
+  window,
+  policyName: policyName(limiter, index),
+});
+
+/**
+ * The store key of one window: `<prefix>{<tag>}:<limiter>:<period>:<parts>:<other values>`.
+ * The tag (in braces, a Redis Cluster hash tag) is the part every window of the limiter shares,
+ * so one limiter's windows always land in one slot. The limit is not in the key: changing a
+ * limit applies at once to the running counters.
+ */
+export function windowKey(
+  prefix: string,
+  limiter: CompiledLimiter,
+  windowIndex: number,
+  values: PartValues,
+): string {
+  const w = limiter.windows[windowIndex]!;
+  // A route's limiters always name key parts (the config loader refuses others on a route).
+  let key = `${prefix}{${values(limiter.tagPart!)}}${w.keyStem}`;
+  for (const part of w.otherParts) key += `:${values(part)}`;
+  return key;
+}
+
+/**
+ * The store key of one window of a descriptor's budget: `<prefix>{<tag>}:<limiter>:<period>:descriptor`.
+ * Apart from the keys of HTTP requests (`...:<period>:<parts>...`), so the two never share a counter.
+ */
+export function descriptorWindowKey(
+  prefix: string,
+  match: { readonly limiter: CompiledLimiter; readonly tag: string },
+  windowIndex: number,
+): string {
+  return `${prefix}{${match.tag}}:${match.limiter.name}:${match.limiter.windows[windowIndex]!.periodMs}:descriptor`;
+}
+
+/** What the store checks and counts for one window of a limiter under `key`; `cost` left out: 1. */
+export function windowRequest(
+  limiter: CompiledLimiter,
+  window: CompiledWindow,
+  key: string,
+  cost?: number,
+): WindowRequest {
+  const enforce = !limiter.shadow;
+  const cacheWhenSpent = enforce && limiter.overLimitCache;
+  // Two literals: the HTTP path's requests carry no cost property at all, as before.
+  return cost === undefined
+    ? { key, limit: window.limit, periodMs: window.periodMs, enforce, cacheWhenSpent }
+    : { key, limit: window.limit, periodMs: window.periodMs, enforce, cacheWhenSpent, cost };
+}

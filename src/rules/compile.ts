@@ -1,0 +1,295 @@
+/**
+ * Compiling a validated config into the rule table (model.ts): the limiters, the routes, the router
+ * and Envoy's descriptor table, after the checks that span fields (unknown names, keys a route
+ * needs, TLS settings without TLS, workers without a shared store).
+ */
+import type { ConfigIssue } from '../config/errors.js';
+import { routeBodyBound } from '../config/body-bound.js';
+import type { FailurePolicy, GatewayConfig, LimiterConfig, RouteConfig } from '../config/schema.js';
+import { compileCorsPolicy, type CorsPolicy } from '../cors/policy.js';
+import { DescriptorTable, patternId } from '../envoy/descriptor-table.js';
+import { parseRange } from '../identity/client-ip.js';
+import { headersReadBy } from '../identity/resolve.js';
+import { keyStem, routeWindow } from '../limits/keys.js';
+import { Router } from '../routing/router.js';
+import { hasTlsSettings, isTlsUrl } from '../store/redis-connection.js';
+import type * as model from './model.js';
+import type { CompiledLimiter, KeyPart } from './model.js';
+
+export type { CompiledLimiter, CompiledWindow, RouteWindow } from './model.js';
+
+/** A compiled route of this gateway: its CORS policy compiled by src/cors/policy.ts. */
+export type CompiledRoute = model.CompiledRoute<CorsPolicy>;
+
+/** The rule table of this gateway's config. */
+export type RuleTable = model.RuleTable<GatewayConfig, CorsPolicy>;
+
+/** A limiter's config; descriptors may be left out (limiters built in code). */
+export type LimiterInput = Omit<LimiterConfig, 'descriptors'> & Partial<Pick<LimiterConfig, 'descriptors'>>;
+
+/** `globalShadow` is the config's global shadow switch: every limiter then counts without refusing. */
+export function compileLimiter(
+  name: string,
+  cfg: LimiterInput,
+  defaultPolicy: FailurePolicy,
+  globalShadow = false,
+): CompiledLimiter {
+  const keys = cfg.windows.map((w) => w.key);
+  const shared = keys[0]!.find((p) => keys.every((k) => k.includes(p)));
+  const tagPart = shared ?? keys[0]![0];
+  const windows = cfg.windows.map((w) => ({
+    limit: w.limit,
+    periodMs: w.period,
+    parts: w.key,
+    keyStem: keyStem(name, w.period, w.key),
+    otherParts: w.key.filter((p) => p !== tagPart),
+  }));
+  return {
+    name,
+    message: cfg.message,
+    shadow: cfg.shadow || globalShadow,
+    overLimitCache: cfg.overLimitCache,
+    onStoreError: cfg.onStoreError ?? defaultPolicy,
+    windows,
+    tagPart,
+    descriptors: cfg.descriptors ?? [],
+  };
+}
+
+/** `maxBodySize` is the route's effective bound (see routeBodyBound; the config loader passes it). */
+export function compileRoute(
+  route: RouteConfig,
+  limiters: readonly CompiledLimiter[],
+  cors?: CorsPolicy,
+  maxBodySize = route.maxBodySize ?? 0,
+): CompiledRoute {
+  const parts = new Set<KeyPart>(limiters.flatMap((l) => l.windows.flatMap((w) => w.parts)));
+  const enforcedParts = new Set(
+    limiters.filter((l) => !l.shadow).flatMap((l) => l.windows.flatMap((w) => w.parts)),
+  );
+  if (parts.has('jwt') || parts.has('workspace_token')) parts.add('ip'); // the per-IP fallback key
+  const windows = limiters.flatMap((limiter) =>
+    limiter.windows.map((window, index) => routeWindow(limiter, index, window)),
+  );
+  const ietfPolicy = windows
+    .filter((w) => !w.limiter.shadow)
+    .map((w) => `"${w.policyName}";q=${w.window.limit};w=${Math.round(w.window.periodMs / 1000)}`)
+    .join(', ');
+  return {
+    name: route.name,
+    hosts: route.hosts,
+    methods: route.methods,
+    paths: route.paths,
+    upstream: route.upstream,
+    limiters,
+    windows,
+    ietfPolicy,
+    parts,
+    identityHeaders: headersReadBy(parts),
+    requiresJwt: enforcedParts.has('jwt'),
+    requiresWorkspaceToken: enforcedParts.has('workspace_token'),
+    failsClosed: limiters.some((l) => !l.shadow && l.onStoreError === 'closed'),
+    maxBodySize,
+    cors,
+    stream: route.stream,
+  };
+}
+
+export function buildRuleTable(
+  config: GatewayConfig,
+  routes: CompiledRoute[],
+  limiters: Map<string, CompiledLimiter>,
+) {
+  const table: RuleTable = {
+    config,
+    limiters,
+    routes,
+    router: new Router(routes),
+    descriptors: DescriptorTable.compile(limiters.values()),
+  };
+  return Object.freeze(table);
+}
+
+/** A route's CORS policy: the named one it refers to, or its inline one (named after the route). */
+function routeCors(
+  ref: GatewayConfig['routes'][number]['cors'],
+  policies: ReadonlyMap<string, CorsPolicy>,
+  routeName: string,
+  r: number,
+  issues: ConfigIssue[],
+): CorsPolicy | undefined {
+  if (ref === undefined) return undefined;
+  if (typeof ref !== 'string') return compileCorsPolicy(routeName, ref);
+  const found = policies.get(ref);
+  if (!found) issues.push({ path: ['routes', r, 'cors'], message: `unknown CORS policy "${ref}"` });
+  return found;
+}
+
+/**
+ * Windows without key parts: allowed only in limiters that answer Envoy's descriptors (keyed by the
+ * descriptor's values), and never on a route, where a request's key parts say whose budget it spends.
+ */
+function keylessWindows(
+  config: GatewayConfig,
+  limiters: ReadonlyMap<string, CompiledLimiter>,
+): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const onRoute = new Map<string, string>();
+  config.routes.forEach((route, r) =>
+    route.limiters.forEach((ref, i) => {
+      if (typeof ref === 'string') onRoute.set(ref, route.name);
+      else if (ref.windows.some((w) => w.key.length === 0)) {
+        const j = ref.windows.findIndex((w) => w.key.length === 0);
+        issues.push({
+          path: ['routes', r, 'limiters', i, 'windows', j, 'key'],
+          message: "required on a route's limiter: the key parts that say whose budget a request spends",
+        });
+      }
+    }),
+  );
+  for (const [name, cfg] of Object.entries(config.limiters)) {
+    const j = cfg.windows.findIndex((w) => w.key.length === 0);
+    if (j === -1) continue;
+    const route = onRoute.get(name);
+    if (route !== undefined || (limiters.get(name)?.descriptors.length ?? 0) === 0) {
+      issues.push({
+        path: ['limiters', name, 'windows', j, 'key'],
+        message:
+          route !== undefined
+            ? `required: route "${route}" uses this limiter, and its key parts say whose budget a request spends`
+            : "required (or descriptors, for Envoy's rate-limit service)",
+      });
+    }
+  }
+  return issues;
+}
+
+/** The same descriptor named by two limiters: the second would never answer. */
+function claimedTwice(limiters: ReadonlyMap<string, CompiledLimiter>): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const owner = new Map<string, string>();
+  for (const limiter of limiters.values()) {
+    limiter.descriptors.forEach((pattern, d) => {
+      const id = patternId(pattern);
+      const first = owner.get(id);
+      if (first === undefined) owner.set(id, limiter.name);
+      else {
+        issues.push({
+          path: ['limiters', limiter.name, 'descriptors', d],
+          message: `limiter "${first}" already answers this descriptor`,
+        });
+      }
+    });
+  }
+  return issues;
+}
+
+/** Cross-field checks and compilation into the immutable rule table. */
+export function compileConfig(config: GatewayConfig): { table: RuleTable } | { issues: ConfigIssue[] } {
+  const issues: ConfigIssue[] = [];
+  config.identity.trustedProxies.forEach((cidr, i) => {
+    try {
+      parseRange(cidr);
+    } catch (err) {
+      issues.push({ path: ['identity', 'trustedProxies', i], message: (err as Error).message });
+    }
+  });
+
+  for (const [name, upstream] of Object.entries(config.upstreams)) {
+    if (!upstream.url && !upstream.embedded) {
+      issues.push({
+        path: ['upstreams', name, 'url'],
+        message: 'set url, or embedded (websites, reports, widget or bulksync) to run a built-in service',
+      });
+    }
+  }
+
+  const policy = config.store.onError;
+  const limiters = new Map<string, CompiledLimiter>();
+  for (const [name, cfg] of Object.entries(config.limiters))
+    limiters.set(name, compileLimiter(name, cfg, policy, config.shadow));
+
+  const corsPolicies = new Map<string, CorsPolicy>();
+  for (const [name, cfg] of Object.entries(config.cors)) corsPolicies.set(name, compileCorsPolicy(name, cfg));
+
+  const routes = config.routes.map((route, r) => {
+    if (!(route.upstream in config.upstreams)) {
+      issues.push({ path: ['routes', r, 'upstream'], message: `unknown upstream "${route.upstream}"` });
+    }
+    const used = route.limiters.flatMap((ref, i): CompiledLimiter[] => {
+      if (typeof ref !== 'string') {
+        const name = ref.name ?? `${route.name}#${i}`;
+        if (limiters.has(name))
+          issues.push({ path: ['routes', r, 'limiters', i, 'name'], message: `duplicate limiter "${name}"` });
+        const inline = compileLimiter(name, ref, policy, config.shadow);
+        limiters.set(name, inline);
+        return [inline];
+      }
+      const found = limiters.get(ref);
+      if (!found) issues.push({ path: ['routes', r, 'limiters', i], message: `unknown limiter "${ref}"` });
+      return found ? [found] : [];
+    });
+    const cors = routeCors(route.cors, corsPolicies, route.name, r, issues);
+    return compileRoute(route, used, cors, routeBodyBound(config, route));
+  });
+
+  for (const [r, route] of routes.entries()) {
+    const names = route.limiters.map((l) => l.name);
+    const twice = names.find((n, i) => names.indexOf(n) !== i);
+    if (twice)
+      issues.push({ path: ['routes', r, 'limiters'], message: `limiter "${twice}" is listed twice` });
+  }
+  for (const limiter of limiters.values()) {
+    // Two windows with the same period and key would share one store key and count each hit twice.
+    const ids = limiter.windows.map((w) => `${w.periodMs}:${w.parts.join('+')}`);
+    if (new Set(ids).size !== ids.length) {
+      issues.push({
+        path: ['limiters', limiter.name, 'windows'],
+        message: `limiter "${limiter.name}" has two windows with the same period and key`,
+      });
+    }
+    // A descriptor's budget is keyed by its values alone: two windows of one period would share it.
+    const periods = limiter.windows.map((w) => w.periodMs);
+    if (limiter.descriptors.length > 0 && new Set(periods).size !== periods.length) {
+      issues.push({
+        path: ['limiters', limiter.name, 'windows'],
+        message: `limiter "${limiter.name}" answers descriptors, so its windows need different periods`,
+      });
+    }
+  }
+  issues.push(...keylessWindows(config, limiters), ...claimedTwice(limiters));
+  for (const route of routes) {
+    if (route.parts.has('jwt') && !config.identity.jwt) {
+      issues.push({
+        path: ['identity'],
+        message: `route "${route.name}" has a limiter keyed by jwt, so identity.jwt must be configured`,
+      });
+    }
+  }
+  const { redis } = config.store;
+  const speaksTls = redis.cluster.length > 0 ? redis.cluster.some(isTlsUrl) : isTlsUrl(redis.url);
+  if (hasTlsSettings(redis.tls) && !speaksTls) {
+    issues.push({
+      path: ['store', 'redis', 'tls'],
+      message: 'TLS settings need a rediss:// url (or rediss:// cluster seeds)',
+    });
+  }
+  const sharedStore = config.store.redis.url !== '' || config.store.redis.cluster.length > 0;
+  if (config.workers !== 1 && !sharedStore) {
+    issues.push({
+      path: ['workers'],
+      message:
+        'more than one worker needs a shared store (store.redis.url or store.redis.cluster): ' +
+        'with the in-process store each worker would count on its own',
+    });
+  }
+  const jwt = config.identity.jwt;
+  if (jwt && !jwt.secret && !jwt.secretFile && jwt.publicKeys.length === 0 && !jwt.jwksFile) {
+    issues.push({
+      path: ['identity', 'jwt'],
+      message: 'set one of secret, secretFile, publicKeys or jwksFile',
+    });
+  }
+  if (issues.length > 0) return { issues };
+  return { table: buildRuleTable(config, routes, limiters) };
+}
