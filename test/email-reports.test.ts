@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { openDatabase, type Db } from '../src/db/database.js';
-import { createUser } from '../src/services/accounts.js';
+import { createUser } from '../src/services/accounts/accounts.js';
 import type { Hit } from '../src/services/analytics/aggregate.js';
 import { lastCompletePeriod } from '../src/services/analytics/email/period.js';
 import { smtpMailer, startEmailReports } from '../src/services/analytics/email/scheduler.js';

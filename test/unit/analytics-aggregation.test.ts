@@ -6,7 +6,7 @@ import { addDays, dayOf, daysBetween } from '../../src/services/analytics/days.j
 import { HitRecorder, RECENT_MS } from '../../src/services/analytics/recorder.js';
 import { createStatsSource } from '../../src/services/analytics/sqlite-stats-source.js';
 import { DIMENSIONS, type Dimension, type ValueCount } from '../../src/services/analytics/stats-source.js';
-import { createUser } from '../../src/services/accounts.js';
+import { createUser } from '../../src/services/accounts/accounts.js';
 import { newDataDir } from '../helpers/embedded.js';
 
 /** The StatsSource over SQLite against a reference model, for random streams of hits. */

@@ -13,7 +13,7 @@ import { parseCollectorBody } from '../../src/services/analytics/collector.js';
 import { searchEngine, socialNetwork } from '../../src/services/analytics/referrer-groups.js';
 import { parseStatsQuery } from '../../src/services/analytics/stats-query.js';
 import { notModified, TRACKING_SCRIPT_ETAG } from '../../src/services/analytics/tracking-script.js';
-import { HttpError } from '../../src/services/errors.js';
+import { HttpError } from '../../src/services/kit/errors.js';
 
 const CHROME =
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';

@@ -1,4 +1,4 @@
-import { widgetErrors } from '../errors.js';
+import { widgetErrors } from '../kit/errors.js';
 import type { ServiceDefinition } from '../registry.js';
 import { bulkSyncOpenApi } from './openapi.js';
 import { registerRoutes } from './routes.js';

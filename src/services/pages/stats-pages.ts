@@ -10,7 +10,7 @@ import type {
   ValueCount,
 } from '../analytics/stats-source.js';
 import type { ExportSettings } from '../config.js';
-import { widgetErrors, HttpError } from '../errors.js';
+import { widgetErrors, HttpError } from '../kit/errors.js';
 import { TrustedProxies } from '../../net/client-ip.js';
 import type { WebsiteRow } from '../websites/record.js';
 import { PAGE_ROUTE } from './assets.js';

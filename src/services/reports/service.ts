@@ -1,12 +1,12 @@
-import { requireApiKey } from '../accounts.js';
-import { laravelErrors } from '../errors.js';
+import { requireApiKey } from '../accounts/accounts.js';
+import { laravelErrors } from '../kit/errors.js';
 import { registerReportPages } from '../pages/report-pages.js';
 import { registerCookies } from '../pages/session.js';
 import type { ServiceDefinition } from '../registry.js';
 import { isPublicAddress } from './address-policy.js';
 import { AnalysisPool, defaultAnalysisThreads } from './analysis-pool.js';
 import { PageFetcher, systemResolver } from './fetch-page.js';
-import { laravelInput } from '../input.js';
+import { laravelInput } from '../kit/input.js';
 import { reportsOpenApi } from './openapi.js';
 import { reportRoutes } from './routes.js';
 import { ReportStore } from './store.js';

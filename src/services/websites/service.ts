@@ -3,13 +3,13 @@ import { startEmailReports } from '../analytics/email/scheduler.js';
 import { withAnalytics } from '../analytics/openapi.js';
 import { createStatsSource } from '../analytics/sqlite-stats-source.js';
 import { registerStatsRoutes } from '../analytics/stats-routes.js';
-import { laravelErrors } from '../errors.js';
-import { deleteInBatches, every } from '../housekeeping.js';
+import { laravelErrors } from '../kit/errors.js';
+import { deleteInBatches, every } from '../kit/housekeeping.js';
 import { registerCookies } from '../pages/session.js';
 import { registerStatsPages } from '../pages/stats-pages.js';
 import type { ServiceDefinition } from '../registry.js';
 import { websitesOpenApi } from './openapi.js';
-import { laravelInput } from '../input.js';
+import { laravelInput } from '../kit/input.js';
 import { registerWebsiteRoutes } from './routes.js';
 
 /**

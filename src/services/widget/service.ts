@@ -1,6 +1,6 @@
-import { widgetErrors } from '../errors.js';
+import { widgetErrors } from '../kit/errors.js';
 import type { ServiceDefinition } from '../registry.js';
-import { deleteInBatches, every } from '../housekeeping.js';
+import { deleteInBatches, every } from '../kit/housekeeping.js';
 import { VisitorAuth } from './auth.js';
 import { WorkspaceBudget } from './budget.js';
 import { widgetOpenApi } from './openapi.js';
