@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { openDatabase, type Db } from '../src/db/database.js';
 import { createUser } from '../src/services/accounts/accounts.js';
-import type { Hit } from '../src/services/analytics/aggregate.js';
-import { lastCompletePeriod } from '../src/services/analytics/email/period.js';
-import { smtpMailer, startEmailReports } from '../src/services/analytics/email/scheduler.js';
-import { ReportSender, type ReportSenderOptions } from '../src/services/analytics/email/sender.js';
-import { HitRecorder } from '../src/services/analytics/recorder.js';
-import { createStatsSource } from '../src/services/analytics/sqlite-stats-source.js';
+import type { Hit } from '../src/services/websites/analytics/aggregate.js';
+import { lastCompletePeriod } from '../src/services/websites/analytics/email/period.js';
+import { smtpMailer, startEmailReports } from '../src/services/websites/analytics/email/scheduler.js';
+import { ReportSender, type ReportSenderOptions } from '../src/services/websites/analytics/email/sender.js';
+import { HitRecorder } from '../src/services/websites/analytics/recorder.js';
+import { createStatsSource } from '../src/services/websites/analytics/sqlite-stats-source.js';
 import type { SmtpSettings } from '../src/services/config.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { newDataDir, startEmbeddedGateway } from './helpers/embedded.js';

@@ -21,7 +21,7 @@ function ownReport(store: ReportStore, request: FastifyRequest): ReportRow {
 }
 
 /** The routes of the reports API (behind the API key hook); the list links start with `publicUrl`. */
-export function reportRoutes(
+export function registerRoutes(
   app: FastifyInstance,
   store: ReportStore,
   fetcher: PageFetcher,

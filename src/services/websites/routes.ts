@@ -36,7 +36,7 @@ const recordBody = (row: WebsiteRow): { data: Website; status: 200 } => ({
  * The websites API of one user (the API key's owner). Another owner's website answers exactly
  * like a missing one. The list links start with `publicUrl` (services.websites.publicUrl).
  */
-export function registerWebsiteRoutes(app: FastifyInstance, db: Db, publicUrl: string): void {
+export function registerRoutes(app: FastifyInstance, db: Db, publicUrl: string): void {
   requireApiKey(app, db);
   const data = new WebsiteData(db);
 

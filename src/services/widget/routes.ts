@@ -39,7 +39,7 @@ function lastEventId(value: string | string[] | undefined): number | undefined {
   throw HttpError.field('Last-Event-ID', 'The Last-Event-ID header must be a message id.');
 }
 
-export function widgetRoutes(app: FastifyInstance, deps: WidgetDeps): void {
+export function registerRoutes(app: FastifyInstance, deps: WidgetDeps): void {
   const { store, tokens, auth, notifier, streams, budget } = deps;
 
   app.post('/api/v1/widget/init', async (request) => {

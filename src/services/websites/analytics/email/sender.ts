@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Db } from '../../../db/database.js';
+import type { Db } from '../../../../db/database.js';
 import type { StatsSource } from '../stats-source.js';
 import { composeReport, type ReportMessage } from './compose.js';
 import { acquireLease, releaseLease } from './lease.js';

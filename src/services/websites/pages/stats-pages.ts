@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../../db/database.js';
 import { visitorIp } from '../analytics/client-ip.js';
 import type {
   DayRange,
@@ -9,18 +9,18 @@ import type {
   TopPagesQuery,
   ValueCount,
 } from '../analytics/stats-source.js';
-import type { ExportSettings } from '../config.js';
-import { widgetErrors, HttpError } from '../kit/errors.js';
-import { TrustedProxies } from '../../net/client-ip.js';
-import type { WebsiteRow } from '../websites/record.js';
-import { PAGE_ROUTE } from './assets.js';
-import { pageAccess, safeNext, type Guarded } from './access.js';
+import type { ExportSettings } from '../../config.js';
+import { widgetErrors, HttpError } from '../../kit/errors.js';
+import { TrustedProxies } from '../../../net/client-ip.js';
+import type { WebsiteRow } from '../record.js';
+import { PAGE_ROUTE } from '../../pages/assets.js';
+import { pageAccess, safeNext, type Guarded } from '../../pages/access.js';
 import { csvStream, exportKey } from './csv-export.js';
 import { ExportSlots } from './export-slots.js';
-import { notFoundPage, passwordPage, sendPage } from './layout.js';
+import { notFoundPage, passwordPage, sendPage } from '../../pages/layout.js';
 import { parseRange } from './range.js';
 import { OVERVIEW, REALTIME_WINDOW_MS, sectionFor, SECTIONS, type Section } from './sections.js';
-import { checkOrigin, type PageSessions } from './session.js';
+import { checkOrigin, type PageSessions } from '../../pages/session.js';
 import {
   dimensionPage,
   overviewPage,

@@ -1,9 +1,9 @@
-import { laravelTime } from '../kit/laravel-time.js';
+import { laravelTime } from '../../kit/laravel-time.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Db } from '../../db/database.js';
-import { prepared } from '../../db/statements.js';
-import { HttpError, NOT_FOUND } from '../kit/errors.js';
-import { listPage, pageNumber, type ListAddress } from '../kit/pagination.js';
+import type { Db } from '../../../db/database.js';
+import { prepared } from '../../../db/statements.js';
+import { HttpError, NOT_FOUND } from '../../kit/errors.js';
+import { listPage, pageNumber, type ListAddress } from '../../kit/pagination.js';
 import { parseStatsQuery, REALTIME, type Series } from './stats-query.js';
 import type { RecentVisit, StatsSource, ValueCount } from './stats-source.js';
 

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Db } from '../../db/database.js';
-import { prepared } from '../../db/statements.js';
-import { TrustedProxies } from '../../net/client-ip.js';
-import { HttpError, NOT_FOUND, type FieldErrors } from '../kit/errors.js';
+import type { Db } from '../../../db/database.js';
+import { prepared } from '../../../db/statements.js';
+import { TrustedProxies } from '../../../net/client-ip.js';
+import { HttpError, NOT_FOUND, type FieldErrors } from '../../kit/errors.js';
 import type { TrackedEvent } from './aggregate.js';
 import { classify, siteHost, type TrackedSite } from './classify.js';
 import { visitorIp } from './client-ip.js';
