@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /** Users of the websites and reports APIs, and their API keys (SHA-256 of the key, never the key). */
 export const accounts: Migration = {

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * The websites of the websites API, each owned by a user. `url` is the normalised host, unique per

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /** Workspaces own the widget and the synced catalogue; their API tokens are "<id>|<secret>", the secret stored as SHA-256. */
 export const workspaces: Migration = {

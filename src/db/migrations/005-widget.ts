@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * The visitor widget: one session per visitor token, its conversation, widget events, leads and

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * The catalogue a workspace's site pushes through /v1/wp/*: posts, products and coupons, by

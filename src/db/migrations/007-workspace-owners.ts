@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * Each workspace belongs to a user: the widget attributes a session only to a website of that

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * Analytics (issue 12), as phpAnalytics keeps it: one `stats` row per website, dimension, UTC day

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * Storage budgets (issue 18): `widget_usage` counts what each workspace's visitors stored per fixed

@@ -7,11 +7,9 @@ import { bulkSync } from './006-bulksync.js';
 import { workspaceOwners } from './007-workspace-owners.js';
 import { analytics } from './008-analytics.js';
 import { storageBudgets } from './009-storage-budgets.js';
+import type { Migration } from './migration.js';
 
-export interface Migration {
-  readonly version: number;
-  readonly sql: string;
-}
+export type { Migration } from './migration.js';
 
 /** In order. A released migration never changes: a new one follows it. */
 export const MIGRATIONS: readonly Migration[] = [
