@@ -9,7 +9,7 @@ import { loadConfigText } from '../src/rules/load.js';
 import { openDatabase, type Db } from '../src/db/database.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { openServiceDatabase, startService, type RunningService } from '../src/services/registry.js';
-import { createWorkspaceToken, revokeWorkspaceToken } from '../src/services/workspaces.js';
+import { createWorkspaceToken, revokeWorkspaceToken } from '../src/services/accounts/workspaces.js';
 import { DEFAULT_CONFIG } from './helpers/default-config.js';
 import { embeddedEnv, newDataDir } from './helpers/embedded.js';
 import { send, silentLogger, startGateway, type Reply } from './helpers/gateway.js';

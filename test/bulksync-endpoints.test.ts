@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DATABASE_FILE, openDatabase, type Db } from '../src/db/database.js';
 import type { Gateway } from '../src/http/gateway.js';
-import { createWorkspaceToken, findWorkspace } from '../src/services/workspaces.js';
+import { createWorkspaceToken, findWorkspace } from '../src/services/accounts/workspaces.js';
 import { newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send, type Reply } from './helpers/gateway.js';
 import { RedisServer } from './helpers/redis-server.js';

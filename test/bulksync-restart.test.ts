@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { openDatabase } from '../src/db/database.js';
 import type { Gateway } from '../src/http/gateway.js';
-import { createWorkspaceToken } from '../src/services/workspaces.js';
+import { createWorkspaceToken } from '../src/services/accounts/workspaces.js';
 import { newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send } from './helpers/gateway.js';
 import { RedisServer } from './helpers/redis-server.js';

@@ -7,7 +7,7 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { openDatabase } from '../src/db/database.js';
 import type { Gateway } from '../src/http/gateway.js';
-import { share } from '../src/services/pages/stats-view.js';
+import { share } from '../src/services/websites/pages/stats-view.js';
 import { ALICE_KEY, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send } from './helpers/gateway.js';
 import { waitFor } from './helpers/wait.js';

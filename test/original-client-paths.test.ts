@@ -10,7 +10,7 @@ import type { Db } from '../src/db/database.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { CHANGED_KINDS, FULL_SYNC_KINDS } from '../src/services/bulksync/kinds.js';
 import { openServiceDatabase, startService, type RunningService } from '../src/services/registry.js';
-import { createWorkspaceToken } from '../src/services/workspaces.js';
+import { createWorkspaceToken } from '../src/services/accounts/workspaces.js';
 import { newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { gatewayYaml, send, silentLogger, startGateway, type Reply } from './helpers/gateway.js';
 import { TEST_JWT_SECRET } from './helpers/tokens.js';

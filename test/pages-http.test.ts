@@ -7,7 +7,7 @@ import { CONTENT_SECURITY_POLICY } from '../src/services/pages/layout.js';
 import { clientAddresses, rateLimitedBody } from './helpers/clients.js';
 import { ALICE_KEY, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send, type Reply } from './helpers/gateway.js';
-import { dayOf } from '../src/services/analytics/days.js';
+import { dayOf } from '../src/services/websites/analytics/days.js';
 import { REPORT_PASSWORD, seed, SITE_PASSWORD, SITES, XSS, type Seeded } from './helpers/pages.js';
 
 const LIMITED = 'Too many password attempts. Please try again later.';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Gateway } from '../src/http/gateway.js';
-import { dayOf } from '../src/services/analytics/days.js';
+import { dayOf } from '../src/services/websites/analytics/days.js';
 import { launchChromium } from './helpers/browser.js';
 import { ALICE_KEY, startEmbeddedGateway } from './helpers/embedded.js';
 import { send } from './helpers/gateway.js';

@@ -8,14 +8,14 @@ import { loadConfigText } from '../src/rules/load.js';
 import { DATABASE_FILE, migrate, openDatabase, type Db } from '../src/db/database.js';
 import { MIGRATIONS } from '../src/db/migrations/index.js';
 import type { Gateway } from '../src/http/gateway.js';
-import { userForKey } from '../src/services/accounts.js';
+import { userForKey } from '../src/services/accounts/accounts.js';
 import { openServiceDatabase } from '../src/services/registry.js';
 import {
   createWorkspaceToken,
   ensureWorkspace,
   ensureWorkspaceToken,
   WorkspaceOwnerError,
-} from '../src/services/workspaces.js';
+} from '../src/services/accounts/workspaces.js';
 import { DEFAULT_CONFIG } from './helpers/default-config.js';
 import { ALICE_KEY, BOB_KEY, embeddedEnv, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send } from './helpers/gateway.js';

@@ -4,7 +4,7 @@ import { buildState, closeState } from '../http/state.js';
 import { describePeer } from '../identity/peer.js';
 import { resolveIdentity } from '../identity/resolve.js';
 import { canonicalTarget } from '../routing/request-target.js';
-import { DatabaseTokenStore } from '../services/workspaces.js';
+import { DatabaseTokenStore } from '../services/accounts/workspaces.js';
 import { describeRequest } from './describe.js';
 import { UsageError } from './usage-error.js';
 

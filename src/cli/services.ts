@@ -2,7 +2,7 @@ import { embeddedServices, type EmbeddedServiceName } from '../config/schema.js'
 import { loadConfigFile } from '../rules/load.js';
 import { openDatabase, type Db } from '../db/database.js';
 import { createLogger } from '../logger.js';
-import { createUser, isEmailAddress } from '../services/accounts.js';
+import { createUser, isEmailAddress } from '../services/accounts/accounts.js';
 import { openServiceDatabase, startService } from '../services/registry.js';
 import {
   createWorkspaceToken,
@@ -11,7 +11,7 @@ import {
   userExists,
   WorkspaceOwnerError,
   workspaceOwner,
-} from '../services/workspaces.js';
+} from '../services/accounts/workspaces.js';
 import { servicesConfigFrom } from './services-config.js';
 import { stopSignal } from './signals.js';
 import { UsageError } from './usage-error.js';

@@ -1,6 +1,6 @@
 // The client address behind proxies: trusted ranges, the X-Forwarded-For walk and the hop forms.
 // Shared by the gateway (src/identity/, which keys limits by it) and the analytics collector
-// (src/services/analytics/, which excludes and places visits by it), so the two cannot disagree.
+// (src/services/websites/analytics/, which excludes and places visits by it), so the two cannot disagree.
 // Pure: no I/O, nothing of either side.
 import ipaddr from 'ipaddr.js';
 

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
-import type { StatsSource } from './analytics/stats-source.js';
+import type { StatsSource } from './websites/analytics/stats-source.js';
 import type { ServicesConfig } from './config.js';
 
 /** What an embedded service is built from: the shared database, its settings, and a logger. */

@@ -3,7 +3,7 @@ import type { Db } from '../db/database.js';
 import type { WorkspaceTokenStore } from '../credentials/workspace-token.js';
 import type { ServiceName, ServicesConfig } from './config.js';
 import { openServiceDatabase, startService, type RunningService } from './registry.js';
-import { DatabaseTokenStore } from './workspaces.js';
+import { DatabaseTokenStore } from './accounts/workspaces.js';
 
 /**
  * The embedded services of one gateway process, started on first use on a loopback port, so the

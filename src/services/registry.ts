@@ -2,26 +2,17 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { checkpointIfLarge } from '../db/checkpoint.js';
 import { openDatabase, type Db } from '../db/database.js';
-import { createServiceApp, listen } from './app.js';
+import { createServiceApp, listen } from './kit/app.js';
 import { bulkSyncService } from './bulksync/service.js';
 import type { ServiceName, ServicesConfig } from './config.js';
 import type { ServiceContext } from './context.js';
-import type { ErrorStyle } from './errors.js';
-import { bootstrapAccounts } from './first-start.js';
-import { every } from './housekeeping.js';
-import { openApiDocument, type OpenApiFragment } from './openapi.js';
+import { bootstrapAccounts } from './accounts/first-start.js';
+import { every } from './kit/housekeeping.js';
+import { openApiDocument } from './kit/openapi.js';
 import { reportsService } from './reports/service.js';
+import type { ServiceDefinition } from './service-definition.js';
 import { websitesService } from './websites/service.js';
 import { widgetService } from './widget/service.js';
-
-/** One embedded service: the error shape of its surface, the routes it adds to its app, and their OpenAPI description. */
-export interface ServiceDefinition {
-  readonly errors: ErrorStyle;
-  readonly openapi: OpenApiFragment;
-  /** Serves the OpenAPI document at /api/v1/openapi.json (the services that own a host). */
-  readonly servesOpenApi?: boolean;
-  register(app: FastifyInstance, ctx: ServiceContext): void | Promise<void>;
-}
 
 export const SERVICES: Record<ServiceName, ServiceDefinition> = {
   websites: websitesService,

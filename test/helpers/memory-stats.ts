@@ -8,7 +8,7 @@ import type {
   TopPage,
   TopPagesQuery,
   TopQuery,
-} from '../../src/services/analytics/stats-source.js';
+} from '../../src/services/websites/analytics/stats-source.js';
 
 /** A StatsSource over in-memory counts, for the pages' unit tests (the aggregates are another branch's). */
 export class MemoryStats implements StatsSource {

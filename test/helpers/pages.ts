@@ -3,8 +3,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
-import type { Hit } from '../../src/services/analytics/aggregate.js';
-import { HitRecorder } from '../../src/services/analytics/recorder.js';
+import type { Hit } from '../../src/services/websites/analytics/aggregate.js';
+import { HitRecorder } from '../../src/services/websites/analytics/recorder.js';
 import { ALICE_KEY } from './embedded.js';
 import { send } from './gateway.js';
 

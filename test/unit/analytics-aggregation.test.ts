@@ -1,12 +1,16 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, test } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.js';
-import type { Hit } from '../../src/services/analytics/aggregate.js';
-import { addDays, dayOf, daysBetween } from '../../src/services/analytics/days.js';
-import { HitRecorder, RECENT_MS } from '../../src/services/analytics/recorder.js';
-import { createStatsSource } from '../../src/services/analytics/sqlite-stats-source.js';
-import { DIMENSIONS, type Dimension, type ValueCount } from '../../src/services/analytics/stats-source.js';
-import { createUser } from '../../src/services/accounts.js';
+import type { Hit } from '../../src/services/websites/analytics/aggregate.js';
+import { addDays, dayOf, daysBetween } from '../../src/services/websites/analytics/days.js';
+import { HitRecorder, RECENT_MS } from '../../src/services/websites/analytics/recorder.js';
+import { createStatsSource } from '../../src/services/websites/analytics/sqlite-stats-source.js';
+import {
+  DIMENSIONS,
+  type Dimension,
+  type ValueCount,
+} from '../../src/services/websites/analytics/stats-source.js';
+import { createUser } from '../../src/services/accounts/accounts.js';
 import { newDataDir } from '../helpers/embedded.js';
 
 /** The StatsSource over SQLite against a reference model, for random streams of hits. */

@@ -6,14 +6,14 @@ import {
   language,
   recordedPage,
   type CollectorInput,
-} from '../../src/services/analytics/classify.js';
+} from '../../src/services/websites/analytics/classify.js';
 import { TrustedProxies } from '../../src/net/client-ip.js';
-import { visitorIp } from '../../src/services/analytics/client-ip.js';
-import { parseCollectorBody } from '../../src/services/analytics/collector.js';
-import { searchEngine, socialNetwork } from '../../src/services/analytics/referrer-groups.js';
-import { parseStatsQuery } from '../../src/services/analytics/stats-query.js';
-import { notModified, TRACKING_SCRIPT_ETAG } from '../../src/services/analytics/tracking-script.js';
-import { HttpError } from '../../src/services/errors.js';
+import { visitorIp } from '../../src/services/websites/analytics/client-ip.js';
+import { parseCollectorBody } from '../../src/services/websites/analytics/collector.js';
+import { searchEngine, socialNetwork } from '../../src/services/websites/analytics/referrer-groups.js';
+import { parseStatsQuery } from '../../src/services/websites/analytics/stats-query.js';
+import { notModified, TRACKING_SCRIPT_ETAG } from '../../src/services/websites/analytics/tracking-script.js';
+import { HttpError } from '../../src/services/kit/errors.js';
 
 const CHROME =
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';

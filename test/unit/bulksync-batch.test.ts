@@ -3,7 +3,7 @@ import { bulkSyncBodyLimit } from '../../src/cli/services-config.js';
 import { loadConfigText } from '../../src/rules/load.js';
 import { parseChanged, parseFullSync } from '../../src/services/bulksync/batch.js';
 import { KIND_SPECS, sameValues } from '../../src/services/bulksync/kinds.js';
-import { HttpError } from '../../src/services/errors.js';
+import { HttpError } from '../../src/services/kit/errors.js';
 import { DEFAULT_CONFIG } from '../helpers/default-config.js';
 
 const { posts, products, coupons } = KIND_SPECS;

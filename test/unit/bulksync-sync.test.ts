@@ -5,8 +5,8 @@ import { parseChanged, parseFullSync } from '../../src/services/bulksync/batch.j
 import { KIND_SPECS } from '../../src/services/bulksync/kinds.js';
 import { CatalogueStore, RUN_KEPT_MS } from '../../src/services/bulksync/store.js';
 import { CatalogueSync } from '../../src/services/bulksync/sync.js';
-import { HttpError } from '../../src/services/errors.js';
-import { ensureWorkspace } from '../../src/services/workspaces.js';
+import { HttpError } from '../../src/services/kit/errors.js';
+import { ensureWorkspace } from '../../src/services/accounts/workspaces.js';
 import { newDataDir } from '../helpers/embedded.js';
 
 const { posts, products } = KIND_SPECS;

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import { csvLines, exportKey } from '../../src/services/pages/csv-export.js';
-import { csv } from '../../src/services/pages/csv.js';
-import { ExportSlots } from '../../src/services/pages/export-slots.js';
-import { share } from '../../src/services/pages/stats-view.js';
+import { csvLines, exportKey } from '../../src/services/websites/pages/csv-export.js';
+import { csv } from '../../src/services/websites/pages/csv.js';
+import { ExportSlots } from '../../src/services/websites/pages/export-slots.js';
+import { share } from '../../src/services/websites/pages/stats-view.js';
 
 describe('the CSV exports at once', () => {
   test('per address and in all; a release counts once', () => {

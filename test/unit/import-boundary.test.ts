@@ -81,20 +81,23 @@ test('the credential formats depend on neither side', async () => {
 });
 
 describe('the client-address walk (src/net/)', () => {
-  test.each(['src/identity/probe.ts', 'src/services/analytics/probe.ts'])('%s may use it', async (file) => {
-    const depth = file.split('/').length - 2;
-    const code = [
-      `import { walkForwardedFor } from '${'../'.repeat(depth)}net/client-ip.js';`,
-      'export const probe = [walkForwardedFor];',
-    ].join('\n');
-    expect(await broken(file, code)).toEqual([]);
-  });
+  test.each(['src/identity/probe.ts', 'src/services/websites/analytics/probe.ts'])(
+    '%s may use it',
+    async (file) => {
+      const depth = file.split('/').length - 2;
+      const code = [
+        `import { walkForwardedFor } from '${'../'.repeat(depth)}net/client-ip.js';`,
+        'export const probe = [walkForwardedFor];',
+      ].join('\n');
+      expect(await broken(file, code)).toEqual([]);
+    },
+  );
 
   test('depends on neither side', async () => {
     const code = [
       "import { hashPart } from '../identity/hash.js';",
       "import { prepared } from '../db/statements.js';",
-      "import { visitorIp } from '../services/analytics/client-ip.js';",
+      "import { visitorIp } from '../services/websites/analytics/client-ip.js';",
       "import Fastify from 'fastify';",
       "export const load = () => import('../http/gateway.js');",
       'export const probe = [hashPart, prepared, visitorIp, Fastify];',

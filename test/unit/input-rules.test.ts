@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import { describe, expect, test } from 'vitest';
-import { presentedApiKey } from '../../src/services/accounts.js';
-import { orDefault } from '../../src/services/fields.js';
-import { mergedInput } from '../../src/services/input.js';
-import { laravelTime } from '../../src/services/laravel-time.js';
+import { presentedApiKey } from '../../src/services/accounts/accounts.js';
+import { orDefault } from '../../src/services/kit/fields.js';
+import { mergedInput } from '../../src/services/kit/input.js';
+import { laravelTime } from '../../src/services/kit/laravel-time.js';
 import { z } from 'zod';
 
 describe('mergedInput: the query under the body, as Laravel input()', () => {

@@ -10,11 +10,11 @@ import {
   unlockValue,
   type Guarded,
 } from '../../src/services/pages/access.js';
-import { csv, csvField } from '../../src/services/pages/csv.js';
+import { csv, csvField } from '../../src/services/websites/pages/csv.js';
 import { escapeHtml, html, jsonData } from '../../src/services/pages/html.js';
-import { parseRange } from '../../src/services/pages/range.js';
-import { sectionFor } from '../../src/services/pages/sections.js';
-import { dimensionPage, share } from '../../src/services/pages/stats-view.js';
+import { parseRange } from '../../src/services/websites/pages/range.js';
+import { sectionFor } from '../../src/services/websites/pages/sections.js';
+import { dimensionPage, share } from '../../src/services/websites/pages/stats-view.js';
 
 const NOW = Date.parse('2026-11-24T16:00:00Z');
 

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { listAddress, listPage, MAX_PAGE, pageNumber } from '../../src/services/pagination.js';
+import { listAddress, listPage, MAX_PAGE, pageNumber } from '../../src/services/kit/pagination.js';
 
 /** A request as the list route sees it: the route's path, the URL as sent, and forged headers. */
 const fakeRequest = (route: string, url: string) =>

@@ -5,14 +5,14 @@ import { openDatabase, DATABASE_FILE, type Db } from '../../src/db/database.js';
 import { MIGRATIONS } from '../../src/db/migrations/index.js';
 import type { WorkspaceTokenStore } from '../../src/credentials/workspace-token.js';
 import { CachedTokenStore } from '../../src/identity/workspace-token.js';
-import { createUser, userForKey } from '../../src/services/accounts.js';
+import { createUser, userForKey } from '../../src/services/accounts/accounts.js';
 import { openServiceDatabase } from '../../src/services/registry.js';
 import {
   createWorkspaceToken,
   ensureWorkspaceToken,
   revokeWorkspaceToken,
   workspaceForToken,
-} from '../../src/services/workspaces.js';
+} from '../../src/services/accounts/workspaces.js';
 import { servicesConfigFrom } from '../../src/cli/services-config.js';
 import { loadConfigText } from '../../src/rules/load.js';
 import { DEFAULT_CONFIG } from '../helpers/default-config.js';

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, test } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
-import { createStatsSource } from '../../src/services/analytics/sqlite-stats-source.js';
-import { createTopExporter } from '../../src/services/analytics/top-export.js';
-import { utf8Compare } from '../../src/services/analytics/utf8-order.js';
-import type { ValueCount } from '../../src/services/analytics/stats-source.js';
+import { createStatsSource } from '../../src/services/websites/analytics/sqlite-stats-source.js';
+import { createTopExporter } from '../../src/services/websites/analytics/top-export.js';
+import { utf8Compare } from '../../src/services/websites/analytics/utf8-order.js';
+import type { ValueCount } from '../../src/services/websites/analytics/stats-source.js';
 import { newDataDir } from '../helpers/embedded.js';
 
 const db = openDatabase(newDataDir());

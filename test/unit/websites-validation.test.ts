@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { HttpError } from '../../src/services/errors.js';
+import { HttpError } from '../../src/services/kit/errors.js';
 import { parseList, parseStore, parseUpdate } from '../../src/services/websites/validation.js';
 
 /** The 422 (or 400) a parser throws, as status and field messages. */

@@ -1,4 +1,4 @@
-/** One schema step: its version (the order it runs in) and its SQL. */
+/** One schema step, applied once in one transaction when the file's user_version is below `version`. */
 export interface Migration {
   readonly version: number;
   readonly sql: string;

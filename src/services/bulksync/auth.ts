@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/database.js';
 import { bearerToken } from '../../credentials/bearer.js';
 import { parseWorkspaceToken } from '../../credentials/workspace-token.js';
-import { HttpError } from '../errors.js';
-import { workspaceForToken, type Workspace } from '../workspaces.js';
+import { HttpError } from '../kit/errors.js';
+import { workspaceForToken, type Workspace } from '../accounts/workspaces.js';
 
 /** Who calls: the workspace of the verified token, and the token's id. */
 export interface Caller {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { documentAs } from '../json-schema.js';
+import { documentAs } from '../kit/json-schema.js';
 
 /**
  * The items a site pushes (posts, products, coupons): their validation and their normalised form,

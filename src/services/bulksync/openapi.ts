@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { describeRoutes, widgetError, type RouteDoc, type ServiceDoc, type SameKeys } from '../openapi.js';
+import {
+  describeRoutes,
+  widgetError,
+  type RouteDoc,
+  type ServiceDoc,
+  type SameKeys,
+} from '../kit/openapi.js';
 import { BATCH_SIZE, changedRequest, fullSyncRequest } from './batch.js';
 import { CHANGED_KINDS, FULL_SYNC_KINDS, KIND_SPECS, type Kind } from './kinds.js';
 import { WP_PREFIXES } from './routes.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ServiceContext } from '../context.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../kit/errors.js';
 import { callerOf, requireWorkspaceToken } from './auth.js';
 import { BATCH_SIZE, parseChanged, parseFullSync } from './batch.js';
 import { CHANGED_KINDS, FULL_SYNC_KINDS, KIND_SPECS, KINDS } from './kinds.js';

@@ -1,5 +1,5 @@
-import { widgetErrors } from '../errors.js';
-import type { ServiceDefinition } from '../registry.js';
+import { widgetErrors } from '../kit/errors.js';
+import type { ServiceDefinition } from '../service-definition.js';
 import { bulkSyncOpenApi } from './openapi.js';
 import { registerRoutes } from './routes.js';
 

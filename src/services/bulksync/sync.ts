@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'better-sqlite3';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../kit/errors.js';
 import type { ChangedBatch, FullSyncBatch } from './batch.js';
 import type { Kind, KindSpec } from './kinds.js';
 import type { CatalogueStore, Outcome } from './store.js';

@@ -125,3 +125,6 @@ export function passwordPage(
       </form>`,
   });
 }
+
+/** How a website's privacy setting reads on the statistics and report pages. */
+export const PRIVACY_LABELS: Record<number, string> = { 0: 'Public', 1: 'Private', 2: 'Password' };

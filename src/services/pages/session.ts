@@ -4,9 +4,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { readOrCreateSecret } from '../../credentials/secret-file.js';
 import type { Db } from '../../db/database.js';
 import { prepared } from '../../db/statements.js';
-import { userForKey } from '../accounts.js';
+import { userForKey } from '../accounts/accounts.js';
 import type { ServiceContext } from '../context.js';
-import { verifyPassword } from '../passwords.js';
+import { verifyPassword } from '../accounts/passwords.js';
 import {
   isUnlocked,
   safeNext,

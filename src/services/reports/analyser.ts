@@ -1,4 +1,4 @@
-import { HttpError } from '../errors.js';
+import { HttpError } from '../kit/errors.js';
 import { AnalysisRefused, type AnalysisPool } from './analysis-pool.js';
 import { FetchFailure, type PageFetcher } from './fetch-page.js';
 import { resultFor, score } from './score.js';

@@ -8,8 +8,8 @@ import {
   type RouteDoc,
   type ServiceDoc,
   type SameKeys,
-} from '../openapi.js';
-import { pageField } from '../pagination.js';
+} from '../kit/openapi.js';
+import { pageField } from '../kit/pagination.js';
 import { CHECK_NAMES } from './checks/types.js';
 import type { ReportRecord } from './record.js';
 import { REPORT_RESULTS } from './score.js';

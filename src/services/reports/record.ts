@@ -1,4 +1,4 @@
-import { laravelTime } from '../laravel-time.js';
+import { laravelTime } from '../kit/laravel-time.js';
 import type { Results } from './checks/types.js';
 import type { ReportResult } from './score.js';
 import type { ReportRow } from './store.js';

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { HttpError, NOT_FOUND } from '../errors.js';
-import { listAddress, listPage, pageNumber } from '../pagination.js';
-import { hashPassword } from '../passwords.js';
-import { bodyFields, validate } from '../validation.js';
+import { HttpError, NOT_FOUND } from '../kit/errors.js';
+import { listAddress, listPage, pageNumber } from '../kit/pagination.js';
+import { hashPassword } from '../accounts/passwords.js';
+import { bodyFields, validate } from '../kit/validation.js';
 import { analysePage } from './analyser.js';
 import type { AnalysisPool } from './analysis-pool.js';
 import type { PageFetcher } from './fetch-page.js';
@@ -21,7 +21,7 @@ function ownReport(store: ReportStore, request: FastifyRequest): ReportRow {
 }
 
 /** The routes of the reports API (behind the API key hook); the list links start with `publicUrl`. */
-export function reportRoutes(
+export function registerRoutes(
   app: FastifyInstance,
   store: ReportStore,
   fetcher: PageFetcher,

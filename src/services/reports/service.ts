@@ -1,14 +1,14 @@
-import { requireApiKey } from '../accounts.js';
-import { laravelErrors } from '../errors.js';
-import { registerReportPages } from '../pages/report-pages.js';
+import { requireApiKey } from '../accounts/accounts.js';
+import { laravelErrors } from '../kit/errors.js';
+import { registerReportPages } from './report-pages.js';
 import { registerCookies } from '../pages/session.js';
-import type { ServiceDefinition } from '../registry.js';
+import type { ServiceDefinition } from '../service-definition.js';
 import { isPublicAddress } from './address-policy.js';
 import { AnalysisPool, defaultAnalysisThreads } from './analysis-pool.js';
 import { PageFetcher, systemResolver } from './fetch-page.js';
-import { laravelInput } from '../input.js';
+import { laravelInput } from '../kit/input.js';
 import { reportsOpenApi } from './openapi.js';
-import { reportRoutes } from './routes.js';
+import { registerRoutes } from './routes.js';
 import { ReportStore } from './store.js';
 
 /** The reports API (the analyzer host): page reports of API-key users, analysed on store. */
@@ -33,7 +33,7 @@ export const reportsService: ServiceDefinition = {
     void app.register(async (api) => {
       requireApiKey(api, ctx.db);
       await laravelInput(api);
-      reportRoutes(api, store, fetcher, pool, settings.publicUrl);
+      registerRoutes(api, store, fetcher, pool, settings.publicUrl);
     });
     // The report pages: HTML, cookie-authenticated, in a scope of their own.
     void app.register(async (scope) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { intChoice, optionalString, orDefault, requiredString } from '../fields.js';
+import { intChoice, optionalString, orDefault, requiredString } from '../kit/fields.js';
 import { REPORT_RESULTS } from './score.js';
 import { SORT_KEYS } from './store.js';
 import { parsePageUrl } from './url.js';

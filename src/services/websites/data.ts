@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { prepared } from '../../db/statements.js';
 import type { WebsiteRow } from './record.js';
 import { nowIso as now } from '../../db/timestamps.js';
 
@@ -157,4 +158,80 @@ export class WebsiteData {
   list(user: number, query: ListQuery): ListResult {
     return this.#list(user, query);
   }
+}
+
+// The reads of the other parts of the services (the collector, the statistics API and pages, the
+// e-mail reports, the widget): this file is the only one with SQL on the websites table.
+
+/** What the collector needs of a tracked website: its id and its exclusions. */
+export type TrackedWebsiteRow = Pick<
+  WebsiteRow,
+  'id' | 'url' | 'exclude_bots' | 'exclude_params' | 'exclude_ips'
+>;
+
+/** The website a collected hit belongs to: of a host registered by several owners, the oldest. */
+export function trackedWebsite(db: Db, host: string): TrackedWebsiteRow | undefined {
+  return prepared<[string], TrackedWebsiteRow>(
+    db,
+    'SELECT id, url, exclude_bots, exclude_params, exclude_ips FROM websites WHERE url = ? ORDER BY id LIMIT 1',
+  ).get(host);
+}
+
+/** Whether website `id` is `user`'s. */
+export function ownsWebsite(db: Db, user: number, id: number): boolean {
+  return (
+    prepared<[number, number], { id: number }>(
+      db,
+      'SELECT id FROM websites WHERE id = ? AND user_id = ?',
+    ).get(id, user) !== undefined
+  );
+}
+
+/** Hosts are unique per owner only: the viewer's own website first, else the oldest registration. */
+export function websiteByHost(db: Db, host: string, viewer: number): WebsiteRow | undefined {
+  return prepared<[string, number], WebsiteRow>(
+    db,
+    'SELECT * FROM websites WHERE url = ? ORDER BY user_id = ? DESC, id ASC LIMIT 1',
+  ).get(host, viewer);
+}
+
+/** The owner's websites by host, for the pages' list. */
+export function ownSites(db: Db, user: number): { url: string; privacy: number }[] {
+  return prepared<[number], { url: string; privacy: number }>(
+    db,
+    'SELECT url, privacy FROM websites WHERE user_id = ? ORDER BY url',
+  ).all(user);
+}
+
+/** Whether website `website` belongs to the owner of workspace `workspace` (none without an owner). */
+export function isWorkspaceOwnersWebsite(db: Db, website: number, workspace: number): boolean {
+  return (
+    prepared<[number, number], { one: number }>(
+      db,
+      `SELECT 1 AS one FROM websites s JOIN workspaces w ON w.user_id = s.user_id
+       WHERE s.id = ? AND w.id = ?`,
+    ).get(website, workspace) !== undefined
+  );
+}
+
+/** A website whose owner asked for e-mail reports, with the owner's address. */
+export interface EmailReportDue {
+  readonly id: number;
+  readonly url: string;
+  readonly email: string;
+}
+
+/**
+ * The websites whose report of `period` is due: e-mail on, an owner's address, and not sent nor
+ * claimed since `staleMs` (report_sends).
+ */
+export function emailReportsDue(db: Db, period: string, staleMs: number): EmailReportDue[] {
+  return prepared<[string, number], EmailReportDue>(
+    db,
+    `SELECT w.id, w.url, u.email FROM websites w JOIN users u ON u.id = w.user_id
+     WHERE w.email = 1 AND u.email IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM report_sends s WHERE s.website_id = w.id AND s.period = ?
+         AND (s.sent_at IS NOT NULL OR s.claimed_ms > ?))
+     ORDER BY w.id`,
+  ).all(period, staleMs);
 }

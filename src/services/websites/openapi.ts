@@ -8,7 +8,7 @@ import {
   unauthenticated,
   type RouteDoc,
   type ServiceDoc,
-} from '../openapi.js';
+} from '../kit/openapi.js';
 import type { Website } from './record.js';
 import { PATHS } from './routes.js';
 import { listQuery, storeBody, updateBody } from './validation.js';

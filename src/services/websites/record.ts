@@ -1,4 +1,4 @@
-import { laravelTime } from '../laravel-time.js';
+import { laravelTime } from '../kit/laravel-time.js';
 /** A website as the API returns it: the password only as whether one is set. */
 export interface Website {
   readonly id: number;

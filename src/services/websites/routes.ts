@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/database.js';
-import { requireApiKey } from '../accounts.js';
-import { HttpError, NOT_FOUND } from '../errors.js';
-import { listAddress, listPage, pageNumber } from '../pagination.js';
-import { hashPassword } from '../passwords.js';
+import { requireApiKey } from '../accounts/accounts.js';
+import { HttpError, NOT_FOUND } from '../kit/errors.js';
+import { listAddress, listPage, pageNumber } from '../kit/pagination.js';
+import { hashPassword } from '../accounts/passwords.js';
 import { WebsiteData } from './data.js';
 import { toWebsite, type Website, type WebsiteRow } from './record.js';
 import { parseList, parseStore, parseUpdate, STORE_DEFAULTS } from './validation.js';
@@ -36,7 +36,7 @@ const recordBody = (row: WebsiteRow): { data: Website; status: 200 } => ({
  * The websites API of one user (the API key's owner). Another owner's website answers exactly
  * like a missing one. The list links start with `publicUrl` (services.websites.publicUrl).
  */
-export function registerWebsiteRoutes(app: FastifyInstance, db: Db, publicUrl: string): void {
+export function registerRoutes(app: FastifyInstance, db: Db, publicUrl: string): void {
   requireApiKey(app, db);
   const data = new WebsiteData(db);
 

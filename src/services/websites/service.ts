@@ -1,16 +1,16 @@
-import { registerCollector } from '../analytics/collector.js';
-import { startEmailReports } from '../analytics/email/scheduler.js';
-import { withAnalytics } from '../analytics/openapi.js';
-import { createStatsSource } from '../analytics/sqlite-stats-source.js';
-import { registerStatsRoutes } from '../analytics/stats-routes.js';
-import { laravelErrors } from '../errors.js';
-import { deleteInBatches, every } from '../housekeeping.js';
+import { registerCollector } from './analytics/collector.js';
+import { startEmailReports } from './analytics/email/scheduler.js';
+import { withAnalytics } from './analytics/openapi.js';
+import { createStatsSource } from './analytics/sqlite-stats-source.js';
+import { registerStatsRoutes } from './analytics/stats-routes.js';
+import { laravelErrors } from '../kit/errors.js';
+import { deleteInBatches, every } from '../kit/housekeeping.js';
 import { registerCookies } from '../pages/session.js';
-import { registerStatsPages } from '../pages/stats-pages.js';
-import type { ServiceDefinition } from '../registry.js';
+import { registerStatsPages } from './pages/stats-pages.js';
+import type { ServiceDefinition } from '../service-definition.js';
 import { websitesOpenApi } from './openapi.js';
-import { laravelInput } from '../input.js';
-import { registerWebsiteRoutes } from './routes.js';
+import { laravelInput } from '../kit/input.js';
+import { registerRoutes } from './routes.js';
 
 /**
  * The websites API, the stats and account APIs (a user's API key), and the analytics tracking
@@ -27,7 +27,7 @@ export const websitesService: ServiceDefinition = {
     const stats = ctx.stats ?? createStatsSource(ctx.db);
     await app.register(async (scope) => {
       await laravelInput(scope);
-      registerWebsiteRoutes(scope, ctx.db, publicUrl);
+      registerRoutes(scope, ctx.db, publicUrl);
       registerStatsRoutes(scope, ctx.db, stats, publicUrl);
     });
     // The tracking script and the collector: public, called from the tracked sites' pages.

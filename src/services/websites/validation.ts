@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { HttpError, type FieldErrors } from '../errors.js';
-import { intChoice, optionalString, orDefault, PRIVACY, requiredString } from '../fields.js';
-import { pageField } from '../pagination.js';
-import { bodyFields, fieldErrors } from '../validation.js';
+import { HttpError, type FieldErrors } from '../kit/errors.js';
+import { intChoice, optionalString, orDefault, PRIVACY, requiredString } from '../kit/fields.js';
+import { pageField } from '../kit/pagination.js';
+import { bodyFields, fieldErrors } from '../kit/validation.js';
 import { asciiSearch, isIpOrCidr, isParamName, normaliseHost, normaliseLines } from './normalize.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { visitorToken } from '../../credentials/visitor-jwt.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../kit/errors.js';
 import type { SessionRow, WidgetStore } from './store.js';
 import type { VisitorTokens } from './tokens.js';
 

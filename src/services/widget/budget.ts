@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.js';
 import type { WidgetSettings } from '../config.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../kit/errors.js';
 
 export type BudgetKind = 'sessions' | 'stored';
 

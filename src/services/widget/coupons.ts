@@ -1,4 +1,4 @@
-import { HttpError } from '../errors.js';
+import { HttpError } from '../kit/errors.js';
 import type { CouponRow } from './store.js';
 
 export interface AppliedCoupon {

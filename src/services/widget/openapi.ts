@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { describeRoutes, widgetError, type RouteDoc, type ServiceDoc, type SameKeys } from '../openapi.js';
+import {
+  describeRoutes,
+  widgetError,
+  type RouteDoc,
+  type ServiceDoc,
+  type SameKeys,
+} from '../kit/openapi.js';
 import type { AppliedCoupon } from './coupons.js';
 import { HUMAN_NOTICE } from './routes.js';
 import {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { HttpError, type FieldErrors } from '../errors.js';
-import { validate } from '../validation.js';
+import { HttpError, type FieldErrors } from '../kit/errors.js';
+import { validate } from '../kit/validation.js';
 import { sessionGone, type VisitorAuth } from './auth.js';
 import type { WorkspaceBudget } from './budget.js';
 import { checkCoupon } from './coupons.js';
@@ -39,7 +39,7 @@ function lastEventId(value: string | string[] | undefined): number | undefined {
   throw HttpError.field('Last-Event-ID', 'The Last-Event-ID header must be a message id.');
 }
 
-export function widgetRoutes(app: FastifyInstance, deps: WidgetDeps): void {
+export function registerRoutes(app: FastifyInstance, deps: WidgetDeps): void {
   const { store, tokens, auth, notifier, streams, budget } = deps;
 
   app.post('/api/v1/widget/init', async (request) => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { optionalString, requiredString } from '../fields.js';
-import { documentAs } from '../json-schema.js';
+import { optionalString, requiredString } from '../kit/fields.js';
+import { documentAs } from '../kit/json-schema.js';
 
 /**
  * Request bodies of the widget endpoints. JSON is the widget's format; form bodies work too, so

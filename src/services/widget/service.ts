@@ -1,10 +1,10 @@
-import { widgetErrors } from '../errors.js';
-import type { ServiceDefinition } from '../registry.js';
-import { deleteInBatches, every } from '../housekeeping.js';
+import { widgetErrors } from '../kit/errors.js';
+import type { ServiceDefinition } from '../service-definition.js';
+import { deleteInBatches, every } from '../kit/housekeeping.js';
 import { VisitorAuth } from './auth.js';
 import { WorkspaceBudget } from './budget.js';
 import { widgetOpenApi } from './openapi.js';
-import { widgetRoutes } from './routes.js';
+import { registerRoutes } from './routes.js';
 import { WidgetStore } from './store.js';
 import { MessageNotifier, MessageStreams } from './stream.js';
 import { createVisitorTokens } from './tokens.js';
@@ -36,6 +36,6 @@ export const widgetService: ServiceDefinition = {
       'widget housekeeping',
     );
     app.addHook('onClose', stopHousekeeping);
-    widgetRoutes(app, { store, tokens, auth: new VisitorAuth(tokens, store), notifier, streams, budget });
+    registerRoutes(app, { store, tokens, auth: new VisitorAuth(tokens, store), notifier, streams, budget });
   },
 };

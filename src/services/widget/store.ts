@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { nowIso as now } from '../../db/timestamps.js';
+import { isWorkspaceOwnersWebsite } from '../websites/data.js';
 
 /** The widget's data access: every statement is prepared once, when the service starts. */
 
@@ -73,15 +74,13 @@ export class WidgetStore {
   readonly #clear;
   readonly #requestHuman;
 
+  readonly #db: Db;
+
   constructor(db: Db) {
+    this.#db = db;
     this.#s = {
       workspace: db.prepare<[string], { id: number; name: string }>(
         'SELECT id, name FROM workspaces WHERE name = ?',
-      ),
-      // A website of the workspace's owner (none for a workspace without an owner).
-      ownersWebsite: db.prepare<[number, number], { one: number }>(
-        `SELECT 1 AS one FROM websites s JOIN workspaces w ON w.user_id = s.user_id
-         WHERE s.id = ? AND w.id = ?`,
       ),
       session: db.prepare<[string], SessionRow>(
         `SELECT s.id, s.workspace_id, w.name AS workspace_name, s.website_id, s.page_url, s.human_requested_at
@@ -198,7 +197,7 @@ export class WidgetStore {
 
   /** Whether the website is one of the workspace owner's (another owner's is as unknown as a missing one). */
   isOwnersWebsite(websiteId: number, workspaceId: number): boolean {
-    return this.#s.ownersWebsite.get(websiteId, workspaceId) !== undefined;
+    return isWorkspaceOwnersWebsite(this.#db, websiteId, workspaceId);
   }
 
   session(id: string): SessionRow | undefined {

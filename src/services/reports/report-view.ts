@@ -1,8 +1,7 @@
-import type { CheckResult, Json } from '../reports/checks/types.js';
-import type { ReportRow } from '../reports/store.js';
-import { html, type Html } from './html.js';
-import { page } from './layout.js';
-import { PRIVACY_LABELS } from './stats-view.js';
+import type { CheckResult, Json } from './checks/types.js';
+import type { ReportRow } from './store.js';
+import { html, type Html } from '../pages/html.js';
+import { page, PRIVACY_LABELS } from '../pages/layout.js';
 
 /** The report pages' HTML. Pure. Every value of a check comes from the analysed page: escaped. */
 

@@ -7,8 +7,8 @@ import {
   unauthenticated,
   type OpenApiFragment,
   type SameKeys,
-} from '../openapi.js';
-import { pageField } from '../pagination.js';
+} from '../../kit/openapi.js';
+import { pageField } from '../../kit/pagination.js';
 import { COLLECTOR_PATHS } from './collector.js';
 import { DEFAULT_DAYS, MAX_RANGE_DAYS, REALTIME_MINUTES, STAT_NAMES, STATS_PER_PAGE } from './stats-query.js';
 import { STATS_PATHS, type Account, type RealtimeVisit } from './stats-routes.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../../db/database.js';
 import { visitorIp } from '../analytics/client-ip.js';
 import type {
   DayRange,
@@ -9,18 +9,19 @@ import type {
   TopPagesQuery,
   ValueCount,
 } from '../analytics/stats-source.js';
-import type { ExportSettings } from '../config.js';
-import { widgetErrors, HttpError } from '../errors.js';
-import { TrustedProxies } from '../../net/client-ip.js';
-import type { WebsiteRow } from '../websites/record.js';
-import { PAGE_ROUTE } from './assets.js';
-import { pageAccess, safeNext, type Guarded } from './access.js';
+import type { ExportSettings } from '../../config.js';
+import { widgetErrors, HttpError } from '../../kit/errors.js';
+import { TrustedProxies } from '../../../net/client-ip.js';
+import type { WebsiteRow } from '../record.js';
+import { ownSites, websiteByHost } from '../data.js';
+import { PAGE_ROUTE } from '../../pages/assets.js';
+import { pageAccess, safeNext, type Guarded } from '../../pages/access.js';
 import { csvStream, exportKey } from './csv-export.js';
 import { ExportSlots } from './export-slots.js';
-import { notFoundPage, passwordPage, sendPage } from './layout.js';
+import { notFoundPage, passwordPage, sendPage } from '../../pages/layout.js';
 import { parseRange } from './range.js';
 import { OVERVIEW, REALTIME_WINDOW_MS, sectionFor, SECTIONS, type Section } from './sections.js';
-import { checkOrigin, type PageSessions } from './session.js';
+import { checkOrigin, type PageSessions } from '../../pages/session.js';
 import {
   dimensionPage,
   overviewPage,
@@ -76,13 +77,6 @@ export function registerStatsPages(
 ): void {
   const slots = new ExportSlots(exports.settings);
   const trusted = new TrustedProxies(exports.trustedProxies);
-  // Hosts are unique per owner only: the viewer's own website first, else the oldest registration.
-  const byHost = db.prepare<[string, number], WebsiteRow>(
-    'SELECT * FROM websites WHERE url = ? ORDER BY user_id = ? DESC, id ASC LIMIT 1',
-  );
-  const ownSites = db.prepare<[number], { url: string; privacy: number }>(
-    'SELECT url, privacy FROM websites WHERE user_id = ? ORDER BY url',
-  );
 
   const notFound = (request: FastifyRequest, reply: FastifyReply, viewer: number | undefined) =>
     sendPage(reply, 404, notFoundPage(viewer !== undefined, pathAndQuery(request)));
@@ -90,7 +84,7 @@ export function registerStatsPages(
   app.get('/', PAGE_ROUTE, async (request, reply) => {
     const viewer = sessions.viewer(request);
     if (viewer === undefined) return reply.redirect('/_/login?next=%2F', 303);
-    return sendPage(reply, 200, websitesListPage(ownSites.all(viewer), '/'));
+    return sendPage(reply, 200, websitesListPage(ownSites(db, viewer), '/'));
   });
 
   const show = async (request: PageRequest, reply: FastifyReply) => {
@@ -101,7 +95,7 @@ export function registerStatsPages(
     if (slug?.endsWith('.csv')) slug = slug.slice(0, -4);
     const section = slug === undefined ? undefined : sectionFor(slug);
     const viewer = sessions.viewer(request);
-    const row = byHost.get(domain, viewer ?? -1);
+    const row = websiteByHost(db, domain, viewer ?? -1);
     if (!row || (slug !== undefined && !section)) return notFound(request, reply, viewer);
     const access = pageAccess(guarded(row), viewer, sessions.unlocked(request, 'w', guarded(row)));
     if (access === 'hidden') return notFound(request, reply, viewer);
@@ -222,7 +216,7 @@ export function registerStatsPages(
     if (!checkOrigin(request, reply)) return reply;
     const { domain } = request.params;
     const viewer = sessions.viewer(request);
-    const row = byHost.get(domain, viewer ?? -1);
+    const row = websiteByHost(db, domain, viewer ?? -1);
     const page = row && guarded(row);
     // Only a password page has a form: anything else is as unknown as a missing site.
     if (!page || pageAccess(page, viewer, false) !== 'password') return notFound(request, reply, viewer);

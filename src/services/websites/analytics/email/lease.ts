@@ -1,4 +1,4 @@
-import type { Db } from '../../../db/database.js';
+import type { Db } from '../../../../db/database.js';
 
 /**
  * A lease row: the one process (of several gateway instances or workers on one database) that

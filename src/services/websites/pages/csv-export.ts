@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import ipaddr from 'ipaddr.js';
-import { parseAddress } from '../../net/client-ip.js';
+import { parseAddress } from '../../../net/client-ip.js';
 import type { TopChunk } from '../analytics/stats-source.js';
 import { csvField } from './csv.js';
 import { share } from './stats-view.js';

@@ -1,11 +1,11 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Db } from '../db/database.js';
-import { prepared } from '../db/statements.js';
-import { bearerToken } from '../credentials/bearer.js';
-import { sha256 } from '../credentials/digest.js';
-import { HttpError } from './errors.js';
-import { nowIso as now } from '../db/timestamps.js';
+import type { Db } from '../../db/database.js';
+import { prepared } from '../../db/statements.js';
+import { bearerToken } from '../../credentials/bearer.js';
+import { sha256 } from '../../credentials/digest.js';
+import { HttpError } from '../kit/errors.js';
+import { nowIso as now } from '../../db/timestamps.js';
 
 /** Users of the websites and reports APIs, and their API keys. A key is shown once; only its SHA-256 is kept. */
 

@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/database.js';
-import type { ReportRow } from '../reports/store.js';
-import { PAGE_ROUTE } from './assets.js';
-import { pageAccess, type Guarded } from './access.js';
-import { notFoundPage, passwordPage, sendPage } from './layout.js';
+import type { ReportRow } from './store.js';
+import { PAGE_ROUTE } from '../pages/assets.js';
+import { pageAccess, type Guarded } from '../pages/access.js';
+import { notFoundPage, passwordPage, sendPage } from '../pages/layout.js';
 import { reportListPage, reportPage } from './report-view.js';
-import { checkOrigin, type PageSessions } from './session.js';
+import { checkOrigin, type PageSessions } from '../pages/session.js';
 
 /**
  * The report pages on the analyzer host: /{id}, the owner's list at /, and the password form's

@@ -1,9 +1,10 @@
-import { laravelTime } from '../laravel-time.js';
+import { laravelTime } from '../../kit/laravel-time.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Db } from '../../db/database.js';
-import { prepared } from '../../db/statements.js';
-import { HttpError, NOT_FOUND } from '../errors.js';
-import { listPage, pageNumber, type ListAddress } from '../pagination.js';
+import type { Db } from '../../../db/database.js';
+import { prepared } from '../../../db/statements.js';
+import { ownsWebsite } from '../data.js';
+import { HttpError, NOT_FOUND } from '../../kit/errors.js';
+import { listPage, pageNumber, type ListAddress } from '../../kit/pagination.js';
 import { parseStatsQuery, REALTIME, type Series } from './stats-query.js';
 import type { RecentVisit, StatsSource, ValueCount } from './stats-source.js';
 
@@ -60,11 +61,7 @@ export function registerStatsRoutes(
   publicUrl: string,
   now: () => number = Date.now,
 ): void {
-  const owns = (user: number, id: number) =>
-    prepared<[number, number], { id: number }>(
-      db,
-      'SELECT id FROM websites WHERE id = ? AND user_id = ?',
-    ).get(id, user) !== undefined;
+  const owns = (user: number, id: number) => ownsWebsite(db, user, id);
 
   app.get(STATS_PATHS.stats, async (request: FastifyRequest<{ Params: { id: string } }>) => {
     const id = /^\d{1,15}$/.test(request.params.id) ? Number(request.params.id) : 0;

@@ -1,8 +1,8 @@
 import { setTimeout as wait } from 'node:timers/promises';
 import { createTransport } from 'nodemailer';
 import type { Logger } from 'pino';
-import type { Db } from '../../../db/database.js';
-import type { EmailReportSettings, SmtpSettings } from '../../config.js';
+import type { Db } from '../../../../db/database.js';
+import type { EmailReportSettings, SmtpSettings } from '../../../config.js';
 import type { StatsSource } from '../stats-source.js';
 import { ReportSender, type Mailer } from './sender.js';
 

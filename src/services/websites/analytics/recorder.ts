@@ -1,4 +1,4 @@
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../../db/database.js';
 import { dayOf } from './days.js';
 import { increments, type Hit } from './aggregate.js';
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { Db } from '../db/database.js';
+import type { Db } from '../../db/database.js';
 import { bootstrapUsers } from './accounts.js';
-import type { ServicesConfig } from './config.js';
+import type { ServicesConfig } from '../config.js';
 import { adoptOrphanWorkspaces, ensureWorkspace, ensureWorkspaceToken } from './workspaces.js';
 
 /** The workspace a first start creates, so the quick start's widget request works with no CLI step. */

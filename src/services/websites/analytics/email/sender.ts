@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Db } from '../../../db/database.js';
+import type { Db } from '../../../../db/database.js';
+import { emailReportsDue, type EmailReportDue as Due } from '../../data.js';
 import type { StatsSource } from '../stats-source.js';
 import { composeReport, type ReportMessage } from './compose.js';
 import { acquireLease, releaseLease } from './lease.js';
@@ -33,12 +34,6 @@ export const LEASE = 'email-reports';
 /** The top pages and referrers a report lists. */
 export const REPORT_TOP = 10;
 
-interface Due {
-  readonly id: number;
-  readonly url: string;
-  readonly email: string;
-}
-
 /**
  * Sends each website's report of the last complete period, at most once: only while this process
  * holds the lease, and only after claiming the website's period in report_sends (a claim another
@@ -70,15 +65,7 @@ export class ReportSender {
     // A claim not sent and not renewed for a lease is of a process that died mid-send (SIGKILL,
     // power loss): it never gives it back, so it expires, and the period is sent once after all.
     const stale = () => this.#now() - this.#o.leaseMs;
-    const due = db
-      .prepare<[string, number], Due>(
-        `SELECT w.id, w.url, u.email FROM websites w JOIN users u ON u.id = w.user_id
-         WHERE w.email = 1 AND u.email IS NOT NULL
-           AND NOT EXISTS (SELECT 1 FROM report_sends s WHERE s.website_id = w.id AND s.period = ?
-             AND (s.sent_at IS NOT NULL OR s.claimed_ms > ?))
-         ORDER BY w.id`,
-      )
-      .all(period.key, stale());
+    const due = emailReportsDue(db, period.key, stale());
     // A claim before the send, one statement: of two runs that found the period due, one sends.
     const claim = db.prepare<[number, string, string, number, number]>(
       `INSERT INTO report_sends (website_id, period, claimed_by, claimed_ms) VALUES (?, ?, ?, ?)

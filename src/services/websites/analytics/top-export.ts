@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../../db/database.js';
 import { daysBetween } from './days.js';
 import { utf8Compare } from './utf8-order.js';
 import type { DayRange, Dimension, TopChunk, TopPagesQuery, ValueCount } from './stats-source.js';

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../../db/database.js';
 import { daysBetween } from './days.js';
 import { createTopExporter } from './top-export.js';
 import type {

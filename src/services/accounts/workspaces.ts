@@ -1,13 +1,13 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Db } from '../db/database.js';
-import { prepared } from '../db/statements.js';
-import { sha256 } from '../credentials/digest.js';
+import type { Db } from '../../db/database.js';
+import { prepared } from '../../db/statements.js';
+import { sha256 } from '../../credentials/digest.js';
 import {
   formatWorkspaceToken,
   parseWorkspaceToken,
   type WorkspaceTokenStore,
-} from '../credentials/workspace-token.js';
-import { nowIso as now } from '../db/timestamps.js';
+} from '../../credentials/workspace-token.js';
+import { nowIso as now } from '../../db/timestamps.js';
 
 /**
  * Workspaces, each owned by a user (the widget attributes sessions only to that user's websites),

@@ -1,4 +1,4 @@
-import { parseAddress, walkForwardedFor, type TrustedProxies } from '../../net/client-ip.js';
+import { parseAddress, walkForwardedFor, type TrustedProxies } from '../../../net/client-ip.js';
 
 /**
  * The visitor's address as the gateway resolved it. The gateway appends its peer to

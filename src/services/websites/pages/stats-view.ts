@@ -6,8 +6,8 @@ import type {
   RecentVisit,
   TopPage,
 } from '../analytics/stats-source.js';
-import { html, jsonData, type Html } from './html.js';
-import { page } from './layout.js';
+import { html, jsonData, type Html } from '../../pages/html.js';
+import { page, PRIVACY_LABELS } from '../../pages/layout.js';
 import { SECTIONS, VALUE_HEADINGS, type Section } from './sections.js';
 
 /** The statistics pages' HTML, from the data the routes read. Pure: unit-tested without a server. */
@@ -327,5 +327,3 @@ export function websitesListPage(rows: readonly { url: string; privacy: number }
       </table>`,
   });
 }
-
-export const PRIVACY_LABELS: Record<number, string> = { 0: 'Public', 1: 'Private', 2: 'Password' };

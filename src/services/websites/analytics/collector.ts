@@ -1,23 +1,19 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Db } from '../../db/database.js';
-import { prepared } from '../../db/statements.js';
-import { TrustedProxies } from '../../net/client-ip.js';
-import { HttpError, NOT_FOUND, type FieldErrors } from '../errors.js';
+import type { Db } from '../../../db/database.js';
+import { TrustedProxies } from '../../../net/client-ip.js';
+import { HttpError, NOT_FOUND, type FieldErrors } from '../../kit/errors.js';
 import type { TrackedEvent } from './aggregate.js';
-import { classify, siteHost, type TrackedSite } from './classify.js';
+import { classify, siteHost } from './classify.js';
 import { visitorIp } from './client-ip.js';
 import { countryOf } from './geo.js';
 import { HitRecorder, type RecorderOptions } from './recorder.js';
 import { notModified, TRACKING_SCRIPT, TRACKING_SCRIPT_ETAG } from './tracking-script.js';
+import { trackedWebsite } from '../data.js';
 
 export const COLLECTOR_PATHS = { event: '/api/event', script: '/js/script.js' } as const;
 
 /** The longest page URL accepted (browsers send far shorter ones). */
 const MAX_URL = 8192;
-
-interface TrackedWebsite extends TrackedSite {
-  readonly id: number;
-}
 
 /** Reads a field the form sends flat ("event[name]") and JSON nested ({"event":{"name"}}). */
 function field(body: Record<string, unknown>, name: string, sub?: string): unknown {
@@ -93,11 +89,7 @@ export function registerCollector(
   const recorder = new HitRecorder(db, options);
   // Parsed once: the gateway's loader has already refused a malformed range.
   const trusted = new TrustedProxies(trustedProxies);
-  const websiteFor = (host: string) =>
-    prepared<[string], TrackedWebsite>(
-      db,
-      'SELECT id, url, exclude_bots, exclude_params, exclude_ips FROM websites WHERE url = ? ORDER BY id LIMIT 1',
-    ).get(host);
+  const websiteFor = (host: string) => trackedWebsite(db, host);
 
   app.post(COLLECTOR_PATHS.event, { config: { public: true } }, async (request: FastifyRequest, reply) => {
     const input = parseCollectorBody(request.body);

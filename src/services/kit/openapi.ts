@@ -153,7 +153,7 @@ function parametersOf(converter: SchemaConverter, object: z.ZodObject | undefine
 /** The field errors of a 422: field → messages. */
 const fieldMessages = z.record(z.string(), z.array(z.string()));
 
-/** The error shapes of the surfaces (src/services/errors.ts writes them). */
+/** The error shapes of the surfaces (src/services/kit/errors.ts writes them). */
 export const laravelError = z
   .object({ message: z.string(), status: z.int() })
   .meta({ id: 'LaravelError', description: 'An error of the websites and reports APIs.' });
@@ -197,7 +197,7 @@ const listMeta = z
   })
   .meta({ id: 'ListMeta' });
 
-/** A page of a list in the Laravel envelope (src/services/pagination.ts). */
+/** A page of a list in the Laravel envelope (src/services/kit/pagination.ts). */
 export const listPage = (item: z.ZodType) =>
   z.object({ data: z.array(item), links: listLinks, meta: listMeta, status: z.literal(200) });
 

@@ -1,5 +1,5 @@
-import type { FieldErrors } from '../errors.js';
-import { HttpError } from '../errors.js';
+import type { FieldErrors } from '../../kit/errors.js';
+import { HttpError } from '../../kit/errors.js';
 import { addDays, dayOf, dayStart, rangeLength } from './days.js';
 import { RECENT_MS } from './recorder.js';
 import { DIMENSIONS, type DayRange, type Dimension } from './stats-source.js';
