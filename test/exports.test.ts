@@ -4,7 +4,9 @@
 // and given back when they go away or stall; the gateway answering /healthz through a burst.
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
+import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+
 import { openDatabase } from '../src/db/database.js';
 import type { Gateway } from '../src/http/gateway.js';
 import { share } from '../src/services/websites/pages/stats-view.js';
@@ -27,8 +29,15 @@ const TOO_MANY = JSON.stringify({
   },
 });
 
+/**
+ * A connection per request: the set-up below holds this process's event loop for seconds, past
+ * the gateway's keep-alive timeout, and a pooled connection could be closed under the next request.
+ */
+const fresh = new Agent({ pipelining: 0 });
+
 async function createSite(base: string, url: string): Promise<number> {
   const reply = await send(`${base}/api/v1/websites`, {
+    dispatcher: fresh,
     method: 'POST',
     headers: {
       host: '127.0.0.1',
@@ -124,7 +133,7 @@ let expected: string;
 const sockets: Socket[] = [];
 
 const get = (path: string, address: string) =>
-  send(`${base}${path}`, { headers: { 'x-forwarded-for': address } });
+  send(`${base}${path}`, { dispatcher: fresh, headers: { 'x-forwarded-for': address } });
 
 beforeAll(async () => {
   const dataDir = newDataDir();
@@ -149,6 +158,7 @@ beforeAll(async () => {
   expected = largeExpected();
 }, 120_000);
 afterAll(async () => {
+  await fresh.close();
   for (const s of sockets) s.destroy();
   await stalling?.close();
   await gateway?.close();
@@ -255,7 +265,7 @@ describe('CSV exports', () => {
     void burst.then(() => (settled = true));
     const probes: number[] = [];
     while (!settled) {
-      probes.push((await send(`${base}/healthz`)).status);
+      probes.push((await send(`${base}/healthz`, { dispatcher: fresh })).status);
       await new Promise((resolve) => setImmediate(resolve));
     }
     const replies = (await burst).map((r) => {
@@ -302,13 +312,17 @@ describe('CSV exports', () => {
   test('a download that stops reading is cut after the stall timeout, and its slot comes back', async () => {
     const path = `/${LARGE}/pages.csv?${RANGE}`;
     const socket = await unreadDownload(stalling, path, '203.0.113.9');
-    const held = await send(`${stalling.url()}${path}`, { headers: { 'x-forwarded-for': '203.0.113.9' } });
+    const held = await send(`${stalling.url()}${path}`, {
+      dispatcher: fresh,
+      headers: { 'x-forwarded-for': '203.0.113.9' },
+    });
     expect(held.status).toBe(429);
     expect(held.text).toBe(TOO_MANY);
     // Nobody reads the socket: the export is cut, and the address gets a slot again.
     const again = await waitFor(
       () =>
         send(`${stalling.url()}/${NORMAL}/pages.csv?${RANGE}`, {
+          dispatcher: fresh,
           headers: { 'x-forwarded-for': '203.0.113.9' },
         }),
       (r) => r.status === 200,
