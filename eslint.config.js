@@ -4,8 +4,8 @@ import tseslint from 'typescript-eslint';
 
 // The folders of the gateway's request path, and those of the embedded services. The two meet only
 // through src/http/embedded-upstreams.ts, which the CLI (src/cli/wiring.ts) implements, and through
-// the credential formats in src/credentials/ (docs/architecture: "a pure-proxy config never loads
-// the services").
+// the credential formats in src/credentials/ (CONTRIBUTING.md, "Code map": "a pure-proxy config
+// never loads the services' code").
 const GATEWAY = [
   'config',
   'routing',
