@@ -6,7 +6,7 @@ import type { Peer } from './peer.js';
 import { bearerToken } from '../credentials/bearer.js';
 import { visitorToken, type JwtOutcome, type VisitorJwtVerifier } from '../credentials/visitor-jwt.js';
 import type { WorkspaceTokenStore } from '../credentials/workspace-token.js';
-import { verifyWorkspaceToken, type TokenOutcome } from './workspace-token.js';
+import { verifyWorkspaceToken, type TokenOutcome } from './token-verification.js';
 import { connectionTokens } from '../net/connection-header.js';
 
 export interface IdentitySources {
