@@ -1,4 +1,5 @@
-// The Redis script agrees with a reference model of fixed windows (the in-process store: test/unit/memory-store.test.ts).
+// The Redis batch script (the only one: RedisStore.hit runs a batch of one) agrees with a reference
+// model of fixed windows (the in-process store: test/unit/memory-store.test.ts).
 import fc from 'fast-check';
 import { describe, expect } from 'vitest';
 import { RedisStore } from '../src/store/redis-store.js';
@@ -16,7 +17,7 @@ const test = serversTest.extend('redisStore', { scope: 'file' }, async ({ redis 
 let run = 0;
 
 describe('fixed-window stores against the model', () => {
-  test('Redis (one Lua script per request)', async ({ redisStore }) => {
+  test('Redis (the batch script, one request per run)', async ({ redisStore }) => {
     await fc.assert(
       fc.asyncProperty(scenario(), async (generated) => {
         // Fresh keys for every run (and every shrink step): Redis keeps state between them.

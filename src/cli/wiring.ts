@@ -4,7 +4,7 @@ import type { GatewayConfig } from '../config/schema.js';
 import type { WorkspaceTokenStore } from '../credentials/workspace-token.js';
 import type { EmbeddedUpstreams } from '../http/embedded-upstreams.js';
 import { Gateway, type GatewayOptions } from '../http/gateway.js';
-import { CachedTokenStore } from '../identity/workspace-token.js';
+import { CachedTokenStore } from '../identity/token-verification.js';
 import type { EmbeddedServices } from '../services/embedded.js';
 import { servicesConfigFrom } from './services-config.js';
 

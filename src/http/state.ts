@@ -4,7 +4,7 @@ import { VisitorJwtVerifier } from '../credentials/visitor-jwt.js';
 import type { WorkspaceTokenStore } from '../credentials/workspace-token.js';
 import { TrustedProxies } from '../identity/client-ip.js';
 import type { IdentitySources } from '../identity/resolve.js';
-import { StaticTokenStore } from '../identity/workspace-token.js';
+import { StaticTokenStore } from '../identity/token-verification.js';
 import { UpstreamPool } from '../proxy/upstream-pool.js';
 import type { EmbeddedUpstreams } from './embedded-upstreams.js';
 import { destroyPools } from './pool-retirement.js';

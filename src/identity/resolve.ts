@@ -6,7 +6,8 @@ import type { Peer } from './peer.js';
 import { bearerToken } from '../credentials/bearer.js';
 import { visitorToken, type JwtOutcome, type VisitorJwtVerifier } from '../credentials/visitor-jwt.js';
 import type { WorkspaceTokenStore } from '../credentials/workspace-token.js';
-import { verifyWorkspaceToken, type TokenOutcome } from './workspace-token.js';
+import { verifyWorkspaceToken, type TokenOutcome } from './token-verification.js';
+import { connectionTokens } from '../net/connection-header.js';
 
 export interface IdentitySources {
   readonly trustedProxies: TrustedProxies;
@@ -79,12 +80,7 @@ export function connectionStrips(
 ): string | undefined {
   if (connection === undefined) return undefined;
   const value = Array.isArray(connection) ? connection.join(',') : connection;
-  if (value === 'keep-alive' || value === 'close') return undefined;
-  for (const token of value.toLowerCase().split(',')) {
-    const name = token.trim();
-    if (protectedNames.has(name)) return name;
-  }
-  return undefined;
+  return connectionTokens(value)?.find((name) => protectedNames.has(name));
 }
 
 /** True when some part is a credential, verified asynchronously: only then is resolveIdentity needed. */

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import { connectionTokens } from '../net/connection-header.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) never cross the proxy. */
 const HOP_BY_HOP = new Set([
@@ -22,14 +23,9 @@ export function acceptableRequestId(value: string | string[] | undefined): strin
 
 /** The header names a Connection header lists (lower-case), or undefined when it lists none but keep-alive/close. */
 function namedByConnection(connection: string | string[] | undefined): Set<string> | undefined {
-  if (typeof connection !== 'string' || connection === 'keep-alive' || connection === 'close')
-    return undefined;
-  return new Set(
-    connection
-      .toLowerCase()
-      .split(',')
-      .map((s) => s.trim()),
-  );
+  if (typeof connection !== 'string') return undefined;
+  const names = connectionTokens(connection);
+  return names && new Set(names);
 }
 
 /** Copies end-to-end headers: drops hop-by-hop ones and those named in Connection, and any in `drop`. */

@@ -1,11 +1,13 @@
 import { scriptWindowResult, type WindowRequest, type WindowResult } from './window-store.js';
 
-// Decides many requests in one script run, in order, each exactly as FIXED_WINDOW_LUA decides one.
+// The one fixed-window script: many requests in one script run, in order (a single request is a
+// batch of one).
 export const BATCH_WINDOW_LUA = `
 -- Checks and counts the fixed windows of several requests, one request after the other, so a
 -- request sees the hits of those before it. Each request is all-or-nothing: when any of its
 -- enforced windows is spent, none of its windows is incremented. The window starts at a key's
--- first hit and its expiry lives in Redis (PEXPIRE), as in the single-request script.
+-- first hit and its expiry lives in Redis (PEXPIRE), so gateway instances never need to agree on
+-- the clock.
 -- KEYS: every request's window keys, request after request.
 -- ARGV[1]: the number of requests; then per request: its window count n, then limit, period in
 -- ms, enforce (1/0) and cost (hits to add) for each of its n windows. A window has room when

@@ -1,15 +1,11 @@
 import type { Redis, Result } from 'ioredis';
 
-/** The name the fixed-window script is defined under (defineCommand) on a single-node client. */
-export const FIXED_WINDOW_COMMAND = 'tollgateFixedWindow' satisfies keyof Redis;
 /** The name the batch script is defined under (defineCommand) on a single-node client. */
 export const BATCH_WINDOW_COMMAND = 'tollgateWindowBatch' satisfies keyof Redis;
 
 // The command defineCommand adds, typed on every ioredis client (ioredis' documented way).
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /** KEYS: the window keys; ARGV: limit, period in ms, enforce (1/0), cost per key. See FIXED_WINDOW_LUA. */
-    tollgateFixedWindow(numKeys: number, ...args: (string | number)[]): Result<number[], Context>;
     /** KEYS: every request's window keys; ARGV: request count, then per request its windows. See BATCH_WINDOW_LUA. */
     tollgateWindowBatch(numKeys: number, ...args: (string | number)[]): Result<number[], Context>;
   }

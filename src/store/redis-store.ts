@@ -8,13 +8,11 @@ import {
   parseBatchReply,
   type BatchedRequest,
 } from './batch-window-script.js';
-import { FIXED_WINDOW_LUA } from './fixed-window-script.js';
-import { BATCH_WINDOW_COMMAND, FIXED_WINDOW_COMMAND } from './redis-commands.js';
+import { BATCH_WINDOW_COMMAND } from './redis-commands.js';
 import { redactedUrl, settingsFault, StoreConfigError } from './redis-connection.js';
 import type { ConnectionOptions } from 'node:tls';
 import { probeScript } from './readiness-probe.js';
 import {
-  scriptWindowResult,
   type Readiness,
   StoreUnavailableError,
   type WindowRequest,
@@ -55,8 +53,8 @@ export function redisClientOptions(o: Pick<RedisStoreOptions, 'connectTimeoutMs'
 
 /**
  * Fixed windows in Redis: every window of a batch of requests in one EVALSHA round trip
- * (hitBatch, which BatchingStore feeds, under its deadline), or of one request (hit: no deadline
- * of its own, for tests and tools; the gateway always goes through BatchingStore).
+ * (hitBatch, which BatchingStore feeds, under its deadline), or of one request (hit: a batch of
+ * one, no deadline of its own, for tests and tools; the gateway always goes through BatchingStore).
  */
 export class RedisStore implements WindowStore, BatchWindowStore {
   readonly client: Redis;
@@ -74,7 +72,6 @@ export class RedisStore implements WindowStore, BatchWindowStore {
     // ioredis emits on every failed reconnect attempt.
     const warn = options.logger ? throttledWarn(options.logger, 'redis store error') : undefined;
     this.client.on('error', (err: Error) => warn?.({ err: err.message }));
-    this.client.defineCommand(FIXED_WINDOW_COMMAND, { lua: FIXED_WINDOW_LUA });
     this.client.defineCommand(BATCH_WINDOW_COMMAND, { lua: BATCH_WINDOW_LUA });
   }
 
@@ -94,14 +91,13 @@ export class RedisStore implements WindowStore, BatchWindowStore {
     }, fail);
   }
 
-  async hit(requests: readonly WindowRequest[]): Promise<WindowResult[]> {
-    let reply: number[];
-    try {
-      reply = await this.client.tollgateFixedWindow(requests.length, ...scriptArgs(requests));
-    } catch (err) {
-      throw new StoreUnavailableError(`redis: ${(err as Error).message}`, { cause: err });
-    }
-    return parseReply(requests, reply, Date.now());
+  /** One request through the batch script: one script for both paths, so they cannot disagree. */
+  hit(requests: readonly WindowRequest[]): Promise<WindowResult[]> {
+    return new Promise((resolve, reject) =>
+      this.hitBatch([requests], (_, outcome) =>
+        outcome instanceof Error ? reject(outcome) : resolve(outcome),
+      ),
+    );
   }
 
   connect(): Promise<boolean> {
@@ -122,20 +118,6 @@ export class RedisStore implements WindowStore, BatchWindowStore {
   close(): Promise<void> {
     return quit(this.client);
   }
-}
-
-/** The script's KEYS then ARGV (limit, period, enforce, cost per window), without the key count. */
-export function scriptArgs(requests: readonly WindowRequest[]): (string | number)[] {
-  const n = requests.length;
-  const args: (string | number)[] = new Array(n * 5);
-  requests.forEach((r, i) => {
-    args[i] = r.key;
-    args[n + 4 * i] = r.limit;
-    args[n + 4 * i + 1] = r.periodMs;
-    args[n + 4 * i + 2] = r.enforce ? 1 : 0;
-    args[n + 4 * i + 3] = r.cost ?? 1;
-  });
-  return args;
 }
 
 /**
@@ -175,16 +157,4 @@ export async function quit(client: Redis | Cluster): Promise<void> {
   } catch {
     client.disconnect();
   }
-}
-
-/** Turns the script's {blocked, count, ttl, ...} reply into results. */
-export function parseReply(
-  requests: readonly WindowRequest[],
-  reply: readonly number[],
-  nowMs: number,
-): WindowResult[] {
-  const blocked = reply[0] === 1;
-  return requests.map((r, i) =>
-    scriptWindowResult(r, Number(reply[2 * i + 1]), Number(reply[2 * i + 2]), blocked, nowMs),
-  );
 }

@@ -1,7 +1,7 @@
 import { test as base } from 'vitest';
 import type { Gateway, GatewayOptions } from '../../src/http/gateway.js';
 import { sha256Hex } from '../../src/credentials/digest.js';
-import { StaticTokenStore } from '../../src/identity/workspace-token.js';
+import { StaticTokenStore } from '../../src/identity/token-verification.js';
 import { DEFAULT_CONFIG, defaultEnv } from './default-config.js';
 import { startGateway } from './gateway.js';
 import { RedisServer } from './redis-server.js';

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { openDatabase, DATABASE_FILE, type Db } from '../../src/db/database.js';
 import { MIGRATIONS } from '../../src/db/migrations/index.js';
 import type { WorkspaceTokenStore } from '../../src/credentials/workspace-token.js';
-import { CachedTokenStore } from '../../src/identity/workspace-token.js';
+import { CachedTokenStore } from '../../src/identity/token-verification.js';
 import { createUser, userForKey } from '../../src/services/accounts/accounts.js';
 import { openServiceDatabase } from '../../src/services/registry.js';
 import {

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { sha256Hex } from '../../../src/credentials/digest.js';
-import { StaticTokenStore } from '../../../src/identity/workspace-token.js';
+import { StaticTokenStore } from '../../../src/identity/token-verification.js';
 import { DEFAULT_CONFIG, defaultEnv } from '../../../test/helpers/default-config.js';
 import type { GatewayLauncher } from '../../../test/helpers/fixtures.js';
 import { gatewayYaml, REDIS_STORE, send } from '../../../test/helpers/gateway.js';

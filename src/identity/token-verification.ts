@@ -1,3 +1,5 @@
+// The gateway's check of a presented workspace token (the format is src/credentials/workspace-token.ts):
+// the token stores it verifies against (a static list, a cache over the services' database).
 import { timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { bearerToken } from '../credentials/bearer.js';

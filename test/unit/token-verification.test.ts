@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { bearerToken } from '../../src/credentials/bearer.js';
 import { sha256Hex } from '../../src/credentials/digest.js';
 import { parseWorkspaceToken, type WorkspaceTokenStore } from '../../src/credentials/workspace-token.js';
-import { StaticTokenStore, verifyWorkspaceToken } from '../../src/identity/workspace-token.js';
+import { StaticTokenStore, verifyWorkspaceToken } from '../../src/identity/token-verification.js';
 
 const store = new StaticTokenStore([{ id: '7', sha256: sha256Hex('s3cret') }]);
 
