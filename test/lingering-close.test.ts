@@ -267,3 +267,22 @@ describe('the discard is bounded', () => {
     expect(upstream.seen.filter((r) => r.url.includes(run))).toEqual([]);
   });
 });
+
+describe('a small body keeps its connection', () => {
+  test('a 429 to a POST whose small body came with it keeps the connection alive', async ({ gateway }) => {
+    const run = randomUUID();
+    const { socket, received } = await rawSender(gateway.url());
+    const post = `POST /once HTTP/1.1\r\nHost: gateway.test\r\nX-Run: ${run}\r\nContent-Length: 17\r\n\r\n{"small":"body!"}`;
+    socket.write(post);
+    await waitFor(received, (r) => r.match(/HTTP\/1\.1 /g)?.length === 1 && r.endsWith('}'), {
+      what: 'the first answer',
+    });
+    // Over the limit now: refused, and the same connection then serves the next request too.
+    socket.write(post + post);
+    await waitFor(received, (r) => (r.match(/HTTP\/1\.1 429 /g)?.length ?? 0) === 2, {
+      what: 'two 429s on the same connection',
+    });
+    expect(received()).not.toMatch(/\r\nconnection: close\r\n/i);
+    socket.destroy();
+  });
+});

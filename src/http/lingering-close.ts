@@ -10,7 +10,8 @@ export const LINGER = { ms: 2_000, bytes: 8 * 1024 * 1024 } as const;
 
 /**
  * Prepares an answer the gateway gives before the request's body has arrived whole (a 413, 429,
- * 401, 400, ...). True when it does: the answer must then carry Connection: close, as the unread
+ * 401, 400, ...), unless the answer keeps the connection and the body declared is small. `closing`:
+ * the answer already says Connection: close. True when it does: the answer must then carry Connection: close, as the unread
  * rest of the body must not be read as a next request.
  *
  * Closing such a connection at once makes the kernel reset it over the bytes still arriving, and a
@@ -19,14 +20,24 @@ export const LINGER = { ms: 2_000, bytes: 8 * 1024 * 1024 } as const;
  * written, and what the client still sends is read and dropped, for at most LINGER.ms (past
  * LINGER.bytes it is no longer read), before the connection is closed. HTTP/1 only: an HTTP/2 answer ends its stream alone.
  */
-export function closesAfterAnswer(res: ServerResponse): boolean {
+export function closesAfterAnswer(res: ServerResponse, closing: boolean): boolean {
   const req = res.req as ServerResponse['req'] | undefined;
   if (!req || req.complete || req.httpVersionMajor !== 1 || !hasBody(req)) return false;
+  // A small declared body on a connection that stays open: Node reads and drops the rest itself
+  // before the next request, at no risk, and the client keeps its connection.
+  if (!closing && smallBody(req.headers['content-length'])) return false;
   const socket = req.socket;
   // Node ends a connection whose answer said Connection: close with destroySoon once the answer
   // is written: this one lingers instead.
   socket.destroySoon = () => linger(socket);
   return true;
+}
+
+/** Bodies up to this size are left to Node to drop on a kept-alive connection. */
+const KEEP_ALIVE_BODY = 64 * 1024;
+
+function smallBody(contentLength: string | undefined): boolean {
+  return contentLength !== undefined && Number(contentLength) <= KEEP_ALIVE_BODY;
 }
 
 /** Half-closes `socket` and drops what it still receives, within LINGER, then closes it. */

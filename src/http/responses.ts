@@ -31,7 +31,7 @@ function writeJson(
   headers['content-type'] = 'application/json';
   headers['content-length'] = length;
   // An answer before the body arrived closes the connection, lingering (see lingering-close.ts).
-  if (closesAfterAnswer(res)) headers['connection'] = 'close';
+  if (closesAfterAnswer(res, headers['connection'] === 'close')) headers['connection'] = 'close';
   res.writeHead(status, headers);
   res.end(body);
 }
