@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
  * Two projects: `unit` holds pure tests (no processes, no sockets) and runs in seconds
@@ -18,7 +18,7 @@ export default defineConfig({
         // Pure tests keep no global state, so they share threads and one module graph: seconds, not a minute.
         test: {
           name: 'unit',
-          include: ['test/unit/**/*.test.ts', 'client/test/unit/**/*.test.ts'],
+          include: ['test/unit/**/*.test.ts', 'test/**/*.unit.test.ts', 'client/test/unit/**/*.test.ts'],
           pool: 'threads',
           isolate: false,
         },
@@ -27,7 +27,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'integration',
-          include: ['test/*.test.ts', 'client/test/*.test.ts'],
+          include: ['test/**/*.test.ts', 'client/test/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/unit/**', '**/*.unit.test.ts'],
           globalSetup: ['test/setup/build-once.ts'],
         },
       },
