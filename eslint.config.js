@@ -4,10 +4,11 @@ import { importX } from 'eslint-plugin-import-x';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
-// The folders of the gateway's request path, and those of the embedded services. The two meet only
-// through src/http/embedded-upstreams.ts, which the CLI (src/cli/wiring.ts) implements, and through
-// the credential formats in src/credentials/ (CONTRIBUTING.md's code map: "a pure-proxy config
-// never loads the services").
+// The folders of the gateway (its request path and its process), and those of the embedded
+// services. The two meet only through src/runtime/embedded-upstreams.ts, which the CLI
+// (src/cli/wiring.ts) implements, and through the credential formats in src/credentials/
+// (CONTRIBUTING.md's code map: "a pure-proxy config never loads the services"). The order of the
+// folders within the gateway is test/architecture/layers.unit.test.ts's.
 const GATEWAY = [
   'config',
   'rules',
@@ -17,6 +18,7 @@ const GATEWAY = [
   'store',
   'proxy',
   'http',
+  'runtime',
   'metrics',
   'cors',
   'envoy',
@@ -56,7 +58,7 @@ export default tseslint.config(
     rules: forbid(
       [...SERVICES, 'cli'],
       SERVICE_PACKAGES,
-      'The gateway knows the embedded services only through EmbeddedUpstreams (src/http/embedded-upstreams.ts), which the CLI wires in.',
+      'The gateway knows the embedded services only through EmbeddedUpstreams (src/runtime/embedded-upstreams.ts), which the CLI wires in.',
     ),
   },
   {

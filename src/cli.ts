@@ -6,7 +6,7 @@ import { start } from './cli/start.js';
 import { UsageError } from './cli/usage-error.js';
 import { ConfigError } from './config/errors.js';
 import { DatabaseOpenError } from './db/open-error.js';
-import { ListenError } from './http/listen.js';
+import { ListenError } from './runtime/listen.js';
 import { StoreConfigError } from './store/redis-connection.js';
 import { loadConfigFile } from './rules/load.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { dayOf } from '../src/services/websites/analytics/days.js';
 import { DIMENSIONS } from '../src/services/websites/analytics/stats-source.js';
 import { ALICE_KEY, BOB_KEY, startEmbeddedGateway } from './helpers/embedded.js';

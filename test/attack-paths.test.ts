@@ -2,7 +2,7 @@
 // odd targets, Connection tricks, two credentials, a Host with a trailing dot, and the original
 // clients' paths.
 import { describe, expect } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { clientAddresses, expectLimited } from './helpers/clients.js';
 import { shippedConfigTest } from './helpers/fixtures.js';
 import { limitHeaders, type Reply } from './helpers/gateway.js';

@@ -4,7 +4,7 @@
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { DEFAULT_CONFIG } from './helpers/default-config.js';
 import { ALICE_KEY, dataDirWithWorkspaces, embeddedEnv } from './helpers/embedded.js';
 import { gatewayYaml, startGateway } from './helpers/gateway.js';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { servicesConfigFrom } from '../src/cli/services-config.js';
 import { loadConfigText } from '../src/rules/load.js';
 import { openDatabase, type Db } from '../src/db/database.js';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { openServiceDatabase, startService, type RunningService } from '../src/services/registry.js';
 import { createWorkspaceToken, revokeWorkspaceToken } from '../src/services/accounts/workspaces.js';
 import { DEFAULT_CONFIG } from './helpers/default-config.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DATABASE_FILE, openDatabase, type Db } from '../src/db/database.js';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { createWorkspaceToken, findWorkspace } from '../src/services/accounts/workspaces.js';
 import { newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send, type Reply } from './helpers/gateway.js';

@@ -2,7 +2,7 @@
 // finds them all, and can finish a multi-batch sync the previous one started.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { openDatabase } from '../src/db/database.js';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { createWorkspaceToken } from '../src/services/accounts/workspaces.js';
 import { newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send } from './helpers/gateway.js';

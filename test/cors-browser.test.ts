@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { launchChromium } from './helpers/browser.js';
 import { DEFAULT_CONFIG } from './helpers/default-config.js';
 import { dataDirWithWorkspaces, embeddedEnv } from './helpers/embedded.js';

@@ -3,7 +3,7 @@
 // 429 and 502 — with exact header values, through real sockets and a real redis-server.
 import type { IncomingHttpHeaders } from 'node:http';
 import { describe, expect } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { clientAddresses } from './helpers/clients.js';
 import { test as serversTest } from './helpers/fixtures.js';
 import { gatewayYaml, send, type Reply } from './helpers/gateway.js';

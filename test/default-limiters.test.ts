@@ -1,7 +1,7 @@
 // Each limiter of the shipped config at its exact edge, through the real gateway and a real Redis.
 import type { Redis } from 'ioredis';
 import { describe, expect } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { hashPart } from '../src/identity/hash.js';
 import { windowKey } from '../src/limits/plan.js';
 import { burst } from './helpers/burst.js';

@@ -8,7 +8,7 @@ import { ReportSender, type ReportSenderOptions } from '../src/services/websites
 import { HitRecorder } from '../src/services/websites/analytics/recorder.js';
 import { createStatsSource } from '../src/services/websites/analytics/sqlite-stats-source.js';
 import type { SmtpSettings } from '../src/services/config.js';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { capturingLogger } from './helpers/log-capture.js';
 import { silentLogger } from './helpers/gateway.js';

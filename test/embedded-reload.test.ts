@@ -1,7 +1,7 @@
 // A reload cannot make the gateway and its embedded widget disagree about visitor tokens.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { loadConfigText } from '../src/rules/load.js';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { capturingLogger } from './helpers/log-capture.js';
 import { DEFAULT_CONFIG } from './helpers/default-config.js';
 import { dataDirWithWorkspaces, embeddedEnv } from './helpers/embedded.js';

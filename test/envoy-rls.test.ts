@@ -2,7 +2,7 @@
 // gateway counting in a real Redis: the calls Envoy's ratelimit filter makes, and the exact replies.
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { describe, expect } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { loadConfigText } from '../src/rules/load.js';
 import { hashPart } from '../src/identity/hash.js';
 import { test as base } from './helpers/fixtures.js';

@@ -8,7 +8,7 @@ import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 
 import { openDatabase } from '../src/db/database.js';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { share } from '../src/services/websites/pages/stats-view.js';
 import { ALICE_KEY, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send } from './helpers/gateway.js';

@@ -2,7 +2,7 @@
 // routes, identity and counters as the proxy listener, answered without forwarding.
 import { randomUUID } from 'node:crypto';
 import { describe, expect } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { gatewayTest } from './helpers/fixtures.js';
 import { forwardAuthConfig, GOOD_TOKEN, INVALID_TOKEN_BODY, LIMITED_BODY } from './helpers/forward-auth.js';
 import { limitHeaders, send, type Reply } from './helpers/gateway.js';

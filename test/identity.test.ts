@@ -1,6 +1,6 @@
 // Client addresses and visitor JWTs as key parts, through the real gateway and a real Redis.
 import { describe, expect } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { test as serversTest } from './helpers/fixtures.js';
 import { gatewayYaml, limitHeaders, send } from './helpers/gateway.js';
 import { TEST_JWT_SECRET, unsignedJwt, visitorJwt } from './helpers/tokens.js';

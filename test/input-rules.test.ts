@@ -1,6 +1,6 @@
 import { FormData, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { DEFAULT_CONFIG } from './helpers/default-config.js';
 import { ALICE_KEY, BOB_KEY, embeddedEnv, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send, startGateway, type Reply } from './helpers/gateway.js';

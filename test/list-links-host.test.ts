@@ -6,7 +6,7 @@ import { servicesConfigFrom } from '../src/cli/services-config.js';
 import { loadConfigText } from '../src/rules/load.js';
 import type { EmbeddedServiceName } from '../src/config/schema.js';
 import type { Db } from '../src/db/database.js';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { openServiceDatabase, startService, type RunningService } from '../src/services/registry.js';
 import { DEFAULT_CONFIG } from './helpers/default-config.js';
 import { ALICE_KEY, embeddedEnv, newDataDir } from './helpers/embedded.js';

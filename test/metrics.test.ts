@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { reloadFromFile } from '../src/cli/reloader.js';
 import { loadConfigText } from '../src/rules/load.js';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { hashPart } from '../src/identity/hash.js';
 import { windowKey } from '../src/limits/plan.js';
 import { test as serversTest } from './helpers/fixtures.js';

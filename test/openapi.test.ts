@@ -5,7 +5,7 @@ import { embeddedServices } from '../src/config/schema.js';
 import { servicesConfigFrom } from '../src/cli/services-config.js';
 import { loadConfigText } from '../src/rules/load.js';
 import { openDatabase, type Db } from '../src/db/database.js';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { createServiceApp } from '../src/services/kit/app.js';
 import { SERVICES, servicesOpenApi } from '../src/services/registry.js';
 import { DEFAULT_CONFIG } from './helpers/default-config.js';

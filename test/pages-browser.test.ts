@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { launchChromium } from './helpers/browser.js';
 import { clientAddresses } from './helpers/clients.js';
 import { ALICE_KEY, BOB_KEY, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';

@@ -2,7 +2,7 @@
 // services, a real SQLite file): exact statuses, headers, cookies, CSV, and the 429 of the
 // password and sign-in forms' limiter.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { CONTENT_SECURITY_POLICY } from '../src/services/pages/layout.js';
 import { clientAddresses, rateLimitedBody } from './helpers/clients.js';
 import { ALICE_KEY, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';

@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { ListenError } from '../src/http/listen.js';
+import { ListenError } from '../src/runtime/listen.js';
 import { runCli } from './helpers/cli.js';
 import { startGateway } from './helpers/gateway.js';
 import { firstStartEnv, newDataDir } from './helpers/embedded.js';

@@ -3,7 +3,7 @@ import calculateSlot from 'cluster-key-slot';
 import { Pool } from 'undici';
 import { describe, expect } from 'vitest';
 import type { CompiledLimiter } from '../src/rules/compile.js';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { hashPart } from '../src/identity/hash.js';
 import { windowKey } from '../src/limits/plan.js';
 import { storeKind } from '../src/store/create-store.js';

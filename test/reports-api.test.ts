@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { ALICE_KEY, BOB_KEY, startEmbeddedGateway } from './helpers/embedded.js';
 import { send } from './helpers/gateway.js';
 import { analyzerApi, badResults, goodResults, TestPages } from './helpers/test-pages.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { openDatabase, type Db } from '../src/db/database.js';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { userForKey } from '../src/services/accounts/accounts.js';
 import type { Results } from '../src/services/reports/checks/types.js';
 import type { ReportResult } from '../src/services/reports/score.js';

@@ -2,7 +2,7 @@
 import type { Redis } from 'ioredis';
 import { describe, expect } from 'vitest';
 import { loadConfigText } from '../src/rules/load.js';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { hashPart } from '../src/identity/hash.js';
 import { windowKey } from '../src/limits/plan.js';
 import { clientAddresses } from './helpers/clients.js';

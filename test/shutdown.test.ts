@@ -1,6 +1,6 @@
 import { Pool } from 'undici';
 import { expect } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { test as serversTest } from './helpers/fixtures.js';
 import { gatewayYaml, send, startGateway, type Reply } from './helpers/gateway.js';
 import { connectOnce } from './helpers/ports.js';

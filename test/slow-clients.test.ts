@@ -3,7 +3,7 @@
 // many uploads from one address that never finish their body.
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { burst } from './helpers/burst.js';
 import { DEFAULT_CONFIG } from './helpers/default-config.js';
 import { dataDirWithWorkspaces, embeddedEnv } from './helpers/embedded.js';

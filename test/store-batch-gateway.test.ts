@@ -2,7 +2,7 @@
 // requests (the hits of one event-loop turn share one call), and the limit still holds exactly.
 import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { test as serversTest } from './helpers/fixtures.js';
 import { gatewayYaml, send } from './helpers/gateway.js';
 import { scriptCalls } from './helpers/redis-server.js';

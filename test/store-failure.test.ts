@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import { gatewayTest } from './helpers/fixtures.js';
 import { gatewayYaml, limitHeaders, send, startGateway, type Reply } from './helpers/gateway.js';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { RedisServer } from './helpers/redis-server.js';
 import { timed, waitFor } from './helpers/wait.js';
 

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { selfSigned, signedBy, type CertificateFiles } from './helpers/certificates.js';
 import { h2Request, h2Session, peerFingerprint } from './helpers/h2-client.js';
 import { replaceFile } from './helpers/files.js';

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { dayOf } from '../src/services/websites/analytics/days.js';
 import { launchChromium } from './helpers/browser.js';
 import { ALICE_KEY, startEmbeddedGateway } from './helpers/embedded.js';

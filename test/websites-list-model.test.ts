@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { ALICE_KEY, BOB_KEY, startEmbeddedGateway } from './helpers/embedded.js';
 import { pageOf } from './helpers/list-pages.js';
 import { send } from './helpers/gateway.js';

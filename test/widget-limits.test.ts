@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { burst } from './helpers/burst.js';
 import { expectLimited } from './helpers/clients.js';
 import { dataDirWithWorkspaces, NO_ADDRESS_BUDGETS, startEmbeddedGateway } from './helpers/embedded.js';

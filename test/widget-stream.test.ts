@@ -6,7 +6,7 @@ import { request, type Dispatcher } from 'undici';
 import { servicesConfigFrom } from '../src/cli/services-config.js';
 import { loadConfigText } from '../src/rules/load.js';
 import { openDatabase, type Db } from '../src/db/database.js';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { createServiceApp, listen } from '../src/services/kit/app.js';
 import { widgetErrors } from '../src/services/kit/errors.js';
 import { buildService, openServiceDatabase } from '../src/services/registry.js';

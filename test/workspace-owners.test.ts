@@ -7,7 +7,7 @@ import { servicesConfigFrom } from '../src/cli/services-config.js';
 import { loadConfigText } from '../src/rules/load.js';
 import { DATABASE_FILE, migrate, openDatabase, type Db } from '../src/db/database.js';
 import { MIGRATIONS } from '../src/db/migrations/index.js';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { userForKey } from '../src/services/accounts/accounts.js';
 import { openServiceDatabase } from '../src/services/registry.js';
 import {

@@ -2,7 +2,7 @@
 // cached database store keys the wp-plugin limiter), counted in a real Redis.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runCli, type CliResult } from './helpers/cli.js';
-import type { Gateway } from '../src/http/gateway.js';
+import type { Gateway } from '../src/runtime/gateway.js';
 import { burst } from './helpers/burst.js';
 import { expectLimited } from './helpers/clients.js';
 import { newDataDir, startEmbeddedGateway } from './helpers/embedded.js';

@@ -1,6 +1,6 @@
 import { ConfigError, type ConfigIssue } from '../config/errors.js';
 import type { GatewayConfig } from '../config/schema.js';
-import { CertificateError, loadCertificates } from '../http/tls/certificates.js';
+import { CertificateError, loadCertificates } from '../runtime/tls/certificates.js';
 
 /**
  * Loads the certificate files of every TLS listener as the listener will (each PEM parses, the key

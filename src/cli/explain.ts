@@ -1,6 +1,6 @@
 import { loadConfigFile } from '../rules/load.js';
 import { openDatabase } from '../db/database.js';
-import { buildState, closeState } from '../http/state.js';
+import { buildState, closeState } from '../runtime/build-state.js';
 import { describePeer } from '../identity/peer.js';
 import { resolveIdentity } from '../identity/resolve.js';
 import { canonicalTarget } from '../routing/request-target.js';

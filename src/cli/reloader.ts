@@ -3,7 +3,7 @@ import { basename, dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { RuleTable } from '../rules/compile.js';
 import type { GatewayConfig } from '../config/schema.js';
-import { certificateFiles } from '../http/tls/certificates.js';
+import { certificateFiles } from '../runtime/tls/certificates.js';
 import { loadConfigFile } from '../rules/load.js';
 
 export interface ReloadTarget {

@@ -1,93 +1,15 @@
-import type { RuleTable } from '../rules/compile.js';
-import type { UpstreamConfig } from '../config/schema.js';
-import { VisitorJwtVerifier } from '../credentials/visitor-jwt.js';
-import type { WorkspaceTokenStore } from '../credentials/workspace-token.js';
-import { TrustedProxies } from '../identity/client-ip.js';
 import type { IdentitySources } from '../identity/resolve.js';
-import { StaticTokenStore } from '../identity/token-verification.js';
-import { UpstreamPool } from '../proxy/upstream-pool.js';
-import type { EmbeddedUpstreams } from './embedded-upstreams.js';
-import { destroyPools } from './pool-retirement.js';
+import type { UpstreamPool } from '../proxy/upstream-pool.js';
+import type { RuleTable } from '../rules/compile.js';
 
-/** Everything the request path reads, built from one rule table. Replaced whole on reload. */
+/**
+ * Everything the request path reads, built from one rule table. Replaced whole on reload: the
+ * process builds it (src/runtime/build-state.ts) and swaps it in (src/runtime/live-state.ts).
+ */
 export interface GatewayState {
   readonly table: RuleTable;
   readonly identity: IdentitySources;
   /** The forwarding pool of each config upstream, by name. */
   readonly upstreams: ReadonlyMap<string, UpstreamPool>;
   readonly keyPrefix: string;
-}
-
-export interface StateOptions {
-  /** Overrides the token source the config names. */
-  readonly workspaceTokens?: WorkspaceTokenStore;
-  /**
-   * Runs the upstreams that name an embedded service, and holds the token database. Absent (as in
-   * `tollgate explain`), embedded upstreams are left out of the state.
-   */
-  readonly embedded?: EmbeddedUpstreams;
-}
-
-/**
- * Builds the request path's state from a rule table. Upstreams whose settings did not change are
- * taken over from `previous` (their pools and keep-alive connections carry on across a reload).
- */
-export async function buildState(
-  table: RuleTable,
-  options: StateOptions = {},
-  previous?: GatewayState,
-): Promise<GatewayState> {
-  const { identity, upstreams, store } = table.config;
-  const reuse = (name: string, cfg: UpstreamConfig) => {
-    const old = previous?.upstreams.get(name);
-    return old && JSON.stringify(previous!.table.config.upstreams[name]) === JSON.stringify(cfg)
-      ? old
-      : undefined;
-  };
-  // identity.jwt changes only on restart (the embedded widget signs with the start-up entry).
-  const jwt = previous
-    ? previous.identity.jwt
-    : identity.jwt
-      ? await VisitorJwtVerifier.create(identity.jwt)
-      : undefined;
-  const { embedded } = options;
-  const built = new Map<string, UpstreamPool>();
-  for (const [name, cfg] of Object.entries(upstreams)) {
-    if (!cfg.url && !embedded) continue;
-    const url = cfg.url || (await embedded!.url(cfg.embedded!));
-    built.set(name, reuse(name, cfg) ?? new UpstreamPool(name, { ...cfg, url }));
-  }
-  return {
-    table,
-    identity: {
-      trustedProxies: new TrustedProxies(identity.trustedProxies),
-      ipv6PrefixLength: identity.ipv6PrefixLength,
-      jwt,
-      workspaceTokens: options.workspaceTokens ?? (await workspaceTokenSource(table, embedded)),
-    },
-    upstreams: built,
-    // The store is set up at start; a reload must not move every key (and so reset every counter).
-    keyPrefix: previous?.keyPrefix ?? store.redis.keyPrefix,
-  };
-}
-
-async function workspaceTokenSource(
-  table: RuleTable,
-  embedded: EmbeddedUpstreams | undefined,
-): Promise<WorkspaceTokenStore> {
-  const { workspaceTokens } = table.config.identity;
-  if (workspaceTokens.source === 'static') return new StaticTokenStore(workspaceTokens.static);
-  if (!embedded) throw new Error('identity.workspaceTokens.source "database" needs the services database');
-  return embedded.workspaceTokens();
-}
-
-/** The pools of `old` that `next` no longer uses. */
-export function retiredPools(old: GatewayState, next: GatewayState): UpstreamPool[] {
-  const kept = new Set(next.upstreams.values());
-  return [...old.upstreams.values()].filter((u) => !kept.has(u));
-}
-
-/** Shutdown, after the drain: see destroyPools. */
-export function closeState(state: GatewayState): Promise<void> {
-  return destroyPools(state.upstreams.values());
 }

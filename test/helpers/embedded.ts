@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/database.js';
-import type { Gateway } from '../../src/http/gateway.js';
+import type { Gateway } from '../../src/runtime/gateway.js';
 import { ensureWorkspace } from '../../src/services/accounts/workspaces.js';
 import { DEFAULT_CONFIG } from './default-config.js';
 import { startGateway } from './gateway.js';

@@ -1,5 +1,5 @@
 import { test as base } from 'vitest';
-import type { Gateway, GatewayOptions } from '../../src/http/gateway.js';
+import type { Gateway, GatewayOptions } from '../../src/runtime/gateway.js';
 import { sha256Hex } from '../../src/credentials/digest.js';
 import { StaticTokenStore } from '../../src/identity/token-verification.js';
 import { DEFAULT_CONFIG, defaultEnv } from './default-config.js';

@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { request, type Dispatcher } from 'undici';
 import { startGatewayWithServices } from '../../src/cli/wiring.js';
 import { loadConfigText } from '../../src/rules/load.js';
-import type { Gateway, GatewayOptions } from '../../src/http/gateway.js';
+import type { Gateway, GatewayOptions } from '../../src/runtime/gateway.js';
 
 export const silentLogger = pino({ level: 'silent' });
 

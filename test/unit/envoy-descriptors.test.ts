@@ -6,7 +6,7 @@ import { loadConfigText } from '../../src/rules/load.js';
 import { answerFromResults, unitOf } from '../../src/envoy/answer.js';
 import { descriptorWindowKey, planDescriptors } from '../../src/envoy/descriptor-table.js';
 import { hashPart } from '../../src/identity/hash.js';
-import { shouldRateLimit } from '../../src/envoy/server.js';
+import { shouldRateLimit } from '../../src/envoy/service.js';
 import { GatewayMetrics } from '../../src/metrics/gateway-metrics.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { WindowResult } from '../../src/store/window-store.js';

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { http1Headers } from '../../src/http/tls/h2-adapters.js';
+import { http1Headers } from '../../src/runtime/tls/h2-adapters.js';
 
 describe('http1Headers: an HTTP/2 request seen as HTTP/1.1', () => {
   test('pseudo-headers are dropped, :authority becomes Host', () => {

@@ -12,26 +12,34 @@ async function broken(filePath: string, code: string): Promise<string[]> {
 }
 
 describe('the gateway folders', () => {
-  test.each(['http', 'proxy', 'config', 'identity', 'store', 'routing', 'limits', 'metrics', 'cors'])(
-    'src/%s imports nothing of the services, their database or their packages',
-    async (folder) => {
-      const code = [
-        "import { EmbeddedServices } from '../services/embedded.js';",
-        "import type { Db } from '../db/database.js';",
-        "import Fastify from 'fastify';",
-        "import Database from 'better-sqlite3';",
-        "import { start } from '../cli/start.js';",
-        'export const probe = [EmbeddedServices, Fastify, Database, start, {} as Db];',
-      ].join('\n');
-      expect(await broken(`src/${folder}/probe.ts`, code)).toEqual([
-        'no-restricted-imports: 1',
-        'no-restricted-imports: 2',
-        'no-restricted-imports: 3',
-        'no-restricted-imports: 4',
-        'no-restricted-imports: 5',
-      ]);
-    },
-  );
+  test.each([
+    'http',
+    'runtime',
+    'proxy',
+    'config',
+    'identity',
+    'store',
+    'routing',
+    'limits',
+    'metrics',
+    'cors',
+  ])('src/%s imports nothing of the services, their database or their packages', async (folder) => {
+    const code = [
+      "import { EmbeddedServices } from '../services/embedded.js';",
+      "import type { Db } from '../db/database.js';",
+      "import Fastify from 'fastify';",
+      "import Database from 'better-sqlite3';",
+      "import { start } from '../cli/start.js';",
+      'export const probe = [EmbeddedServices, Fastify, Database, start, {} as Db];',
+    ].join('\n');
+    expect(await broken(`src/${folder}/probe.ts`, code)).toEqual([
+      'no-restricted-imports: 1',
+      'no-restricted-imports: 2',
+      'no-restricted-imports: 3',
+      'no-restricted-imports: 4',
+      'no-restricted-imports: 5',
+    ]);
+  });
 
   test('nor loads them with import()', async () => {
     const code = "export const load = () => import('../services/embedded.js');";
@@ -44,14 +52,14 @@ describe('the gateway folders', () => {
       "import type { EmbeddedUpstreams } from './embedded-upstreams.js';",
       'export const probe = (e: EmbeddedUpstreams) => [e, bearerToken];',
     ].join('\n');
-    expect(await broken('src/http/probe.ts', code)).toEqual([]);
+    expect(await broken('src/runtime/probe.ts', code)).toEqual([]);
   });
 });
 
 describe('the services', () => {
   test("import none of the gateway's internals", async () => {
     const code = [
-      "import { Gateway } from '../http/gateway.js';",
+      "import { Gateway } from '../runtime/gateway.js';",
       "import type { GatewayConfig } from '../config/schema.js';",
       "import { hashPart } from '../../identity/hash.js';",
       "import { UpstreamPool } from '../proxy/upstream-pool.js';",
@@ -99,7 +107,7 @@ describe('the client-address walk (src/net/)', () => {
       "import { prepared } from '../db/statements.js';",
       "import { visitorIp } from '../services/websites/analytics/client-ip.js';",
       "import Fastify from 'fastify';",
-      "export const load = () => import('../http/gateway.js');",
+      "export const load = () => import('../runtime/gateway.js');",
       'export const probe = [hashPart, prepared, visitorIp, Fastify];',
     ].join('\n');
     expect(await broken('src/net/probe.ts', code)).toEqual([
@@ -114,7 +122,7 @@ describe('the client-address walk (src/net/)', () => {
 
 test('the CLI is where the two meet', async () => {
   const code = [
-    "import { Gateway } from '../http/gateway.js';",
+    "import { Gateway } from '../runtime/gateway.js';",
     "import { EmbeddedServices } from '../services/embedded.js';",
     'export const probe = [Gateway, EmbeddedServices];',
   ].join('\n');

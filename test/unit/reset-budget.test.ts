@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { ResetBudget } from '../../src/http/tls/reset-budget.js';
+import { ResetBudget } from '../../src/runtime/tls/reset-budget.js';
 
 describe('ResetBudget (HTTP/2 rapid-reset guard)', () => {
   test('a burst is allowed, the next reset at the same instant is not', () => {

@@ -1,18 +1,8 @@
 import { fileURLToPath } from 'node:url';
-import {
-  Server,
-  ServerCredentials,
-  status as grpcStatus,
-  type sendUnaryData,
-  type ServerUnaryCall,
-  type ServiceDefinition,
-} from '@grpc/grpc-js';
+import { status as grpcStatus, type ServiceDefinition } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import type { Logger } from 'pino';
-import type { RuleTable } from '../rules/compile.js';
-import type { RateLimitServiceConfig } from '../config/schema.js';
-import { ListenError } from '../http/listen.js';
-import { throttledWarn } from '../logger.js';
+import type { RuleTable } from '../rules/model.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type { WindowResult, WindowStore } from '../store/window-store.js';
 import { answerFromResults, answerWithoutStore, type RateLimitAnswer } from './answer.js';
@@ -99,7 +89,7 @@ export async function shouldRateLimit(
 }
 
 /** The store failed, and every matched limiter lets requests through: the answer is OK, the failure logged. */
-class StoreFailedOpen extends Error {
+export class StoreFailedOpen extends Error {
   constructor(
     readonly failure: unknown,
     readonly answer: RateLimitAnswer,
@@ -132,74 +122,4 @@ function recordDecisions(
     if (before === undefined || rank[decision] > rank[before]) verdicts.set(m.limiter.name, decision);
   });
   for (const [name, decision] of verdicts) metrics.limiterDecision(name, decision);
-}
-
-/** The gRPC server of Envoy's rate-limit service, on its own port (rateLimitService). */
-export class RateLimitServer {
-  private constructor(
-    private readonly server: Server,
-    readonly host: string,
-    readonly port: number,
-  ) {}
-
-  static async start(config: RateLimitServiceConfig, ctx: RateLimitServiceContext): Promise<RateLimitServer> {
-    const server = new Server();
-    const warn = throttledWarn(ctx.logger, 'rate-limit store failed');
-    server.addService(rateLimitServiceDefinition(), {
-      ShouldRateLimit(
-        call: ServerUnaryCall<RateLimitRequest, RateLimitAnswer>,
-        callback: sendUnaryData<RateLimitAnswer>,
-      ) {
-        shouldRateLimit(ctx, call.request).then(
-          (answer) => callback(null, answer),
-          (err: unknown) => {
-            if (err instanceof StoreFailedOpen) {
-              warn({ rls: true, err: (err.failure as Error).message });
-              callback(null, err.answer);
-            } else if (err instanceof CallError) {
-              if (err.code === grpcStatus.UNAVAILABLE) warn({ rls: true, err: err.message });
-              callback({ code: err.code, details: err.message });
-            } else {
-              ctx.logger.error({ err }, 'rate-limit call failed');
-              callback({ code: grpcStatus.INTERNAL, details: 'the rate-limit service failed' });
-            }
-          },
-        );
-      },
-    });
-    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(`${host}:${config.port}`, ServerCredentials.createInsecure(), (err, bound) =>
-        err ? reject(bindError(config, err)) : resolve(bound),
-      ),
-    );
-    ctx.logger.info({ listener: 'rateLimitService', host: config.host, port }, 'listening');
-    return new RateLimitServer(server, config.host, port);
-  }
-
-  /** "host:port", as a gRPC client dials it. */
-  get address(): string {
-    const host = this.host.includes(':') ? `[${this.host}]` : this.host;
-    return `${host === '0.0.0.0' ? '127.0.0.1' : host === '[::]' ? '[::1]' : host}:${this.port}`;
-  }
-
-  /** Stops accepting calls and lets those in flight finish, for up to `graceMs`; then cuts them. */
-  close(graceMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.server.forceShutdown();
-        resolve();
-      }, graceMs);
-      this.server.tryShutdown(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-  }
-}
-
-/** gRPC names the system error only in its message ("… [listen EADDRINUSE: …]"). */
-function bindError(config: RateLimitServiceConfig, err: Error): ListenError {
-  const code = /\b(E[A-Z]+):/.exec(err.message)?.[1];
-  return new ListenError({ host: config.host, port: config.port, what: 'rate-limit service' }, code);
 }

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { listen } from './listen.js';
-import { sendError, sendJson } from './responses.js';
+import { sendError, sendJson } from '../http/responses.js';
 
 /** Renders the metrics text: one registry, or (under node:cluster) the workers' aggregate. */
 export interface MetricsSource {

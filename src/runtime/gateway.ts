@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { RuleTable } from '../rules/compile.js';
 import type { WorkspaceTokenStore } from '../credentials/workspace-token.js';
-import type { RateLimitServer } from '../envoy/server.js';
+import type { RateLimitServer } from './rate-limit-server.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { LiveStreams } from '../proxy/live-streams.js';
 import { createStore } from '../store/create-store.js';
@@ -11,11 +11,11 @@ import type { EmbeddedUpstreams } from './embedded-upstreams.js';
 import { Listeners, type BoundListener } from './listeners.js';
 import { LiveState } from './live-state.js';
 import { PoolRetirement, retirementGraceMs } from './pool-retirement.js';
-import { createDecisionHandler } from './decision-handler.js';
-import { createRequestHandler } from './request-handler.js';
+import { createDecisionHandler } from '../http/decision-handler.js';
+import { createRequestHandler } from '../http/request-handler.js';
 import { Admission } from '../limits/admission.js';
 import { ResponseBuffers } from '../proxy/response-buffers.js';
-import { retiredPools } from './state.js';
+import { retiredPools } from './build-state.js';
 import { CertificateError } from './tls/certificates.js';
 
 export type { BoundListener } from './listeners.js';
@@ -212,7 +212,7 @@ export class Gateway {
     const rls = this.#state.current.table.config.rateLimitService;
     if (rls) {
       // Loaded only when configured: a gateway without it never loads gRPC.
-      const { RateLimitServer } = await import('../envoy/server.js');
+      const { RateLimitServer } = await import('./rate-limit-server.js');
       this.#rateLimitServer = await RateLimitServer.start(rls, {
         current: () => this.#state.current,
         store: this.store,

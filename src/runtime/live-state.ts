@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { RuleTable } from '../rules/compile.js';
 import { changedRestartOnlyFields } from './restart-only.js';
-import { buildState, closeState, type GatewayState, type StateOptions } from './state.js';
+import type { GatewayState } from '../http/state.js';
+import { buildState, closeState, type StateOptions } from './build-state.js';
 
 /**
  * The request path's current state. A reload builds the next state beside it and swaps it in at
