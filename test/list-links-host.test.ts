@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { servicesConfigFrom } from '../src/cli/services-config.js';
 import { loadConfigText } from '../src/rules/load.js';
-import type { EmbeddedServiceName } from '../src/config/schema.js';
+import type { ServiceName } from '../src/service-names.js';
 import type { Db } from '../src/db/database.js';
 import type { Gateway } from '../src/runtime/gateway.js';
 import { openServiceDatabase, startService, type RunningService } from '../src/services/registry.js';
@@ -46,7 +46,7 @@ async function gateway(yaml: string): Promise<Gateway> {
 }
 
 /** One embedded service alone on its own port, as `tollgate serve NAME` runs it. */
-async function alone(name: EmbeddedServiceName, yaml: string): Promise<string> {
+async function alone(name: ServiceName, yaml: string): Promise<string> {
   const config = servicesConfigFrom(loadConfigText(yaml, 'gateway.yaml', env).config);
   const db = openServiceDatabase(config, silentLogger);
   databases.push(db);

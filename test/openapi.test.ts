@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { embeddedServices } from '../src/config/schema.js';
+import { SERVICE_NAMES } from '../src/service-names.js';
 import { servicesConfigFrom } from '../src/cli/services-config.js';
 import { loadConfigText } from '../src/rules/load.js';
 import { openDatabase, type Db } from '../src/db/database.js';
@@ -48,7 +48,7 @@ describe('the OpenAPI document', () => {
     expect(CHECKED_IN).toBe(`${JSON.stringify(servicesOpenApi(), null, 2)}\n`);
   });
 
-  test.each(embeddedServices)('lists exactly the routes the %s service registers', async (name) => {
+  test.each(SERVICE_NAMES)('lists exactly the routes the %s service registers', async (name) => {
     const config = servicesConfigFrom(
       loadConfigText(DEFAULT_CONFIG, 'test.yaml', embeddedEnv(dataDir)).config,
     );

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { servicesConfigFrom } from '../src/cli/services-config.js';
 import { loadConfigText } from '../src/rules/load.js';
-import type { EmbeddedServiceName } from '../src/config/schema.js';
+import type { ServiceName } from '../src/service-names.js';
 import type { Db } from '../src/db/database.js';
 import type { Gateway } from '../src/runtime/gateway.js';
 import { CHANGED_KINDS, FULL_SYNC_KINDS } from '../src/services/bulksync/kinds.js';
@@ -42,7 +42,7 @@ const WP_ENDPOINTS = [
 let dataDir: string;
 let db: Db;
 let gateway: Gateway;
-const alone: Partial<Record<EmbeddedServiceName, RunningService>> = {};
+const alone: Partial<Record<ServiceName, RunningService>> = {};
 let token: string;
 
 beforeAll(async () => {
@@ -63,7 +63,7 @@ afterAll(async () => {
 });
 
 const where = [
-  ['the service alone', (name: EmbeddedServiceName) => alone[name]!.url],
+  ['the service alone', (name: ServiceName) => alone[name]!.url],
   ['through the gateway', () => gateway.url()],
 ] as const;
 

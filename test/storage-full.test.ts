@@ -8,7 +8,7 @@ import { loadConfigText } from '../src/rules/load.js';
 import type { Db } from '../src/db/database.js';
 import { createUser } from '../src/services/accounts/accounts.js';
 import { listen } from '../src/services/kit/app.js';
-import type { ServiceName } from '../src/services/config.js';
+import type { ServiceName } from '../src/service-names.js';
 import { buildService, openServiceDatabase } from '../src/services/registry.js';
 import { ensureWorkspace } from '../src/services/accounts/workspaces.js';
 import { DEFAULT_CONFIG } from './helpers/default-config.js';

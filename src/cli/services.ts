@@ -1,4 +1,4 @@
-import { embeddedServices, type EmbeddedServiceName } from '../config/schema.js';
+import { SERVICE_NAMES, type ServiceName } from '../service-names.js';
 import { loadConfigFile } from '../rules/load.js';
 import { openDatabase, type Db } from '../db/database.js';
 import { createLogger } from '../logger.js';
@@ -35,8 +35,8 @@ export async function serve(
   host: string,
   port: string,
 ): Promise<number> {
-  if (!embeddedServices.includes(name as EmbeddedServiceName)) {
-    throw new UsageError(`serve needs one of ${embeddedServices.join(', ')}`);
+  if (!SERVICE_NAMES.includes(name as ServiceName)) {
+    throw new UsageError(`serve needs one of ${SERVICE_NAMES.join(', ')}`);
   }
   const portNumber = Number(port);
   if (!Number.isInteger(portNumber) || portNumber < 0 || portNumber > 65535)
@@ -45,12 +45,7 @@ export async function serve(
   const logger = createLogger(config.log.level);
   const services = servicesConfigFrom(config);
   const db = openServiceDatabase(services, logger);
-  const service = await startService(
-    name as EmbeddedServiceName,
-    { db, config: services, logger },
-    host,
-    portNumber,
-  );
+  const service = await startService(name as ServiceName, { db, config: services, logger }, host, portNumber);
   logger.info({ embedded: name, url: service.url }, 'listening');
   await stopSignal(logger);
   await service.close();

@@ -2,6 +2,7 @@ import bytes from 'bytes';
 import ms from 'ms';
 import { z } from 'zod';
 import { publicUrl } from './public-url.js';
+import { SERVICE_NAMES } from '../service-names.js';
 
 /** A duration: a number of milliseconds, or a string such as "50ms", "10s", "1m", "1h". */
 export const duration = z
@@ -310,9 +311,6 @@ const identity = z.strictObject({
     .meta({ description: 'Workspace API tokens "<id>|<secret>" (the workspace_token key part).' }),
 });
 
-export const embeddedServices = ['websites', 'reports', 'widget', 'bulksync'] as const;
-export type EmbeddedServiceName = (typeof embeddedServices)[number];
-
 const upstream = z.strictObject({
   url: z
     .union([z.literal(''), z.url({ protocol: /^https?$/ })])
@@ -322,7 +320,7 @@ const upstream = z.strictObject({
         'Where to forward: http(s)://host:port[/base]; a base path is prefixed to forwarded paths. ' +
         'Empty: forward to the embedded service.',
     }),
-  embedded: z.enum(embeddedServices).optional().meta({
+  embedded: z.enum(SERVICE_NAMES).optional().meta({
     description:
       'The service to run in the gateway process (on a loopback port) when url is empty. One of url and embedded is required.',
   }),
@@ -934,7 +932,6 @@ export type GatewayConfig = z.output<typeof configSchema>;
 export type LimiterConfig = z.output<typeof limiter>;
 export type RouteConfig = z.output<typeof route>;
 export type UpstreamConfig = z.output<typeof upstream>;
-export type ServicesConfig = z.output<typeof services>;
 export type KeyPart = z.output<typeof keyPart>;
 export type JwtConfig = z.output<typeof jwt>;
 export type FailurePolicy = z.output<typeof failurePolicy>;

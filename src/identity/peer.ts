@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
-import { addressKey, parseAddress, type Address, type TrustedProxies } from './client-ip.js';
+import { parseAddress, type Address, type TrustedProxies } from '../net/client-ip.js';
+import { addressKey } from './address-key.js';
 import { hashPart } from './hash.js';
 
 /** The identity settings a peer depends on (a part of resolve.ts's PeerSources). */

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { KeyPart } from '../config/schema.js';
-import { addressKey, walkForwardedFor, type TrustedProxies } from './client-ip.js';
+import { walkForwardedFor, type TrustedProxies } from '../net/client-ip.js';
+import { addressKey } from './address-key.js';
 import { hashPart } from './hash.js';
 import type { Peer } from './peer.js';
 import { bearerToken } from '../credentials/bearer.js';

@@ -8,7 +8,7 @@ import { routeBodyBound } from '../config/body-bound.js';
 import type { FailurePolicy, GatewayConfig, LimiterConfig, RouteConfig } from '../config/schema.js';
 import { compileCorsPolicy, type CorsPolicy } from '../cors/policy.js';
 import { DescriptorTable, patternId } from '../envoy/descriptor-table.js';
-import { parseRange } from '../identity/client-ip.js';
+import { parseRange } from '../net/client-ip.js';
 import { headersReadBy } from '../identity/resolve.js';
 import { keyStem, routeWindow } from '../limits/keys.js';
 import { Router } from '../routing/router.js';

@@ -1,4 +1,4 @@
-import type { EmbeddedServiceName } from '../config/schema.js';
+import type { ServiceName } from '../service-names.js';
 import type { WorkspaceTokenStore } from '../credentials/workspace-token.js';
 
 /**
@@ -8,7 +8,7 @@ import type { WorkspaceTokenStore } from '../credentials/workspace-token.js';
  */
 export interface EmbeddedUpstreams {
   /** The base URL of the named service, started on first use. */
-  url(name: EmbeddedServiceName): Promise<string>;
+  url(name: ServiceName): Promise<string>;
   /** The workspace tokens of the services' database (identity.workspaceTokens.source "database"). */
   workspaceTokens(): Promise<WorkspaceTokenStore>;
   /** Stops the services; the gateway calls it last, once its own requests to them are done. */

@@ -1,8 +1,5 @@
 import type { VisitorJwtSettings } from '../credentials/visitor-jwt.js';
 
-/** The embedded services, by the name an upstream's `embedded` field gives. */
-export type ServiceName = 'websites' | 'reports' | 'widget' | 'bulksync';
-
 export interface WebsitesSettings {
   /** The origin the list links start with ("" : links by path alone). */
   readonly publicUrl: string;

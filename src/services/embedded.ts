@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import type { WorkspaceTokenStore } from '../credentials/workspace-token.js';
-import type { ServiceName, ServicesConfig } from './config.js';
+import type { ServicesConfig } from './config.js';
+import type { ServiceName } from '../service-names.js';
 import { openServiceDatabase, startService, type RunningService } from './registry.js';
 import { DatabaseTokenStore } from './accounts/workspaces.js';
 

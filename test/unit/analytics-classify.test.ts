@@ -8,7 +8,7 @@ import {
   type CollectorInput,
 } from '../../src/services/websites/analytics/classify.js';
 import { TrustedProxies } from '../../src/net/client-ip.js';
-import { visitorIp } from '../../src/services/websites/analytics/client-ip.js';
+import { visitorIp } from '../../src/services/websites/analytics/visitor-ip.js';
 import { parseCollectorBody } from '../../src/services/websites/analytics/collector.js';
 import { searchEngine, socialNetwork } from '../../src/services/websites/analytics/referrer-groups.js';
 import { parseStatsQuery } from '../../src/services/websites/analytics/stats-query.js';

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
 import { describe, expect, test } from 'vitest';
-import { addressKey, parseAddress, resolveClientIp, TrustedProxies } from '../../src/identity/client-ip.js';
+import { addressKey } from '../../src/identity/address-key.js';
+import { parseAddress, resolveClientIp, TrustedProxies } from '../../src/net/client-ip.js';
 
 const v4 = fc.ipV4();
 const v6 = fc.ipV6();

@@ -105,7 +105,7 @@ describe('the client-address walk (src/net/)', () => {
     const code = [
       "import { hashPart } from '../identity/hash.js';",
       "import { prepared } from '../db/statements.js';",
-      "import { visitorIp } from '../services/websites/analytics/client-ip.js';",
+      "import { visitorIp } from '../services/websites/analytics/visitor-ip.js';",
       "import Fastify from 'fastify';",
       "export const load = () => import('../runtime/gateway.js');",
       'export const probe = [hashPart, prepared, visitorIp, Fastify];',

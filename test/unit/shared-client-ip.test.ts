@@ -4,12 +4,12 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import type { WorkspaceTokenStore } from '../../src/credentials/workspace-token.js';
-import { addressKey } from '../../src/identity/client-ip.js';
+import { addressKey } from '../../src/identity/address-key.js';
 import { describePeer } from '../../src/identity/peer.js';
 import { clientIpKey, type IdentitySources } from '../../src/identity/resolve.js';
 import { parseAddress, TrustedProxies } from '../../src/net/client-ip.js';
 import { upstreamRequestHeaders } from '../../src/proxy/headers.js';
-import { visitorIp } from '../../src/services/websites/analytics/client-ip.js';
+import { visitorIp } from '../../src/services/websites/analytics/visitor-ip.js';
 
 const TRUSTED = ['10.0.0.0/8', '127.0.0.1', 'fd00::/8'];
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { configSchema, type GatewayConfig } from '../../src/config/schema.js';
 import { HttpError } from '../../src/services/kit/errors.js';
-import { validate } from '../../src/services/kit/validation.js';
+import { validate } from '../../src/services/kit/validate.js';
 import { checkCoupon } from '../../src/services/widget/coupons.js';
 import {
   conversationPageBody,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { HttpError, type FieldErrors } from '../kit/errors.js';
-import { fieldErrors } from '../kit/validation.js';
+import { fieldErrors } from '../kit/validate.js';
 import { externalId } from './items.js';
 import type { Item, KindSpec } from './kinds.js';
 

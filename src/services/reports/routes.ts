@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError, NOT_FOUND } from '../kit/errors.js';
 import { listAddress, listPage, pageNumber } from '../kit/pagination.js';
 import { hashPassword } from '../accounts/passwords.js';
-import { bodyFields, validate } from '../kit/validation.js';
+import { bodyFields, validate } from '../kit/validate.js';
 import { analysePage } from './analyser.js';
 import type { AnalysisPool } from './analysis-pool.js';
 import type { PageFetcher } from './fetch-page.js';

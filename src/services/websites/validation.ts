@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { HttpError, type FieldErrors } from '../kit/errors.js';
 import { intChoice, optionalString, orDefault, PRIVACY, requiredString } from '../kit/fields.js';
 import { pageField } from '../kit/pagination.js';
-import { bodyFields, fieldErrors } from '../kit/validation.js';
+import { bodyFields, fieldErrors } from '../kit/validate.js';
 import { asciiSearch, isIpOrCidr, isParamName, normaliseHost, normaliseLines } from './normalize.js';
 
 /**

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError, type FieldErrors } from '../kit/errors.js';
-import { validate } from '../kit/validation.js';
+import { validate } from '../kit/validate.js';
 import { sessionGone, type VisitorAuth } from './auth.js';
 import type { WorkspaceBudget } from './budget.js';
 import { checkCoupon } from './coupons.js';

@@ -4,7 +4,7 @@ import { TrustedProxies } from '../../../net/client-ip.js';
 import { HttpError, NOT_FOUND, type FieldErrors } from '../../kit/errors.js';
 import type { TrackedEvent } from './aggregate.js';
 import { classify, siteHost } from './classify.js';
-import { visitorIp } from './client-ip.js';
+import { visitorIp } from './visitor-ip.js';
 import { countryOf } from './geo.js';
 import { HitRecorder, type RecorderOptions } from './recorder.js';
 import { notModified, TRACKING_SCRIPT, TRACKING_SCRIPT_ETAG } from './tracking-script.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../../db/database.js';
-import { visitorIp } from '../analytics/client-ip.js';
+import { visitorIp } from '../analytics/visitor-ip.js';
 import type {
   DayRange,
   Dimension,

@@ -1,17 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import type { Address } from '../net/client-ip.js';
 
-// The resolution itself is shared with the analytics collector (src/net/): re-exported here so the
-// gateway's folders keep one import for the client address.
-export {
-  parseAddress,
-  parseRange,
-  resolveClientIp,
-  TrustedProxies,
-  walkForwardedFor,
-  type Address,
-} from '../net/client-ip.js';
-
 /** The key form of an address: IPv4 as is, IPv6 as its network prefix ("2001:db8:1:2::/64"). */
 export function addressKey(addr: Address, ipv6PrefixLength: number): string {
   if (addr.kind() === 'ipv4') return addr.toString();
