@@ -188,6 +188,21 @@ describe('the folder order', () => {
   });
 });
 
+/** The rows of CONTRIBUTING.md's code map table that follows `heading`, as code map entries. */
+function documentedOrder(heading: string): string[] {
+  const text = readFileSync(join(import.meta.dirname, '..', '..', 'CONTRIBUTING.md'), 'utf8');
+  const table = text.slice(text.indexOf(heading)).split('\n\n')[1]!;
+  return [...table.matchAll(/^\| `src\/([^`]+?)\/?` /gm)].map((m) => m[1]!).filter((e) => !e.includes('/'));
+}
+
+test("CONTRIBUTING.md's code map lists the folders in this order", () => {
+  expect(documentedOrder('What both sides share')).toEqual(CODE_MAP.shared);
+  expect(documentedOrder('The gateway, lowest first')).toEqual(
+    CODE_MAP.gateway.filter((e) => e !== 'rules/model.ts'),
+  );
+  expect(documentedOrder('The embedded services, lowest first')).toEqual(CODE_MAP.services);
+});
+
 describe('importsOf', () => {
   test('reads static, type-only, multi-line and dynamic imports and re-exports; not packages', () => {
     const source = [
