@@ -19,6 +19,8 @@ export interface Shell {
   /** Where "sign in" comes back to. */
   readonly here: string;
   readonly chart?: boolean;
+  /** The empty statistics page's wait for the first pageview (live.js). */
+  readonly live?: boolean;
   readonly body: Html;
 }
 
@@ -47,6 +49,7 @@ export function page(shell: Shell): Html {
                 <script src="${ASSETS_PREFIX}/chart.js"></script>`
             : ''
         }
+        ${shell.live ? html`<script src="${ASSETS_PREFIX}/live.js"></script>` : ''}
       </body>
     </html> `;
 }
