@@ -8,8 +8,8 @@
  * with uPlot. Counts get whole-number ticks; days read as ISO dates (UTC) on the axis and in the
  * legend, which the page renders with the range's totals and the script sets to a day's figures
  * while the pointer is on it. Visitors are a filled area under a solid line, pageviews a dashed line
- * over it, so both stay visible when they are equal. The y ticks drawn are kept in
- * data-y-ticks (the tests read them).
+ * over it, so both stay visible when they are equal. The ticks drawn (on the canvas) are kept in
+ * data-x-ticks and data-y-ticks, which the tests read.
  */
 export const CHART_SCRIPT = `
 (function () {
@@ -56,7 +56,14 @@ export const CHART_SCRIPT = `
       { label: 'Pageviews', stroke: '#b3261e', width: 2, dash: [6, 4], points: { show: d.days.length <= 62 } },
     ],
     axes: [
-      { space: 90, incrs: dayIncrs, values: function (u, splits) { return splits.map(iso); } },
+      {
+        space: 90, incrs: dayIncrs,
+        values: function (u, splits) {
+          var days = splits.map(iso);
+          box.setAttribute('data-x-ticks', days.join(','));
+          return days;
+        },
+      },
       {
         size: 56, incrs: countIncrs,
         values: function (u, splits) {

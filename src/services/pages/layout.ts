@@ -4,9 +4,12 @@ import { html, type Html } from './html.js';
 
 /** The pages' shell, their security headers, and the pages every host shares (404, sign-in, password). */
 
-/** Scripts and styles from this origin only; no inline script, no framing, forms post here only. */
+/**
+ * Scripts, styles and fetches (the empty statistics page's poll) from this origin only; no inline
+ * script, no framing, forms post here only.
+ */
 export const CONTENT_SECURITY_POLICY =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
   "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 export const LOGIN_PATH = '/_/login';
