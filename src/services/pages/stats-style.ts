@@ -29,6 +29,18 @@ ${shareBars}
 details { margin: 0.25rem 0 0.75rem; }
 details > summary { cursor: pointer; color: var(--accent); }
 table#recent .short { white-space: nowrap; }
+@media (max-width: 40rem) {
+  /* On a phone the sections and presets scroll sideways in one row, and the cards sit three abreast,
+     so the figures and the chart come first. */
+  nav.sections ul, nav.presets ul { flex-wrap: nowrap; overflow-x: auto; padding-bottom: 0.25rem; }
+  nav.sections li, nav.presets li { flex: none; }
+  ul.cards { grid-template-columns: repeat(3, minmax(0, 1fr)); gap: 0.4rem; }
+  ul.cards li { padding: 0.4rem 0.5rem; }
+  ul.cards strong { font-size: 1.3rem; }
+  ul.cards .label, .change { font-size: 0.8rem; }
+  .change .muted { display: block; }
+  form.range { padding: 0.5rem; }
+}
 table#recent td.value { overflow-wrap: anywhere; word-break: normal; }
 .waiting { background: var(--panel); border-radius: 0.5rem; padding: 0.75rem 1rem; margin: 1rem 0; }
 .waiting pre { background: #fff; border: 1px solid var(--line); border-radius: 0.3rem; padding: 0.5rem; white-space: pre-wrap; overflow-wrap: anywhere; }
