@@ -139,7 +139,7 @@ describe('statistics pages', () => {
   test('the realtime page lists the last minutes', async () => {
     const { context, page } = await visitor();
     await page.goto(`${base}/${SITES.public}/realtime`);
-    expect(await page.locator('#recent-count').textContent()).toBe('2');
+    expect(await page.locator('#recent-pageviews').textContent()).toBe('2');
     await context.close();
   });
 
@@ -258,7 +258,7 @@ test('a page on another origin embeds the tracking script; its visit shows on th
     await (await shopper.newPage()).goto(`${siteUrl}/checkout?utm_campaign=autumn`);
     await waitFor(
       async () => (await send(`${base}/127.0.0.1/realtime`)).text,
-      (html) => html.includes('<strong id="recent-count">1</strong>'),
+      (html) => html.includes('<strong id="recent-pageviews">1</strong>'),
       { what: 'the visit on the realtime page' },
     );
     await shopper.close();
