@@ -257,8 +257,8 @@ describe('the collector', () => {
     expect(json.status).toBe(200);
     await collect({ page, 'event[name]': 'signup' });
     expect(await stats(id, 'name=events')).toEqual([
-      { value: 'purchase', count: 2 },
-      { value: 'signup', count: 1 },
+      { value: 'purchase', count: 2, values: [{ unit: 'EUR', count: 2, total: 50 }] },
+      { value: 'signup', count: 1, values: [] },
     ]);
     expect(await stats(id, 'name=pages')).toEqual([]);
     const bad = await collect({
@@ -409,6 +409,7 @@ describe('the stats API', () => {
       browser: 'Chrome',
       operating_system: 'Windows',
       device: 'desktop',
+      visitor: true,
     });
     const links = `${path}?name=realtime&minutes=5&per_page=10&sort=max&page=1`;
     expect(body).toEqual({

@@ -70,7 +70,7 @@ describe('statistics pages', () => {
     expect(body).toContain('<strong id="total-visitors">5</strong>');
     expect(body).toContain('<strong id="total-pageviews">6</strong>');
     expect(body).toContain(
-      '<td class="value">/&lt;img src=x onerror=&quot;document.title=&#39;pwned&#39;&quot;&gt;</td>',
+      '<td class="value bar s17">/&lt;img src=x onerror=&quot;document.title=&#39;pwned&#39;&quot;&gt;</td>',
     );
     expect(body).not.toContain('<img src=x');
   });
@@ -101,13 +101,16 @@ describe('statistics pages', () => {
       )
       .join('');
     expect(body).toContain(
-      `<h2 id="hours-title">By hour of the day</h2><table id="hours"><caption>Visitors and pageviews per UTC hour, summed over the range</caption>` +
+      `<details id="hours"><summary>Hours of the day</summary><table><caption>Visitors and pageviews per UTC hour, summed over the range</caption>` +
         `<thead><tr><th scope="col">Hour (UTC)</th><th scope="col" class="num">Visitors</th><th scope="col" class="num">Pageviews</th></tr></thead>` +
-        `<tbody>${rows}</tbody></table>`,
+        `<tbody>${rows}</tbody></table></details>`,
     );
     // A range without visits: 24 rows of zeros.
     const empty = squeeze((await get(`/${SITES.public}?from=2020-01-01&to=2020-01-31`)).text);
-    const hours = empty.slice(empty.indexOf('<table id="hours">'), empty.indexOf('<div class="grid">'));
+    const hours = empty.slice(
+      empty.indexOf('<details id="hours">'),
+      empty.indexOf('<section id="top-lists"'),
+    );
     expect(hours.match(/<td class="num">0<\/td><td class="num">0<\/td><\/tr>/g)).toHaveLength(24);
   });
 
@@ -127,7 +130,9 @@ describe('statistics pages', () => {
     expect(body).toContain(
       `<p>1 values matching<q id="search-term">PRIC</q>, 1 in all.<a href="/${SITES.public}/pages.csv?from=${from}&amp;to=${today}&amp;search=PRIC" download>Download CSV</a>`,
     );
-    expect(body.match(/<td class="value">[^<]*<\/td>/g)).toEqual(['<td class="value">/pricing</td>']);
+    expect(body.match(/<td class="value[^"]*">[^<]*<\/td>/g)).toEqual([
+      '<td class="value bar s100">/pricing</td>',
+    ]);
 
     const csv = await get(`/${SITES.public}/pages.csv?from=${from}&to=${today}&search=PRIC`);
     expect(csv.status).toBe(200);
@@ -148,7 +153,7 @@ describe('statistics pages', () => {
     expect(body).toContain(`<input type="hidden" name="search" value="${escaped}" />`);
     expect(body).toContain(`<q id="search-term">${escaped}</q>`);
     expect(body).toContain(`&amp;search=${encodeURIComponent(XSS).replace(/'/g, '&#39;')}" download>`);
-    expect(body).toContain(`<td class="value">${escaped}</td>`);
+    expect(body).toContain(`<td class="value bar s100">${escaped}</td>`);
     expect(body).not.toContain('<img src=x');
   });
 

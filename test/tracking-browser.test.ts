@@ -104,7 +104,9 @@ test(
         (rows) => rows.length > 0,
         { what: 'the event' },
       );
-      expect(await stats('events')).toEqual([{ value: 'signup', count: 1 }]);
+      expect(await stats('events')).toEqual([
+        { value: 'signup', count: 1, values: [{ unit: 'EUR', count: 1, total: 5 }] },
+      ]);
     } finally {
       await ctx.close();
     }

@@ -2,6 +2,7 @@ import type {
   DailyTotals,
   DayRange,
   Dimension,
+  EventValue,
   RecentVisit,
   StatsSource,
   TopChunk,
@@ -17,6 +18,8 @@ export class MemoryStats implements StatsSource {
   /** website → dimension → day → value → count */
   readonly values = new Map<number, Map<Dimension, Map<string, Map<string, number>>>>();
   readonly visits = new Map<number, RecentVisit[]>();
+  /** website → the event values' sums (the range is not filtered) */
+  readonly eventSums = new Map<number, EventValue[]>();
 
   addDay(site: number, date: string, visitors: number, pageviews: number): this {
     const days = this.days.get(site) ?? new Map<string, { visitors: number; pageviews: number }>();
@@ -85,5 +88,13 @@ export class MemoryStats implements StatsSource {
 
   recent(site: number, sinceMs: number): RecentVisit[] {
     return (this.visits.get(site) ?? []).filter((v) => Date.parse(v.at) > sinceMs);
+  }
+
+  hasData(site: number): boolean {
+    return this.days.has(site) || this.values.has(site) || this.visits.has(site);
+  }
+
+  eventValues(site: number, _range: DayRange, names?: readonly string[]): EventValue[] {
+    return (this.eventSums.get(site) ?? []).filter((v) => names === undefined || names.includes(v.name));
   }
 }

@@ -113,10 +113,11 @@ describe('statistics pages', () => {
     expect(compact(reply)).toContain('<strong id="total-visitors">7</strong>');
     expect(compact(reply)).toContain('<strong id="total-pageviews">14</strong>');
     expect(compact(reply)).toContain(
-      '{"days":["2026-11-01","2026-11-02","2026-11-03"],"visitors":[3,4,0],"pageviews":[5,9,0]}',
+      '{"days":["2026-11-01","2026-11-02","2026-11-03"],"visitors":[3,4,0],"pageviews":[5,9,0],' +
+        '"totals":{"visitors":7,"pageviews":14},"label":"2026-11-01 to 2026-11-03"}',
     );
     expect(compact(reply)).toContain(
-      '<td class="value">/&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;</td>',
+      '<td class="value bar s20">/&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;</td>',
     );
     expect(reply.body).not.toContain('<script>alert(1)');
     expect(compact(reply)).toContain('<td class="num">3</td><td class="num">60.0%</td>');
@@ -125,7 +126,9 @@ describe('statistics pages', () => {
   test('a sub-page shows one dimension with a CSV link', async () => {
     const reply = await get(websites, `/public.example/referrers?${RANGE}`);
     expect(reply.statusCode).toBe(200);
-    expect(compact(reply)).toContain('<td class="value">https://news.example/</td><td class="num">2</td>');
+    expect(compact(reply)).toContain(
+      '<td class="value bar s100">https://news.example/</td><td class="num">2</td>',
+    );
     expect(compact(reply)).toContain(`href="/public.example/referrers.csv?${RANGE.replace('&', '&amp;')}"`);
   });
 
@@ -154,25 +157,28 @@ describe('statistics pages', () => {
       browser: 'Chrome',
       operatingSystem: 'Linux',
       device: 'desktop',
+      visitor: true,
     });
     stats.visits.set(1, [visit(XSS), ...Array.from({ length: 100 }, (_, i) => visit(`/p${i}`))]);
     const reply = await get(websites, '/public.example/realtime');
     expect(reply.statusCode).toBe(200);
     const body = compact(reply);
-    expect(body).toContain('<strong id="recent-count">101</strong>');
-    expect(body).toContain('the latest 100 are listed');
-    expect(body.match(/<th scope="row">/g)).toHaveLength(100);
+    expect(body).toContain('<strong id="recent-visitors">101</strong>');
+    expect(body).toContain('<strong id="recent-pageviews">101</strong>');
+    expect(body).toContain('the latest 100 pageviews are listed');
+    expect(body.match(/<th scope="row" class="short">/g)).toHaveLength(100);
     expect(body).toContain(
       '<td data-label="Page" class="value">/&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;</td>',
     );
-    expect(body).toContain('<td data-label="Referrer" class="muted">–</td>');
+    expect(body).toContain('<td data-label="Referrer" class="muted value">–</td>');
+    expect(body).toContain('<td data-label="Country" class="short">Germany</td>');
   });
 
   test('a bad range: 400 with the error and the default range', async () => {
     const reply = await get(websites, '/public.example?from=2026-11-05&to=2026-11-01');
     expect(reply.statusCode).toBe(400);
     expect(compact(reply)).toContain(
-      '<p class="error" role="alert">The start date must not be after the end date.</p>',
+      '<p class="error range-error" role="alert">The start date must not be after the end date.</p>',
     );
   });
 

@@ -741,14 +741,18 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description One page of value counts (of recent visits for name=realtime). */
+        /** @description One page of value counts (with their value sums for name=events; of recent visits for name=realtime). */
         200: {
           headers: {
             [name: string]: unknown;
           };
           content: {
             'application/json': {
-              data: (components['schemas']['StatValue'] | components['schemas']['RealtimeVisit'])[];
+              data: (
+                | components['schemas']['StatValue']
+                | components['schemas']['EventValue']
+                | components['schemas']['RealtimeVisit']
+              )[];
               links: components['schemas']['ListLinks'];
               meta: components['schemas']['ListMeta'];
               /** @constant */
@@ -3950,6 +3954,18 @@ export interface components {
       /** Format: date-time */
       created_at: string;
     };
+    /** @description name=events: an event name, its count, and its values summed per unit ([] when none had a value). */
+    EventValue: {
+      value: string;
+      count: number;
+      values: components['schemas']['EventValueSum'][];
+    };
+    /** @description The values of an event summed per unit over the range: how many carried a value (count) and their sum (total). */
+    EventValueSum: {
+      unit: string;
+      count: number;
+      total: number;
+    };
     /** @description An error of the websites and reports APIs. */
     LaravelError: {
       message: string;
@@ -3989,6 +4005,8 @@ export interface components {
       browser: string | null;
       operating_system: string | null;
       device: string | null;
+      /** @description The first pageview of a new visitor (false: a further page of a visit). */
+      visitor: boolean;
     };
     Report: {
       id: number;

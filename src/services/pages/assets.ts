@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
+import { CHART_SCRIPT, LIVE_SCRIPT } from './chart-script.js';
+import { STATS_STYLE } from './stats-style.js';
 
 /**
  * The pages' static files, served by the service itself under /_/assets/ (no CDN, no build step):
- * uPlot's script and style from node_modules, the pages' style sheet and the chart script.
+ * uPlot's script and style from node_modules, the pages' style sheet and the statistics scripts.
  * "_" cannot start a website's host, so these paths never shadow a statistics page.
  */
 
@@ -71,28 +73,6 @@ th.num, td.num { text-align: right; white-space: nowrap; }
 }
 `;
 
-/**
- * Draws the visitors and pageviews chart from the page's JSON data block (#chart-data). The only
- * script of the pages: everything else is readable without it.
- */
-const CHART_SCRIPT = `
-(function () {
-  var data = document.getElementById('chart-data');
-  var box = document.getElementById('chart');
-  if (!data || !box || typeof uPlot === 'undefined') return;
-  var d = JSON.parse(data.textContent);
-  var xs = d.days.map(function (day) { return Date.parse(day + 'T00:00:00Z') / 1000; });
-  function width() { return Math.max(260, box.clientWidth); }
-  var plot = new uPlot({
-    width: width(), height: 240, tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'); },
-    series: [{}, { label: 'Visitors', stroke: '#0b57d0', width: 2 }, { label: 'Pageviews', stroke: '#b3261e', width: 2 }],
-    axes: [{}, { size: 50 }],
-  }, [xs, d.visitors, d.pageviews], box);
-  box.setAttribute('data-drawn', 'true');
-  window.addEventListener('resize', function () { plot.setSize({ width: width(), height: 240 }); });
-})();
-`;
-
 interface Asset {
   readonly type: string;
   readonly body: string;
@@ -104,8 +84,9 @@ export function registerAssets(app: FastifyInstance): void {
   const assets = new Map<string, Asset>([
     ['uplot.min.js', { type: js, body: fromPackage('uplot/dist/uPlot.iife.min.js') }],
     ['uplot.min.css', { type: css, body: fromPackage('uplot/dist/uPlot.min.css') }],
-    ['pages.css', { type: css, body: STYLE }],
+    ['pages.css', { type: css, body: STYLE + STATS_STYLE }],
     ['chart.js', { type: js, body: CHART_SCRIPT }],
+    ['live.js', { type: js, body: LIVE_SCRIPT }],
   ]);
   app.get(`${ASSETS_PREFIX}/:name`, PAGE_ROUTE, async (request, reply) => {
     const asset = assets.get((request.params as { name: string }).name);

@@ -4,9 +4,12 @@ import { html, type Html } from './html.js';
 
 /** The pages' shell, their security headers, and the pages every host shares (404, sign-in, password). */
 
-/** Scripts and styles from this origin only; no inline script, no framing, forms post here only. */
+/**
+ * Scripts, styles and fetches (the empty statistics page's poll) from this origin only; no inline
+ * script, no framing, forms post here only.
+ */
 export const CONTENT_SECURITY_POLICY =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
   "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 export const LOGIN_PATH = '/_/login';
@@ -19,6 +22,8 @@ export interface Shell {
   /** Where "sign in" comes back to. */
   readonly here: string;
   readonly chart?: boolean;
+  /** The empty statistics page's wait for the first pageview (live.js). */
+  readonly live?: boolean;
   readonly body: Html;
 }
 
@@ -47,6 +52,7 @@ export function page(shell: Shell): Html {
                 <script src="${ASSETS_PREFIX}/chart.js"></script>`
             : ''
         }
+        ${shell.live ? html`<script src="${ASSETS_PREFIX}/live.js"></script>` : ''}
       </body>
     </html> `;
 }

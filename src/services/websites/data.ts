@@ -222,16 +222,13 @@ export interface EmailReportDue {
 }
 
 /**
- * The websites whose report of `period` is due: e-mail on, an owner's address, and not sent nor
- * claimed since `staleMs` (report_sends).
+ * The websites with e-mail reports on and an owner's address, by id (the sender leaves out those
+ * whose period report_sends has settled).
  */
-export function emailReportsDue(db: Db, period: string, staleMs: number): EmailReportDue[] {
-  return prepared<[string, number], EmailReportDue>(
+export function emailReportRecipients(db: Db): EmailReportDue[] {
+  return prepared<[], EmailReportDue>(
     db,
     `SELECT w.id, w.url, u.email FROM websites w JOIN users u ON u.id = w.user_id
-     WHERE w.email = 1 AND u.email IS NOT NULL
-       AND NOT EXISTS (SELECT 1 FROM report_sends s WHERE s.website_id = w.id AND s.period = ?
-         AND (s.sent_at IS NOT NULL OR s.claimed_ms > ?))
-     ORDER BY w.id`,
-  ).all(period, staleMs);
+     WHERE w.email = 1 AND u.email IS NOT NULL ORDER BY w.id`,
+  ).all();
 }

@@ -3,6 +3,7 @@ import { startEmailReports } from './analytics/email/scheduler.js';
 import { withAnalytics } from './analytics/openapi.js';
 import { createStatsSource } from './analytics/sqlite-stats-source.js';
 import { registerStatsRoutes } from './analytics/stats-routes.js';
+import { pruneRecentVisitsBatch } from './analytics/tables/recent-visits.js';
 import { laravelErrors } from '../kit/errors.js';
 import { deleteInBatches, every } from '../kit/housekeeping.js';
 import { registerCookies } from '../pages/session.js';
@@ -39,14 +40,12 @@ export const websitesService: ServiceDefinition = {
       }),
     );
     // Visits past their retention go even when no new pageview arrives to prune them.
-    const pruneVisits = ctx.db.prepare<[number, number]>(
-      'DELETE FROM recent_visits WHERE id IN (SELECT id FROM recent_visits WHERE at_ms <= ? LIMIT ?)',
-    );
     app.addHook(
       'onClose',
       every(
         housekeepingInterval,
-        () => deleteInBatches((n) => pruneVisits.run(Date.now() - recentVisits, n).changes).then(() => {}),
+        () =>
+          deleteInBatches((n) => pruneRecentVisitsBatch(ctx.db, Date.now() - recentVisits, n)).then(() => {}),
         app.log,
         'recent visits retention',
       ),
@@ -61,6 +60,7 @@ export const websitesService: ServiceDefinition = {
       registerStatsPages(scope, ctx.db, stats, sessions, {
         settings: ctx.config.pages.exports,
         trustedProxies: ctx.config.trustedProxies,
+        publicUrl,
       });
     });
   },

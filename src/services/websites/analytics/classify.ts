@@ -124,7 +124,8 @@ export function classify(
       searchEngine: external === null ? null : searchEngine(external),
       socialNetwork: external === null ? null : socialNetwork(external),
       campaign: cap(input.page.searchParams.get('utm_campaign') ?? undefined),
-      country: visitor && input.ip !== undefined ? countryOf(input.ip) : null,
+      // Every pageview's, for the realtime rows; the aggregates count a visitor's only (aggregate.ts).
+      country: input.ip !== undefined ? countryOf(input.ip) : null,
       language: language(input.acceptLanguage),
       browser: cap(agent.browser.name),
       operatingSystem: cap(agent.os.name),

@@ -19,6 +19,20 @@ const valueCount = z
   .object({ value: z.string(), count: z.int().min(0) })
   .meta({ id: 'StatValue', description: 'A value of the dimension (a date, an hour) and its count.' });
 
+const eventValueSum = z.object({ unit: z.string(), count: z.int().min(0), total: z.number() }).meta({
+  id: 'EventValueSum',
+  description:
+    'The values of an event summed per unit over the range: how many carried a value (count) and their sum (total).',
+});
+
+const eventCount = z
+  .object({ value: z.string(), count: z.int().min(0), values: z.array(eventValueSum) })
+  .meta({
+    id: 'EventValue',
+    description:
+      'name=events: an event name, its count, and its values summed per unit ([] when none had a value).',
+  });
+
 const realtimeVisit = z
   .object({
     at: z.iso.datetime(),
@@ -28,6 +42,9 @@ const realtimeVisit = z
     browser: z.string().nullable(),
     operating_system: z.string().nullable(),
     device: z.string().nullable(),
+    visitor: z.boolean().meta({
+      description: 'The first pageview of a new visitor (false: a further page of a visit).',
+    }),
   })
   .meta({
     id: 'RealtimeVisit',
@@ -98,8 +115,9 @@ const statsApi = describeRoutes(
       query: statsQuery,
       answers: {
         200: {
-          description: 'One page of value counts (of recent visits for name=realtime).',
-          schema: listPage(z.union([valueCount, realtimeVisit])),
+          description:
+            'One page of value counts (with their value sums for name=events; of recent visits for name=realtime).',
+          schema: listPage(z.union([valueCount, eventCount, realtimeVisit])),
         },
       },
       errors: [401, 404, 422],

@@ -1,6 +1,9 @@
 import type { Db } from '../../../db/database.js';
 import { dayOf } from './days.js';
 import { increments, type Hit } from './aggregate.js';
+import { addEventValue } from './tables/event-values.js';
+import { insertRecentVisit, pruneRecentVisits } from './tables/recent-visits.js';
+import { bump, bumpExisting, distinctValuesUpTo } from './tables/stats.js';
 
 /** How long the realtime view keeps a visit (then it is deleted). */
 export const RECENT_MS = 30 * 60_000;
@@ -31,36 +34,14 @@ export class HitRecorder {
   constructor(db: Db, options: RecorderOptions = {}) {
     const bound = options.maxDistinctValues ?? DEFAULT_MAX_DISTINCT_VALUES;
     const recentMs = options.recentMs ?? RECENT_MS;
-    const bumpKnown = db.prepare<[number, string, string, string]>(
-      'UPDATE stats SET count = count + 1 WHERE website_id = ? AND name = ? AND date = ? AND value = ?',
-    );
-    // Counts the day's values up to the bound only: a scan of the primary key's prefix, never more rows.
-    const distinct = db.prepare<[number, string, string, number], { n: number }>(
-      `SELECT count(*) AS n FROM (SELECT 1 FROM stats WHERE website_id = ? AND name = ? AND date = ? LIMIT ?)`,
-    );
-    const bump = db.prepare<[number, string, string, string]>(
-      `INSERT INTO stats (website_id, name, date, value, count) VALUES (?, ?, ?, ?, 1)
-       ON CONFLICT (website_id, name, date, value) DO UPDATE SET count = count + 1`,
-    );
     /** Adds one to the value's row, or to "(other)" when the value is new and the day is full; returns which. */
     const count = (websiteId: number, name: string, date: string, value: string): string => {
-      if (bumpKnown.run(websiteId, name, date, value).changes === 1) return value;
-      const full = distinct.get(websiteId, name, date, bound)!.n >= bound;
+      if (bumpExisting(db, websiteId, name, date, value)) return value;
+      const full = distinctValuesUpTo(db, websiteId, name, date, bound) >= bound;
       const counted = full ? OTHER_VALUE : value;
-      bump.run(websiteId, name, date, counted);
+      bump(db, websiteId, name, date, counted);
       return counted;
     };
-    const eventValue = db.prepare<[number, string, string, string, number]>(
-      `INSERT INTO event_values (website_id, date, name, unit, count, total) VALUES (?, ?, ?, ?, 1, ?)
-       ON CONFLICT (website_id, date, name, unit) DO UPDATE SET count = count + 1, total = total + excluded.total`,
-    );
-    const recent = db.prepare<
-      [number, number, string, string | null, string | null, string | null, string | null, string | null]
-    >(
-      `INSERT INTO recent_visits (website_id, at_ms, page, referrer, country, browser, operating_system, device)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    const prune = db.prepare<[number]>('DELETE FROM recent_visits WHERE at_ms <= ?');
     this.#record = db.transaction((websiteId: number, hit: Hit) => {
       let eventName: string | undefined;
       for (const inc of increments(hit)) {
@@ -71,22 +52,22 @@ export class HitRecorder {
         if (hit.event.value !== null) {
           // An event counted under "(other)" sums its value there too, and its unit with it.
           const unit = eventName === OTHER_VALUE ? '' : hit.event.unit;
-          eventValue.run(websiteId, dayOf(hit.atMs), eventName ?? hit.event.name, unit, hit.event.value);
+          addEventValue(db, websiteId, dayOf(hit.atMs), eventName ?? hit.event.name, unit, hit.event.value);
         }
         return;
       }
       // The hit's time is the collector's now.
-      prune.run(hit.atMs - recentMs);
-      recent.run(
-        websiteId,
-        hit.atMs,
-        hit.page,
-        hit.referrer,
-        hit.country,
-        hit.browser,
-        hit.operatingSystem,
-        hit.device,
-      );
+      pruneRecentVisits(db, hit.atMs - recentMs);
+      insertRecentVisit(db, websiteId, {
+        at_ms: hit.atMs,
+        page: hit.page,
+        referrer: hit.referrer,
+        country: hit.country,
+        browser: hit.browser,
+        operating_system: hit.operatingSystem,
+        device: hit.device,
+        visitor: hit.visitor ? 1 : 0,
+      });
     });
   }
 

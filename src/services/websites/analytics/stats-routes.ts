@@ -27,6 +27,16 @@ export interface RealtimeVisit {
   readonly browser: string | null;
   readonly operating_system: string | null;
   readonly device: string | null;
+  /** The first pageview of a new visitor (the realtime visitors count these). */
+  readonly visitor: boolean;
+}
+
+/** An event's value sums per unit, on the rows of name=events. */
+export interface EventValueSum {
+  readonly unit: string;
+  /** How many of the events carried a value. */
+  readonly count: number;
+  readonly total: number;
 }
 
 export const realtimeVisit = (v: RecentVisit): RealtimeVisit => ({
@@ -37,6 +47,7 @@ export const realtimeVisit = (v: RecentVisit): RealtimeVisit => ({
   browser: v.browser,
   operating_system: v.operatingSystem,
   device: v.device,
+  visitor: v.visitor,
 });
 
 const notFound = () => new HttpError(404, NOT_FOUND, 'not_found');
@@ -48,6 +59,24 @@ function seriesRows(source: StatsSource, site: number, name: Series, range: { fr
     return source.hourly(site, range).map((h) => ({ value: String(h.hour), count: h[key] }));
   }
   return source.daily(site, range).map((d) => ({ value: d.date, count: d[key] }));
+}
+
+/** The events' rows with their value sums per unit (`values`, [] when none carried a value). */
+function withEventValues(
+  source: StatsSource,
+  site: number,
+  range: { from: string; to: string },
+  rows: readonly ValueCount[],
+): (ValueCount & { values: EventValueSum[] })[] {
+  const sums = source.eventValues(
+    site,
+    range,
+    rows.map((r) => r.value),
+  );
+  return rows.map((r) => ({
+    ...r,
+    values: sums.filter((v) => v.name === r.value).map(({ unit, count, total }) => ({ unit, count, total })),
+  }));
 }
 
 /**
@@ -79,7 +108,7 @@ export function registerStatsRoutes(
       const rows = visits.slice(offset, offset + query.perPage).map(realtimeVisit);
       return listPage(address, rows, visits.length, page, query.perPage, query.sort);
     }
-    let rows: ValueCount[];
+    let rows: (ValueCount & { values?: EventValueSum[] })[];
     let total: number;
     if (query.name === 'visitors' || query.name === 'pageviews' || query.name.endsWith('_hours')) {
       const all = seriesRows(source, id, query.name as Series, query.range);
@@ -94,6 +123,7 @@ export function registerStatsRoutes(
       });
       rows = [...top.rows];
       total = top.total;
+      if (query.name === 'events') rows = withEventValues(source, id, query.range, top.rows);
     }
     return listPage(address, rows, total, page, query.perPage, query.sort);
   });

@@ -69,6 +69,17 @@ export interface RecentVisit {
   readonly browser: string | null;
   readonly operatingSystem: string | null;
   readonly device: string | null;
+  /** The first pageview of a new visitor (else a further page of a visit): realtime counts these as visitors. */
+  readonly visitor: boolean;
+}
+
+/** The sum of a custom event's values (`pa.track(name, value, unit)`) per unit over a range. */
+export interface EventValue {
+  readonly name: string;
+  readonly unit: string;
+  /** How many of the events carried a value. */
+  readonly count: number;
+  readonly total: number;
 }
 
 export interface TopPagesQuery {
@@ -107,6 +118,13 @@ export interface StatsSource {
     range: DayRange,
     query: TopPagesQuery,
   ): AsyncGenerator<TopChunk>;
+  /** Whether the website has ever recorded a hit (its page shows the tracking snippet until then). */
+  hasData(websiteId: number): boolean;
   /** Visits recorded after sinceMs (epoch ms), newest first. */
   recent(websiteId: number, sinceMs: number): readonly RecentVisit[];
+  /**
+   * Each event name and unit with how many carried a value and their sum over the range, by name
+   * then unit; of the given names only, when there are.
+   */
+  eventValues(websiteId: number, range: DayRange, names?: readonly string[]): readonly EventValue[];
 }

@@ -4,12 +4,13 @@ import type { Db } from '../../../db/database.js';
 import { daysBetween } from './days.js';
 import { utf8Compare } from './utf8-order.js';
 import type { DayRange, Dimension, TopChunk, TopPagesQuery, ValueCount } from './stats-source.js';
+import { dayValues } from './tables/stats.js';
 
 /**
  * A dimension's values over a range, highest count first (ties by value), read in short
  * statements so that no export holds the event loop, a statement or a read snapshot for long:
  *
- * 1. each day of the range is read in value order (keyset pages on the primary key), and the days
+ * 1. each day of the range is read in value order (keyset pages on the primary key, tables/stats.ts), and the days
  *    are merged, so each value's sum is complete when it comes out; it is appended to a TEMP table
  *    of a connection of the export's own, on disk (TEMP_STORE file), with its order key (−count,
  *    ordinal): the memory used does not grow with the number of values;
@@ -41,9 +42,6 @@ interface Ranked {
   neg: number;
   id: number;
 }
-
-const DAY = `website_id = @site AND name = @name AND date = @date
-  AND (@search IS NULL OR instr(lower(value), lower(@search)) > 0)`;
 
 /**
  * A connection of one export's own on the database file: read-only, small caches, its TEMP
@@ -79,12 +77,6 @@ export function createTopExporter(db: Db): TopExporter {
   ): AsyncGenerator<TopChunk> {
     const c = exportConnection(db.name);
     try {
-      const firstPage = c.prepare<Named, ValueCount>(
-        `SELECT value, count FROM stats WHERE ${DAY} ORDER BY value LIMIT ${DAY_PAGE_ROWS}`,
-      );
-      const nextPage = c.prepare<Named, ValueCount>(
-        `SELECT value, count FROM stats WHERE ${DAY} AND value > @after ORDER BY value LIMIT ${DAY_PAGE_ROWS}`,
-      );
       const addValue = c.prepare<[number, string]>('INSERT INTO summed (id, value) VALUES (?, ?)');
       const addRank = c.prepare<[number, number]>('INSERT INTO ranked (neg, id) VALUES (?, ?)');
       const pending: ValueCount[] = [];
@@ -103,10 +95,7 @@ export function createTopExporter(db: Db): TopExporter {
       };
       const fill = (cursor: DayCursor) => {
         const after = cursor.rows[cursor.rows.length - 1];
-        cursor.rows =
-          after === undefined
-            ? firstPage.all({ ...base, date: cursor.date })
-            : nextPage.all({ ...base, date: cursor.date, after: after.value });
+        cursor.rows = dayValues(c, { ...base, date: cursor.date }, DAY_PAGE_ROWS, after?.value);
         cursor.at = 0;
         cursor.last = cursor.rows.length < DAY_PAGE_ROWS;
       };

@@ -67,6 +67,7 @@ export const OVERVIEW: readonly Dimension[] = [
   'browsers',
   'operating_systems',
   'devices',
+  'events',
 ];
 
 /** How long the realtime page looks back. */

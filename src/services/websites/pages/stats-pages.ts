@@ -22,15 +22,11 @@ import { notFoundPage, passwordPage, sendPage } from '../../pages/layout.js';
 import { parseRange } from './range.js';
 import { OVERVIEW, REALTIME_WINDOW_MS, sectionFor, SECTIONS, type Section } from './sections.js';
 import { checkOrigin, type PageSessions } from '../../pages/session.js';
-import {
-  dimensionPage,
-  overviewPage,
-  PAGE_SIZE,
-  realtimePage,
-  SEARCH_MAX,
-  websitesListPage,
-  type StatsFrame,
-} from './stats-view.js';
+import { dimensionPage, PAGE_SIZE, SEARCH_MAX, websitesListPage, type StatsFrame } from './stats-view.js';
+import { overviewPage, waitingPage } from './overview-view.js';
+import { isoDay } from './range.js';
+import { previousRange } from './periods.js';
+import { realtimeCounts, realtimePage } from './realtime-view.js';
 
 /**
  * The statistics pages on the websites host: /{domain} and /{domain}/{section}, the owner's list
@@ -50,6 +46,8 @@ export interface ExportOptions {
   readonly settings: ExportSettings;
   /** The gateway's trusted proxies: the address a download is counted under is the one it limited. */
   readonly trustedProxies: readonly string[];
+  /** The websites' public URL: the tracking snippet's origin on an empty page; none: the request's. */
+  readonly publicUrl?: string;
 }
 
 type PageRequest = FastifyRequest<{
@@ -114,6 +112,7 @@ export function registerStatsPages(
       rangeError: parsed.ok ? undefined : parsed.error,
       section,
       search,
+      today: isoDay(now()),
     };
     const status = parsed.ok ? 200 : 400;
     if (wantsCsv) return sendCsv(request, reply, row, section, frame, parsed.ok, search);
@@ -124,24 +123,45 @@ export function registerStatsPages(
     const top = (dimension: Dimension, query: Omit<TopPagesQuery, 'signal'>) =>
       readTop(stats, row.id, dimension, frame.range, { ...query, signal: gone.signal });
     if (!section) {
-      const daily = stats.daily(row.id, frame.range);
-      const hourly = stats.hourly(row.id, frame.range);
+      if (!stats.hasData(row.id)) {
+        const origin = exports.publicUrl ?? `${request.protocol}://${request.host}`;
+        const page = waitingPage(frame, `${origin}/js/script.js`, `/${domain}/realtime?format=json`);
+        return sendPage(reply, status, page);
+      }
       const tops = [];
       for (const dimension of OVERVIEW) {
         const s = SECTIONS.find((x) => x.dimension === dimension)!;
-        tops.push({
-          dimension,
-          title: s.title,
-          slug: s.slug,
-          top: await top(dimension, { limit: 10, offset: 0 }),
-        });
+        const values = await top(dimension, { limit: 10, offset: 0 });
+        // The events list only when there are events: most sites have none.
+        if (dimension !== 'events' || values.total > 0) {
+          tops.push({ dimension, title: s.title, slug: s.slug, top: values });
+        }
       }
       if (gone.signal.aborted) return reply;
-      return sendPage(reply, status, overviewPage(frame, daily, hourly, tops));
+      const events = tops.find((t) => t.dimension === 'events');
+      const data = {
+        daily: stats.daily(row.id, frame.range),
+        previous: stats.daily(row.id, previousRange(frame.range)),
+        hourly: stats.hourly(row.id, frame.range),
+        tops,
+        eventValues: events
+          ? stats.eventValues(
+              row.id,
+              frame.range,
+              events.top.rows.map((r) => r.value),
+            )
+          : [],
+      };
+      return sendPage(reply, status, overviewPage(frame, data));
     }
     if (!section.dimension) {
       const visits = stats.recent(row.id, now() - REALTIME_WINDOW_MS);
-      return sendPage(reply, 200, realtimePage(frame, visits, REALTIME_WINDOW_MS / 60_000));
+      const minutes = REALTIME_WINDOW_MS / 60_000;
+      // The empty page's wait for the first pageview polls these counts.
+      if (request.query.format === 'json') {
+        return reply.header('cache-control', 'no-store').send(realtimeCounts(visits, minutes));
+      }
+      return sendPage(reply, 200, realtimePage(frame, visits, minutes));
     }
     const pageNumber = pageParam(request.query.page);
     const values = await top(section.dimension, {
@@ -150,7 +170,15 @@ export function registerStatsPages(
       offset: (pageNumber - 1) * PAGE_SIZE,
     });
     if (gone.signal.aborted) return reply;
-    return sendPage(reply, status, dimensionPage(frame, values, pageNumber, search));
+    const eventValues =
+      section.dimension === 'events'
+        ? stats.eventValues(
+            row.id,
+            frame.range,
+            values.rows.map((r) => r.value),
+          )
+        : undefined;
+    return sendPage(reply, status, dimensionPage(frame, values, pageNumber, search, eventValues));
   };
 
   const sendCsv = (
@@ -198,7 +226,11 @@ export function registerStatsPages(
       limit: CSV_ROWS,
       signal: done.signal,
     });
-    const body = csvStream(pages, exports.settings.stallTimeout, () => reply.raw.destroy());
+    const valuesOf =
+      section.dimension === 'events'
+        ? (names: readonly string[]) => stats.eventValues(row.id, frame.range, names)
+        : undefined;
+    const body = csvStream(pages, exports.settings.stallTimeout, () => reply.raw.destroy(), valuesOf);
     const file = `${frame.domain}-${section.slug}-${frame.range.from}-${frame.range.to}.csv`;
     return reply
       .status(200)

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Db } from '../../../../db/database.js';
-import { emailReportsDue, type EmailReportDue as Due } from '../../data.js';
+import { emailReportRecipients, type EmailReportDue as Due } from '../../data.js';
 import type { StatsSource } from '../stats-source.js';
 import { composeReport, type ReportMessage } from './compose.js';
 import { acquireLease, releaseLease } from './lease.js';
+import { claimSend, markSent, renewClaim, settledSends, unclaimSend } from './report-sends.js';
 import { lastCompletePeriod, type Frequency } from './period.js';
 
 /** Sends one message; rejects when the server refuses it or cannot be reached. */
@@ -65,22 +66,12 @@ export class ReportSender {
     // A claim not sent and not renewed for a lease is of a process that died mid-send (SIGKILL,
     // power loss): it never gives it back, so it expires, and the period is sent once after all.
     const stale = () => this.#now() - this.#o.leaseMs;
-    const due = emailReportsDue(db, period.key, stale());
-    // A claim before the send, one statement: of two runs that found the period due, one sends.
-    const claim = db.prepare<[number, string, string, number, number]>(
-      `INSERT INTO report_sends (website_id, period, claimed_by, claimed_ms) VALUES (?, ?, ?, ?)
-       ON CONFLICT (website_id, period) DO UPDATE SET claimed_by = excluded.claimed_by, claimed_ms = excluded.claimed_ms
-       WHERE report_sends.sent_at IS NULL AND report_sends.claimed_ms <= ?`,
-    );
-    const sentAt = db.prepare<[string, number, string]>(
-      'UPDATE report_sends SET sent_at = ? WHERE website_id = ? AND period = ?',
-    );
-    const unclaim = db.prepare<[number, string, string]>(
-      'DELETE FROM report_sends WHERE website_id = ? AND period = ? AND sent_at IS NULL AND claimed_by = ?',
-    );
+    const settled = settledSends(db, period.key, stale());
+    const due = emailReportRecipients(db).filter((site) => !settled.has(site.id));
     let sent = 0;
     for (const site of due) {
-      if (claim.run(site.id, period.key, this.holder, this.#now(), stale()).changes === 0) continue;
+      // A claim before the send, one statement: of two runs that found the period due, one sends.
+      if (!claimSend(db, site.id, period.key, this.holder, this.#now(), stale())) continue;
       const daily = source.daily(site.id, period);
       const top = (dimension: 'pages' | 'referrers') =>
         source.top(site.id, dimension, period, { sort: 'max', limit: REPORT_TOP, offset: 0 }).rows;
@@ -97,10 +88,10 @@ export class ReportSender {
         delivered = await this.#deliver(site, period.key, message);
       } finally {
         // A stop during the wait between attempts throws: the claim goes back all the same.
-        if (delivered !== true) unclaim.run(site.id, period.key, this.holder);
+        if (delivered !== true) unclaimSend(db, site.id, period.key, this.holder);
       }
       if (delivered === true) {
-        sentAt.run(new Date(this.#now()).toISOString(), site.id, period.key);
+        markSent(db, site.id, period.key, new Date(this.#now()).toISOString());
         sent++;
         logger.info({ website: site.id, period: period.key }, 'e-mail report sent');
         continue;
@@ -132,14 +123,7 @@ export class ReportSender {
   }
 
   #renewClaim(websiteId: number, period: string): boolean {
-    return (
-      this.#o.db
-        .prepare<[number, number, string, string]>(
-          `UPDATE report_sends SET claimed_ms = ? WHERE website_id = ? AND period = ? AND claimed_by = ?
-           AND sent_at IS NULL`,
-        )
-        .run(this.#now(), websiteId, period, this.holder).changes === 1
-    );
+    return renewClaim(this.#o.db, websiteId, period, this.holder, this.#now());
   }
 
   /** Gives the lease up (at shutdown). */
