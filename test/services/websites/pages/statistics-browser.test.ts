@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { expect, test as base } from 'vitest';
-import type { Gateway } from '../../../../src/http/gateway.js';
+import type { Gateway } from '../../../../src/runtime/gateway.js';
 import { openDatabase } from '../../../../src/db/database.js';
 import { HitRecorder } from '../../../../src/services/websites/analytics/recorder.js';
 import { launchChromium } from '../../../helpers/browser.js';
