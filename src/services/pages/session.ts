@@ -3,8 +3,7 @@ import fastifyCookie, { type CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { readOrCreateSecret } from '../../credentials/secret-file.js';
 import type { Db } from '../../db/database.js';
-import { prepared } from '../../db/statements.js';
-import { userForKey } from '../accounts/accounts.js';
+import { userExists, userForKey } from '../accounts/accounts.js';
 import type { ServiceContext } from '../context.js';
 import { verifyPassword } from '../accounts/passwords.js';
 import {
@@ -38,16 +37,12 @@ type FormRequest = FastifyRequest<{
  * inside, HttpOnly, SameSite=Lax, Secure behind HTTPS.
  */
 export class PageSessions {
-  readonly #userExists;
-
   constructor(
     private readonly db: Db,
     private readonly sessionTtl: number,
     private readonly unlockTtl: number,
     private readonly now: () => number = Date.now,
-  ) {
-    this.#userExists = prepared<[number], { one: 1 }>(db, 'SELECT 1 AS one FROM users WHERE id = ?');
-  }
+  ) {}
 
   /** The signed-in owner (a valid, unexpired cookie of a user that still exists), or undefined. */
   viewer(request: FastifyRequest): number | undefined {
@@ -56,7 +51,7 @@ export class PageSessions {
     const unsigned = request.unsignCookie(raw);
     if (!unsigned.valid || unsigned.value === null) return undefined;
     const user = sessionUser(unsigned.value, this.now());
-    return user !== undefined && this.#userExists.get(user) ? user : undefined;
+    return user !== undefined && userExists(this.db, user) ? user : undefined;
   }
 
   unlocked(request: FastifyRequest, kind: 'w' | 'r', guarded: Guarded): boolean {

@@ -2,6 +2,8 @@ import type { Db } from '../../db/database.js';
 import { prepared } from '../../db/statements.js';
 import type { WebsiteRow } from './record.js';
 import { nowIso as now } from '../../db/timestamps.js';
+import { userEmail } from '../accounts/accounts.js';
+import { workspaceOwnerById } from '../accounts/workspaces.js';
 
 /** The values a new website is stored with (already validated and normalised). */
 export interface NewWebsite {
@@ -205,12 +207,13 @@ export function ownSites(db: Db, user: number): { url: string; privacy: number }
 
 /** Whether website `website` belongs to the owner of workspace `workspace` (none without an owner). */
 export function isWorkspaceOwnersWebsite(db: Db, website: number, workspace: number): boolean {
+  const owner = workspaceOwnerById(db, workspace);
   return (
+    owner !== undefined &&
     prepared<[number, number], { one: number }>(
       db,
-      `SELECT 1 AS one FROM websites s JOIN workspaces w ON w.user_id = s.user_id
-       WHERE s.id = ? AND w.id = ?`,
-    ).get(website, workspace) !== undefined
+      'SELECT 1 AS one FROM websites WHERE id = ? AND user_id = ?',
+    ).get(website, owner) !== undefined
   );
 }
 
@@ -226,12 +229,17 @@ export interface EmailReportDue {
  * claimed since `staleMs` (report_sends).
  */
 export function emailReportsDue(db: Db, period: string, staleMs: number): EmailReportDue[] {
-  return prepared<[string, number], EmailReportDue>(
+  const due = prepared<[string, number], { id: number; url: string; user_id: number }>(
     db,
-    `SELECT w.id, w.url, u.email FROM websites w JOIN users u ON u.id = w.user_id
-     WHERE w.email = 1 AND u.email IS NOT NULL
+    `SELECT w.id, w.url, w.user_id FROM websites w
+     WHERE w.email = 1
        AND NOT EXISTS (SELECT 1 FROM report_sends s WHERE s.website_id = w.id AND s.period = ?
          AND (s.sent_at IS NOT NULL OR s.claimed_ms > ?))
      ORDER BY w.id`,
   ).all(period, staleMs);
+  // The owner's address comes from the accounts' repository; a website whose owner has none is skipped.
+  return due.flatMap(({ id, url, user_id }) => {
+    const email = userEmail(db, user_id);
+    return email === null ? [] : [{ id, url, email }];
+  });
 }

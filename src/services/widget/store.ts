@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { nowIso as now } from '../../db/timestamps.js';
 import { isWorkspaceOwnersWebsite } from '../websites/data.js';
+import { findWorkspace, workspaceName as workspaceNameOf } from '../accounts/workspaces.js';
 
 /** The widget's data access: every statement is prepared once, when the service starts. */
 
@@ -79,12 +80,8 @@ export class WidgetStore {
   constructor(db: Db) {
     this.#db = db;
     this.#s = {
-      workspace: db.prepare<[string], { id: number; name: string }>(
-        'SELECT id, name FROM workspaces WHERE name = ?',
-      ),
-      session: db.prepare<[string], SessionRow>(
-        `SELECT s.id, s.workspace_id, w.name AS workspace_name, s.website_id, s.page_url, s.human_requested_at
-         FROM widget_sessions s JOIN workspaces w ON w.id = s.workspace_id WHERE s.id = ?`,
+      session: db.prepare<[string], Omit<SessionRow, 'workspace_name'>>(
+        `SELECT id, workspace_id, website_id, page_url, human_requested_at FROM widget_sessions WHERE id = ?`,
       ),
       insertSession: db.prepare<[PlaceParams & { id: string; workspaceId: number; now: string }]>(
         `INSERT INTO widget_sessions (id, workspace_id, website_id, page_url, locale, created_at, last_seen_at)
@@ -192,7 +189,7 @@ export class WidgetStore {
   }
 
   workspace(name: string): { id: number; name: string } | undefined {
-    return this.#s.workspace.get(name);
+    return findWorkspace(this.#db, name);
   }
 
   /** Whether the website is one of the workspace owner's (another owner's is as unknown as a missing one). */
@@ -201,7 +198,10 @@ export class WidgetStore {
   }
 
   session(id: string): SessionRow | undefined {
-    return this.#s.session.get(id);
+    const row = this.#s.session.get(id);
+    // The workspace's name comes from the accounts' repository (its table's one home).
+    const workspaceName = row && workspaceNameOf(this.#db, row.workspace_id);
+    return row && workspaceName !== undefined ? { ...row, workspace_name: workspaceName } : undefined;
   }
 
   createSession(id: string, workspaceId: number, place: SessionPlace): void {
