@@ -45,7 +45,7 @@ describe('a lost first-start key', () => {
       expect(listed.stderr).toBe('');
       const lines = listed.stdout.split('\n');
       expect(lines[0]).toBe('ID  NAME   EMAIL  CREATED                   LAST USED');
-      expect(lines[1]).toMatch(/^1   admin  -      \S+Z  \S+Z$/);
+      expect(lines[1]).toMatch(/^1 {3}admin {2}- {6}\S+Z {2}\S+Z$/);
       expect(lines.slice(2)).toEqual(['']);
       expect(listed.stdout).not.toContain(firstKey);
 
