@@ -147,7 +147,7 @@ describe('tollgate tokens', () => {
     const cases = [
       ['tokens', 'create'],
       ['tokens', 'revoke'],
-      ['tokens', 'list'],
+      ['tokens', 'list', 'all'],
       ['tokens', 'create', '--workspace'],
       ['tokens', 'create', '--workspace', 'acme', '--bogus'],
     ];

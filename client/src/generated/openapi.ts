@@ -4239,7 +4239,7 @@ export interface components {
     WidgetCoupon: {
       code: string;
       /** @enum {string} */
-      discount_type: 'percent' | 'fixed';
+      discount_type: 'percent' | 'fixed_cart' | 'fixed_product' | 'fixed';
       amount: number;
       expires_at: string | null;
     };
@@ -4313,9 +4313,10 @@ export interface components {
       /** @description Unique per workspace, case-insensitively. */
       code: string;
       /** @enum {string} */
-      discount_type: 'percent' | 'fixed';
-      /** @description At most 100 for a percent coupon. */
-      amount: number;
+      discount_type: 'percent' | 'fixed_cart' | 'fixed_product' | 'fixed';
+      /** @description A number, or a decimal string as WooCommerce sends it ("39.50"). */
+      amount?: number | string;
+      /** @description An ISO-8601 date-time; without an offset ("2026-11-01T10:00:00" or "2026-11-01 10:00:00") it is read as UTC. */
       expires_at?: string | null;
       usage_limit?: number | null;
       /** @default 0 */
@@ -4357,6 +4358,7 @@ export interface components {
       content?: string | null;
       excerpt?: string | null;
       status?: ('publish' | 'draft' | 'private' | 'pending' | 'future') | null;
+      /** @description An ISO-8601 date-time; without an offset ("2026-11-01T10:00:00" or "2026-11-01 10:00:00") it is read as UTC. */
       modified_at?: string | null;
     };
     WpProduct: {
@@ -4367,7 +4369,8 @@ export interface components {
        * @description An http or https URL.
        */
       url: string;
-      price: number;
+      /** @description A number, or a decimal string as WooCommerce sends it ("39.50"). */
+      price?: number | string;
       /** @default USD */
       currency: string | null;
       sku?: string | null;

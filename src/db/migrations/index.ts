@@ -8,6 +8,7 @@ import { workspaceOwners } from './007-workspace-owners.js';
 import { analytics } from './008-analytics.js';
 import { storageBudgets } from './009-storage-budgets.js';
 import { lastUsed } from './010-last-used.js';
+import { couponTypes } from './011-coupon-types.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -24,4 +25,5 @@ export const MIGRATIONS: readonly Migration[] = [
   analytics,
   storageBudgets,
   lastUsed,
+  couponTypes,
 ];

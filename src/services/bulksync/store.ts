@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js';
-import type { SqlValue } from './items.js';
+import { prepared } from '../../db/statements.js';
+import type { DiscountType, SqlValue } from './items.js';
 import { KIND_SPECS, KINDS, sameValues, type Item, type Kind, type KindSpec } from './kinds.js';
 
 /** The synced catalogue in SQLite: every statement prepared once, when the service starts. */
@@ -181,4 +182,23 @@ export class CatalogueStore {
     for (const row of this.#completions.all(workspaceId)) out[row.kind] = row.completed_at;
     return out;
   }
+}
+
+/** A synced coupon, as the widget's coupon check reads it. */
+export interface CouponRow {
+  readonly code: string;
+  readonly discount_type: DiscountType;
+  readonly amount: number;
+  readonly expires_at: string | null;
+  readonly usage_limit: number | null;
+  readonly usage_count: number;
+}
+
+/** The workspace's coupon with this code (case-insensitively); the latest synced wins a tie. */
+export function findCoupon(db: Db, workspaceId: number, code: string): CouponRow | undefined {
+  return prepared<[number, string], CouponRow>(
+    db,
+    `SELECT code, discount_type, amount, expires_at, usage_limit, usage_count FROM coupons
+     WHERE workspace_id = ? AND code = ? ORDER BY synced_at DESC, external_id LIMIT 1`,
+  ).get(workspaceId, code);
 }

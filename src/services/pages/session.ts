@@ -133,8 +133,19 @@ function isHttps(request: FastifyRequest): boolean {
   return typeof proto === 'string' ? proto.split(',')[0]!.trim() === 'https' : request.protocol === 'https';
 }
 
+/** What a cookie value may not hold as is (RFC 6265 cookie-octets), and `%` so that decoding gives it back. */
+const NOT_COOKIE_OCTET = /[\u0000-\u0020\u007F-\uFFFF",;\\%]/;
+
+/**
+ * Percent-encodes a value only when it must: a signed value (base64, with `+` and `/`) goes out
+ * as is, whichever major of the `cookie` package @fastify/cookie runs on (1.x encodes every value).
+ */
+export const encodeCookieValue = (value: string): string =>
+  NOT_COOKIE_OCTET.test(value) ? encodeURIComponent(value) : value;
+
 function cookieFlags(request: FastifyRequest, ttlMs: number): CookieSerializeOptions {
   return {
+    encode: encodeCookieValue,
     signed: true,
     httpOnly: true,
     sameSite: 'lax',

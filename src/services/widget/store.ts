@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { nowIso as now } from '../../db/timestamps.js';
 import { isWorkspaceOwnersWebsite } from '../websites/data.js';
+import { findCoupon, type CouponRow } from '../bulksync/store.js';
 import { findWorkspace, workspaceName as workspaceNameOf } from '../accounts/workspaces.js';
 
 /** The widget's data access: every statement is prepared once, when the service starts. */
@@ -40,14 +41,7 @@ export interface SatisfactionRow {
   readonly updated_at: string;
 }
 
-export interface CouponRow {
-  readonly code: string;
-  readonly discount_type: 'percent' | 'fixed';
-  readonly amount: number;
-  readonly expires_at: string | null;
-  readonly usage_limit: number | null;
-  readonly usage_count: number;
-}
+export type { CouponRow } from '../bulksync/store.js';
 
 export interface SessionPlace {
   readonly websiteId: number | undefined;
@@ -157,10 +151,6 @@ export class WidgetStore {
          ON CONFLICT (session_id) DO UPDATE SET rating = excluded.rating, comment = excluded.comment,
            updated_at = excluded.updated_at
          RETURNING rating, comment, updated_at`,
-      ),
-      coupon: db.prepare<[number, string], CouponRow>(
-        `SELECT code, discount_type, amount, expires_at, usage_limit, usage_count FROM coupons
-         WHERE workspace_id = ? AND code = ? ORDER BY synced_at DESC, external_id LIMIT 1`,
       ),
       deleteSession: db.prepare<[string]>('DELETE FROM widget_sessions WHERE id = ?'),
       deleteEventsBefore: db.prepare<[string, number]>(
@@ -298,7 +288,7 @@ export class WidgetStore {
   }
 
   coupon(workspaceId: number, code: string): CouponRow | undefined {
-    return this.#s.coupon.get(workspaceId, code);
+    return findCoupon(this.#db, workspaceId, code);
   }
 
   /** Deletes up to `limit` raw events received before `before` (ISO); returns how many went. */
