@@ -134,6 +134,7 @@ function isHttps(request: FastifyRequest): boolean {
 }
 
 /** What a cookie value may not hold as is (RFC 6265 cookie-octets), and `%` so that decoding gives it back. */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what must be encoded
 const NOT_COOKIE_OCTET = /[\u0000-\u0020\u007F-\uFFFF",;\\%]/;
 
 /**
