@@ -719,7 +719,7 @@ export interface paths {
             | 'realtime';
           /** @description First UTC day (YYYY-MM-DD). Default: 29 days before to. */
           from?: string;
-          /** @description Last UTC day, at most 3660 days after from. Default: today. */
+          /** @description Last UTC day, at most 367 days after from. Default: today. */
           to?: string;
           /** @description name=realtime only: how many minutes back, 1 to 30 (the default; visits are kept that long). Anything else is a 422. */
           minutes?: string;
@@ -727,7 +727,7 @@ export interface paths {
           search?: string;
           /** @description max: largest count first (ties by value); min: smallest first. Anything else reads as max. */
           sort?: 'max' | 'min';
-          /** @description Rows per page, 10 to 100; anything else reads as 10. */
+          /** @description Rows per page, 10 to 100; anything else reads as 10. A time series (visitors, pageviews and their _hours) is whole by default (one page); its per_page may be 10 to 367. */
           per_page?: string;
           /** @description Page number; anything but a positive integer reads as 1, a number above 1000000000 as 1000000000. */
           page?: number;

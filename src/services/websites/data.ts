@@ -80,7 +80,8 @@ export class WebsiteData {
        RETURNING *`,
     );
     // One statement for every update: a field not given keeps its stored value, so concurrent
-    // updates of different fields do not undo each other.
+    // updates of different fields do not undo each other. updated_at moves only when a value
+    // does (a PATCH with only url=, which is never changed, or the same values, leaves it).
     this.#update = db.prepare<Named, WebsiteRow>(
       `UPDATE websites SET
          privacy = coalesce(@privacy, privacy),
@@ -89,7 +90,13 @@ export class WebsiteData {
          exclude_bots = coalesce(@excludeBots, exclude_bots),
          exclude_params = CASE WHEN @setParams THEN @excludeParams ELSE exclude_params END,
          exclude_ips = CASE WHEN @setIps THEN @excludeIps ELSE exclude_ips END,
-         updated_at = @now
+         updated_at = CASE WHEN coalesce(@privacy, privacy) IS NOT privacy
+             OR coalesce(@passwordHash, password_hash) IS NOT password_hash
+             OR coalesce(@email, email) IS NOT email
+             OR coalesce(@excludeBots, exclude_bots) IS NOT exclude_bots
+             OR (@setParams AND @excludeParams IS NOT exclude_params)
+             OR (@setIps AND @excludeIps IS NOT exclude_ips)
+           THEN @now ELSE updated_at END
        WHERE id = @id AND user_id = @user
        RETURNING *`,
     );
