@@ -4315,7 +4315,7 @@ export interface components {
       /** @enum {string} */
       discount_type: 'percent' | 'fixed_cart' | 'fixed_product' | 'fixed';
       /** @description A number, or a decimal string as WooCommerce sends it ("39.50"). */
-      amount?: number | string;
+      amount: number | string;
       /** @description An ISO-8601 date-time; without an offset ("2026-11-01T10:00:00" or "2026-11-01 10:00:00") it is read as UTC. */
       expires_at?: string | null;
       usage_limit?: number | null;
@@ -4370,7 +4370,7 @@ export interface components {
        */
       url: string;
       /** @description A number, or a decimal string as WooCommerce sends it ("39.50"). */
-      price?: number | string;
+      price: number | string;
       /** @default USD */
       currency: string | null;
       sku?: string | null;

@@ -47,6 +47,18 @@ export function createUser(
 /** A stored "last used" time is rewritten only once it is this old: one write a minute per key, not per request. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
 
+/**
+ * Records a use, best effort: a database busy with another process's write (past its busy
+ * timeout) skips this minute's record rather than failing the request it authenticates.
+ */
+export function recordUse(write: () => void): void {
+  try {
+    write();
+  } catch (err) {
+    if (!String((err as { code?: unknown }).code).startsWith('SQLITE_BUSY')) throw err;
+  }
+}
+
 /** Whether a "last used" time (ISO, or null for never) is due to be rewritten at `nowMs`. */
 export function lastUsedIsStale(lastUsed: string | null, nowMs: number): boolean {
   return lastUsed === null || Date.parse(lastUsed) <= nowMs - LAST_USED_RESOLUTION_MS;
@@ -64,7 +76,9 @@ export function userForKey(db: Db, key: string, touch = true): number | undefine
   >(db, 'SELECT id, user_id, key_hash, last_used_at FROM api_keys WHERE key_hash = ?').get(presented);
   if (!row || !timingSafeEqual(row.key_hash, presented)) return undefined;
   if (touch && lastUsedIsStale(row.last_used_at, Date.now())) {
-    prepared<[string, number]>(db, 'UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(now(), row.id);
+    recordUse(() =>
+      prepared<[string, number]>(db, 'UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(now(), row.id),
+    );
   }
   return row.user_id;
 }

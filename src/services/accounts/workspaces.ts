@@ -8,7 +8,7 @@ import {
   type WorkspaceTokenStore,
 } from '../../credentials/workspace-token.js';
 import { nowIso as now } from '../../db/timestamps.js';
-import { firstUserId, lastUsedIsStale } from './accounts.js';
+import { firstUserId, lastUsedIsStale, recordUse } from './accounts.js';
 
 /**
  * Workspaces, each owned by a user (the widget attributes sessions only to that user's websites),
@@ -161,9 +161,11 @@ export function workspaceForToken(db: Db, id: string, secret: string, touch = tr
   ).get(id);
   if (!row || !timingSafeEqual(row.secret_hash, sha256(secret))) return undefined;
   if (touch && lastUsedIsStale(row.last_used_at, Date.now())) {
-    prepared<[string, string]>(db, 'UPDATE workspace_tokens SET last_used_at = ? WHERE id = ?').run(
-      now(),
-      id,
+    recordUse(() =>
+      prepared<[string, string]>(db, 'UPDATE workspace_tokens SET last_used_at = ? WHERE id = ?').run(
+        now(),
+        id,
+      ),
     );
   }
   return { id: row.id, name: row.name };

@@ -112,15 +112,18 @@ const DECIMAL = /^-?\d+(?:\.\d+)?$/;
 
 function amount(field: string) {
   return documentAs(
-    z
-      .preprocess(
-        (v) => (typeof v === 'string' && DECIMAL.test(v.trim()) ? Number(v.trim()) : v),
-        z.number({
-          error: (iss) =>
-            absent(iss.input) || iss.input === '' ? required(field) : `The ${field} field must be a number.`,
-        }),
-      )
-      .pipe(z.number().min(0, `The ${field} field must be at least 0.`)),
+    z.unknown().transform((v, ctx): number => {
+      const n = typeof v === 'string' && DECIMAL.test(v.trim()) ? Number(v.trim()) : v;
+      if (typeof n === 'number' && Number.isFinite(n) && n >= 0) return n;
+      const message =
+        absent(v) || v === ''
+          ? required(field)
+          : typeof n === 'number' && Number.isFinite(n)
+            ? `The ${field} field must be at least 0.`
+            : `The ${field} field must be a number.`;
+      ctx.addIssue({ code: 'custom', message });
+      return z.NEVER;
+    }),
     {
       oneOf: [
         { type: 'number', minimum: 0 },
