@@ -165,7 +165,7 @@ function checkCli(command: string, args: string[], usage: CliUsage): string | un
   const lines = usage.get(command);
   if (!lines) return `"tollgate ${command}" is not in the CLI usage`;
   // The words a usage line allows first ("create", "revoke ID", "websites|reports|…").
-  const firsts = lines.map((l) => l.split(/\s+/)[0] ?? '').filter((w) => /^[a-z][a-z|]*$/.test(w));
+  const firsts = lines.map((l) => l.split(/\s+/)[0] ?? '').filter((w) => /^[a-z][a-z|-]*$/.test(w));
   const action = args[0];
   if (firsts.length > 0 && action !== undefined && !action.startsWith('-') && !action.startsWith('…')) {
     const allowed = firsts.flatMap((w) => w.split('|'));

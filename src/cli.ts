@@ -16,7 +16,10 @@ const USAGE = `usage:
   tollgate explain --config FILE [--peer IP] [--header 'Name: value' ...] METHOD URL
   tollgate serve   websites|reports|widget|bulksync --port N [--host H] [--config FILE]
   tollgate users   create --name NAME [--email ADDRESS] [--config FILE]
+  tollgate users   list [--json] [--config FILE]
+  tollgate users   rotate-key ID [--config FILE]
   tollgate tokens  create --workspace NAME [--user ID] [--config FILE]
+  tollgate tokens  list [--json] [--config FILE]
   tollgate tokens  revoke ID [--config FILE]`;
 
 async function main(argv: string[]): Promise<number> {
@@ -33,6 +36,7 @@ async function main(argv: string[]): Promise<number> {
       email: { type: 'string' },
       workspace: { type: 'string' },
       user: { type: 'string' },
+      json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -63,9 +67,9 @@ async function main(argv: string[]): Promise<number> {
     case 'serve':
       return (await import('./cli/services.js')).serve(values.config, rest[0], values.host, values.port);
     case 'users':
-      return (await import('./cli/services.js')).users(values.config, rest, values.name, values.email);
+      return (await import('./cli/accounts.js')).users(values.config, rest, values);
     case 'tokens':
-      return (await import('./cli/services.js')).tokens(values.config, rest, values.workspace, values.user);
+      return (await import('./cli/accounts.js')).tokens(values.config, rest, values);
     default:
       console.error(`unknown command "${command}"\n${USAGE}`);
       return 2;

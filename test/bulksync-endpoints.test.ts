@@ -695,7 +695,7 @@ describe('POST /v1/wp/products/sync', () => {
       items: [
         { id: 1, name: 'Ok', url: 'https://shop.example/1', price: 1 },
         { id: 2, name: 'Cheap', url: 'https://shop.example/2', price: -0.01, currency: 'EURO' },
-        { id: 3, name: 'Free', url: 'not a url', price: '3', stock_status: 'gone' },
+        { id: 3, name: 'Free', url: 'not a url', price: 'three', stock_status: 'gone' },
         { id: 1.5, name: 'Half', url: 'https://shop.example/h' },
       ],
     });

@@ -9,8 +9,10 @@ import type { Gateway } from '../src/runtime/gateway.js';
 import { ALICE_KEY, BOB_KEY, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send } from './helpers/gateway.js';
 
-const TOKENS_USAGE = 'usage: tollgate tokens create --workspace NAME [--user ID] | tollgate tokens revoke ID';
-const USERS_USAGE = 'usage: tollgate users create --name NAME [--email ADDRESS]';
+const TOKENS_USAGE =
+  'usage: tollgate tokens create --workspace NAME [--user ID] | tollgate tokens list [--json] | tollgate tokens revoke ID';
+const USERS_USAGE =
+  'usage: tollgate users create --name NAME [--email ADDRESS] | tollgate users list [--json] | tollgate users rotate-key ID';
 
 let dataDir: string;
 let gateway: Gateway;
@@ -145,7 +147,7 @@ describe('tollgate tokens', () => {
     const cases = [
       ['tokens', 'create'],
       ['tokens', 'revoke'],
-      ['tokens', 'list'],
+      ['tokens', 'list', 'all'],
       ['tokens', 'create', '--workspace'],
       ['tokens', 'create', '--workspace', 'acme', '--bogus'],
     ];

@@ -105,7 +105,7 @@ describe('tollgate tokens create', () => {
     expect(await cli('tokens', 'create', '--workspace', 'ghosts', '--user', '99')).toEqual({
       code: 2,
       stdout: '',
-      stderr: 'no user with id 99 (`tollgate users create` prints the ids)\n',
+      stderr: 'no user with id 99 (`tollgate users list` shows the ids)\n',
     });
     expect(Object.keys(workspaces())).toEqual(['carols', 'daves']);
   });

@@ -1,5 +1,7 @@
 // The quick start as a user runs it: `tollgate start` on the shipped config and an empty data
 // directory, then the README's first request, with no CLI step in between.
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { decodeJwt } from 'jose';
 import { afterEach, describe, expect, test } from 'vitest';
 import { firstStartEnv, newDataDir } from './helpers/embedded.js';
@@ -7,7 +9,8 @@ import { limitHeaders, send, type Reply } from './helpers/gateway.js';
 import { startGatewayProcess, type CliProcess, type LogLine } from './helpers/cli.js';
 
 const CONFIG = 'config/gateway.yaml';
-const ADMIN_LINE = 'first start: created user "admin"; keep this API key, it is not shown again';
+const adminLine = (keyFile: string) =>
+  `first start: created user "admin"; its API key is in ${keyFile} (readable by this account only): keep it and delete the file`;
 const DEMO_LINE =
   'first start: created workspace "demo"; try POST /api/v1/widget/init with {"workspace":"demo"}';
 
@@ -51,12 +54,18 @@ describe('a first start on an empty data directory', () => {
       const gp = await start(dataDir);
 
       const lines = firstStartLines(gp);
+      // The key is in DATA_DIR/first-start.txt (mode 0600), never in the log.
+      const keyFile = join(dataDir, 'first-start.txt');
+      expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+      const apiKey = readFileSync(keyFile, 'utf8').trimEnd();
+      expect(JSON.stringify(gp.logs())).not.toContain(apiKey);
       expect(lines.map((l) => [l.level, l.msg])).toEqual([
-        [40, ADMIN_LINE],
+        [40, adminLine(keyFile)],
         [40, DEMO_LINE],
       ]);
       expect(lines[0]!['user']).toBe(1);
-      expect(lines[0]!['apiKey']).toMatch(/^tg_[A-Za-z0-9_-]{32}$/);
+      expect(lines[0]!['keyFile']).toBe(keyFile);
+      expect(apiKey).toMatch(/^tg_[A-Za-z0-9_-]{32}$/);
       expect(lines[1]!['workspace']).toBe('demo');
 
       const before = Math.floor(Date.now() / 1000);
@@ -98,7 +107,7 @@ describe('a first start on an empty data directory', () => {
       expect(message.status, message.text).toBe(201);
       expect(limitHeaders(message)['x-ratelimit-remaining']).toBe('299');
       const websites = await send(`${gp.url}/api/v1/websites`, {
-        headers: { authorization: `Bearer ${String(lines[0]!['apiKey'])}`, accept: 'application/json' },
+        headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json' },
       });
       expect(websites.status, websites.text).toBe(200);
       expect((websites.json() as { data: unknown[] }).data).toEqual([]);

@@ -36,7 +36,7 @@ export async function explain(
     table.config.identity.workspaceTokens.source === 'database'
       ? openDatabase(table.config.services.dataDir)
       : undefined;
-  const state = await buildState(table, { workspaceTokens: db && new DatabaseTokenStore(db) });
+  const state = await buildState(table, { workspaceTokens: db && new DatabaseTokenStore(db, false) });
   try {
     const route = table.router.matchPath(headers['host'], method.toUpperCase(), canonical.matchPath);
     const identity = route?.limiters.length

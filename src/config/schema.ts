@@ -639,7 +639,8 @@ const services = z.strictObject({
   bootstrapApiKeys: stringList.prefault([]).meta({
     description:
       'API keys that each get a user of the websites and reports APIs at start (containers, tests). ' +
-      'With none, and no users yet, the first start creates user "admin" (its key logged once) and the widget workspace "demo".',
+      'With none, and no users yet, the first start creates user "admin" (its key written to first-start.txt in dataDir, mode 0600) ' +
+      'and the widget workspace "demo".',
   }),
   maxBodySize: byteSize
     .refine((n) => n >= 1, 'must be at least 1 byte')

@@ -1,3 +1,4 @@
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -7,6 +8,7 @@ import type { WorkspaceTokenStore } from '../../src/credentials/workspace-token.
 import { CachedTokenStore } from '../../src/identity/token-verification.js';
 import { createUser, userForKey } from '../../src/services/accounts/accounts.js';
 import { openServiceDatabase } from '../../src/services/registry.js';
+import { FIRST_START_FILE } from '../../src/services/accounts/first-start.js';
 import {
   createWorkspaceToken,
   ensureWorkspaceToken,
@@ -65,22 +67,28 @@ describe('the services database', () => {
 });
 
 describe('accounts', () => {
-  test('a first start with no users and no bootstrap keys creates one user and logs its key once', () => {
+  test('a first start with no users and no bootstrap keys creates one user, its key in a 0600 file, logged by path only', () => {
     const dir = newDataDir();
     const first = capturingLogger();
     track(openServiceDatabase(configFor(dir), first.logger));
-    const created = first.lines.filter((l) => typeof l['apiKey'] === 'string');
-    expect(created).toHaveLength(1);
-    expect(created[0]!['msg']).toBe(
-      'first start: created user "admin"; keep this API key, it is not shown again',
-    );
-    const key = created[0]!['apiKey'] as string;
+    const keyFile = join(dir, FIRST_START_FILE);
+    const created = first.lines.filter((l) => 'keyFile' in l);
+    expect(created).toEqual([
+      expect.objectContaining({
+        user: 1,
+        keyFile,
+        msg: `first start: created user "admin"; its API key is in ${keyFile} (readable by this account only): keep it and delete the file`,
+      }),
+    ]);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    const key = readFileSync(keyFile, 'utf8').trimEnd();
     expect(key).toMatch(/^tg_[A-Za-z0-9_-]{32}$/);
+    expect(JSON.stringify(first.lines)).not.toContain(key);
 
     const second = capturingLogger();
     const db = track(openServiceDatabase(configFor(dir), second.logger));
-    expect(second.lines.filter((l) => 'apiKey' in l)).toEqual([]);
-    expect(userForKey(db, key)).toBe(created[0]!['user']);
+    expect(second.lines.filter((l) => 'keyFile' in l)).toEqual([]);
+    expect(userForKey(db, key)).toBe(1);
   });
 
   test('bootstrap keys each get a user, once, and no admin is invented', () => {
@@ -90,7 +98,7 @@ describe('accounts', () => {
     track(openServiceDatabase(configFor(dir, env), logger)).close();
     open.pop();
     const db = track(openServiceDatabase(configFor(dir, env), logger));
-    expect(lines.filter((l) => 'apiKey' in l)).toEqual([]);
+    expect(lines.filter((l) => 'keyFile' in l)).toEqual([]);
     expect(db.prepare('SELECT id, name FROM users ORDER BY id').all()).toEqual([
       { id: 1, name: 'bootstrap-1' },
       { id: 2, name: 'bootstrap-2' },

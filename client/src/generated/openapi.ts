@@ -719,7 +719,7 @@ export interface paths {
             | 'realtime';
           /** @description First UTC day (YYYY-MM-DD). Default: 29 days before to. */
           from?: string;
-          /** @description Last UTC day, at most 3660 days after from. Default: today. */
+          /** @description Last UTC day, at most 367 days after from. Default: today. */
           to?: string;
           /** @description name=realtime only: how many minutes back, 1 to 30 (the default; visits are kept that long). Anything else is a 422. */
           minutes?: string;
@@ -727,7 +727,7 @@ export interface paths {
           search?: string;
           /** @description max: largest count first (ties by value); min: smallest first. Anything else reads as max. */
           sort?: 'max' | 'min';
-          /** @description Rows per page, 10 to 100; anything else reads as 10. */
+          /** @description Rows per page, 10 to 100; anything else reads as 10. A time series (visitors, pageviews and their _hours) is whole by default (one page); its per_page may be 10 to 367. */
           per_page?: string;
           /** @description Page number; anything but a positive integer reads as 1, a number above 1000000000 as 1000000000. */
           page?: number;
@@ -4257,7 +4257,7 @@ export interface components {
     WidgetCoupon: {
       code: string;
       /** @enum {string} */
-      discount_type: 'percent' | 'fixed';
+      discount_type: 'percent' | 'fixed_cart' | 'fixed_product' | 'fixed';
       amount: number;
       expires_at: string | null;
     };
@@ -4331,9 +4331,10 @@ export interface components {
       /** @description Unique per workspace, case-insensitively. */
       code: string;
       /** @enum {string} */
-      discount_type: 'percent' | 'fixed';
-      /** @description At most 100 for a percent coupon. */
-      amount: number;
+      discount_type: 'percent' | 'fixed_cart' | 'fixed_product' | 'fixed';
+      /** @description A number, or a decimal string as WooCommerce sends it ("39.50"). */
+      amount: number | string;
+      /** @description An ISO-8601 date-time; without an offset ("2026-11-01T10:00:00" or "2026-11-01 10:00:00") it is read as UTC. */
       expires_at?: string | null;
       usage_limit?: number | null;
       /** @default 0 */
@@ -4375,6 +4376,7 @@ export interface components {
       content?: string | null;
       excerpt?: string | null;
       status?: ('publish' | 'draft' | 'private' | 'pending' | 'future') | null;
+      /** @description An ISO-8601 date-time; without an offset ("2026-11-01T10:00:00" or "2026-11-01 10:00:00") it is read as UTC. */
       modified_at?: string | null;
     };
     WpProduct: {
@@ -4385,7 +4387,8 @@ export interface components {
        * @description An http or https URL.
        */
       url: string;
-      price: number;
+      /** @description A number, or a decimal string as WooCommerce sends it ("39.50"). */
+      price: number | string;
       /** @default USD */
       currency: string | null;
       sku?: string | null;

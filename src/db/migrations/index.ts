@@ -8,6 +8,8 @@ import { workspaceOwners } from './007-workspace-owners.js';
 import { analytics } from './008-analytics.js';
 import { storageBudgets } from './009-storage-budgets.js';
 import { realtimeVisitors } from './010-realtime-visitors.js';
+import { lastUsed } from './011-last-used.js';
+import { couponTypes } from './012-coupon-types.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -24,4 +26,6 @@ export const MIGRATIONS: readonly Migration[] = [
   analytics,
   storageBudgets,
   realtimeVisitors,
+  lastUsed,
+  couponTypes,
 ];

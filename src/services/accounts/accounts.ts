@@ -44,14 +44,111 @@ export function createUser(
   return { userId: create.immediate(), key };
 }
 
-/** The owner of an API key, or undefined. The stored and presented hashes are compared in constant time. */
-export function userForKey(db: Db, key: string): number | undefined {
+/** A stored "last used" time is rewritten only once it is this old: one write a minute per key, not per request. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
+
+/**
+ * Records a use, best effort: a database busy with another process's write (past its busy
+ * timeout) skips this minute's record rather than failing the request it authenticates.
+ */
+export function recordUse(write: () => void): void {
+  try {
+    write();
+  } catch (err) {
+    if (!String((err as { code?: unknown }).code).startsWith('SQLITE_BUSY')) throw err;
+  }
+}
+
+/** Whether a "last used" time (ISO, or null for never) is due to be rewritten at `nowMs`. */
+export function lastUsedIsStale(lastUsed: string | null, nowMs: number): boolean {
+  return lastUsed === null || Date.parse(lastUsed) <= nowMs - LAST_USED_RESOLUTION_MS;
+}
+
+/**
+ * The owner of an API key, or undefined. The stored and presented hashes are compared in constant
+ * time. A use is recorded (last_used_at, to the minute) unless `touch` is false.
+ */
+export function userForKey(db: Db, key: string, touch = true): number | undefined {
   const presented = sha256(key);
-  const row = prepared<[Buffer], { user_id: number; key_hash: Buffer }>(
+  const row = prepared<
+    [Buffer],
+    { id: number; user_id: number; key_hash: Buffer; last_used_at: string | null }
+  >(db, 'SELECT id, user_id, key_hash, last_used_at FROM api_keys WHERE key_hash = ?').get(presented);
+  if (!row || !timingSafeEqual(row.key_hash, presented)) return undefined;
+  if (touch && lastUsedIsStale(row.last_used_at, Date.now())) {
+    recordUse(() =>
+      prepared<[string, number]>(db, 'UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(now(), row.id),
+    );
+  }
+  return row.user_id;
+}
+
+/** A user as `tollgate users list` shows it: never a key. */
+export interface UserSummary {
+  readonly id: number;
+  readonly name: string;
+  readonly email: string | null;
+  readonly created_at: string;
+  /** The latest use of any of its API keys; null when never used. */
+  readonly last_used_at: string | null;
+}
+
+export function listUsers(db: Db): UserSummary[] {
+  return prepared<[], UserSummary>(
     db,
-    'SELECT user_id, key_hash FROM api_keys WHERE key_hash = ?',
-  ).get(presented);
-  return row && timingSafeEqual(row.key_hash, presented) ? row.user_id : undefined;
+    `SELECT u.id, u.name, u.email, u.created_at, max(k.last_used_at) AS last_used_at
+     FROM users u LEFT JOIN api_keys k ON k.user_id = u.id GROUP BY u.id ORDER BY u.id`,
+  ).all();
+}
+
+/** The account the API shows its owner (`GET /api/v1/account`), or undefined. */
+export function findUser(
+  db: Db,
+  id: number,
+): { id: number; name: string; email: string | null; created_at: string } | undefined {
+  return prepared<[number], { id: number; name: string; email: string | null; created_at: string }>(
+    db,
+    'SELECT id, name, email, created_at FROM users WHERE id = ?',
+  ).get(id);
+}
+
+export function userExists(db: Db, id: number): boolean {
+  return prepared<[number], { one: 1 }>(db, 'SELECT 1 AS one FROM users WHERE id = ?').get(id) !== undefined;
+}
+
+/** The first user (lowest id): the owner a workspace gets when none is named. */
+export function firstUserId(db: Db): number | undefined {
+  return prepared<[], { id: number | null }>(db, 'SELECT min(id) AS id FROM users').get()!.id ?? undefined;
+}
+
+/** The user's e-mail address (the reports' recipient), or null. */
+export function userEmail(db: Db, id: number): string | null {
+  return (
+    prepared<[number], { email: string | null }>(db, 'SELECT email FROM users WHERE id = ?').get(id)?.email ??
+    null
+  );
+}
+
+/** Whether any of the user's API keys is one of `keys` (a key the config bootstraps at every start). */
+export function hasAnyKey(db: Db, userId: number, keys: readonly string[]): boolean {
+  return keys.some((key) => userForKey(db, key, false) === userId);
+}
+
+/**
+ * Replaces every API key of the user with a new one, in one transaction: the old keys stop
+ * working at once. Returns the new key (shown once), or undefined when there is no such user.
+ */
+export function rotateUserKey(db: Db, userId: number, key = newApiKey()): string | undefined {
+  const rotate = db.transaction(() => {
+    if (!userExists(db, userId)) return undefined;
+    prepared<[number]>(db, 'DELETE FROM api_keys WHERE user_id = ?').run(userId);
+    prepared<[number, Buffer, string]>(
+      db,
+      'INSERT INTO api_keys (user_id, key_hash, created_at) VALUES (?, ?, ?)',
+    ).run(userId, sha256(key), now());
+    return key;
+  });
+  return rotate.immediate();
 }
 
 /**
@@ -61,7 +158,7 @@ export function userForKey(db: Db, key: string): number | undefined {
 export function bootstrapUsers(db: Db, keys: readonly string[]): { userId: number; key: string } | undefined {
   const ensure = db.transaction(() => {
     for (const [i, key] of keys.entries()) {
-      if (userForKey(db, key) === undefined) createUser(db, `bootstrap-${i + 1}`, key);
+      if (userForKey(db, key, false) === undefined) createUser(db, `bootstrap-${i + 1}`, key);
     }
     if (keys.length > 0) return undefined;
     const { n } = prepared<[], { n: number }>(db, 'SELECT count(*) AS n FROM users').get()!;

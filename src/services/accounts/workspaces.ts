@@ -8,6 +8,7 @@ import {
   type WorkspaceTokenStore,
 } from '../../credentials/workspace-token.js';
 import { nowIso as now } from '../../db/timestamps.js';
+import { firstUserId, lastUsedIsStale, recordUse } from './accounts.js';
 
 /**
  * Workspaces, each owned by a user (the widget attributes sessions only to that user's websites),
@@ -34,15 +35,6 @@ export class WorkspaceOwnerError extends Error {
   }
 }
 
-/** The first user (lowest id): the owner a workspace gets when none is named. */
-export function firstUserId(db: Db): number | undefined {
-  return prepared<[], { id: number | null }>(db, 'SELECT min(id) AS id FROM users').get()!.id ?? undefined;
-}
-
-export function userExists(db: Db, id: number): boolean {
-  return prepared<[number], { one: 1 }>(db, 'SELECT 1 AS one FROM users WHERE id = ?').get(id) !== undefined;
-}
-
 /** The workspace's owner: undefined when there is no such workspace, null when it has no owner yet. */
 export function workspaceOwner(db: Db, name: string): number | null | undefined {
   return prepared<[string], { user_id: number | null }>(
@@ -60,9 +52,9 @@ export function ensureWorkspace(db: Db, name: string, owner?: number): Workspace
   const ensure = db.transaction(() => {
     prepared<[string, number | null, string]>(
       db,
-      `INSERT INTO workspaces (name, user_id, created_at) VALUES (?, coalesce(?, (SELECT min(id) FROM users)), ?)
+      `INSERT INTO workspaces (name, user_id, created_at) VALUES (?, ?, ?)
        ON CONFLICT (name) DO UPDATE SET user_id = coalesce(workspaces.user_id, excluded.user_id)`,
-    ).run(name, owner ?? null, now());
+    ).run(name, owner ?? firstUserId(db) ?? null, now());
     const row = prepared<[string], { id: number; name: string; user_id: number | null }>(
       db,
       'SELECT id, name, user_id FROM workspaces WHERE name = ?',
@@ -79,11 +71,22 @@ export function ensureWorkspace(db: Db, name: string, owner?: number): Workspace
  * users) to the first user; returns how many. Run once the bootstrap users exist.
  */
 export function adoptOrphanWorkspaces(db: Db): number {
-  return prepared<[]>(
-    db,
-    `UPDATE workspaces SET user_id = (SELECT min(id) FROM users)
-     WHERE user_id IS NULL AND EXISTS (SELECT 1 FROM users)`,
-  ).run().changes;
+  const first = firstUserId(db);
+  if (first === undefined) return 0;
+  return prepared<[number]>(db, 'UPDATE workspaces SET user_id = ? WHERE user_id IS NULL').run(first).changes;
+}
+
+/** The owner of the workspace with this id: undefined when there is none, or it has no owner. */
+export function workspaceOwnerById(db: Db, id: number): number | undefined {
+  return (
+    prepared<[number], { user_id: number | null }>(db, 'SELECT user_id FROM workspaces WHERE id = ?').get(id)
+      ?.user_id ?? undefined
+  );
+}
+
+/** The name of the workspace with this id, or undefined. */
+export function workspaceName(db: Db, id: number): string | undefined {
+  return prepared<[number], { name: string }>(db, 'SELECT name FROM workspaces WHERE id = ?').get(id)?.name;
 }
 
 /**
@@ -142,22 +145,62 @@ export function revokeWorkspaceToken(db: Db, id: string): boolean {
   );
 }
 
-/** The workspace a live token with this id and secret belongs to; the hashes are compared in constant time. */
-export function workspaceForToken(db: Db, id: string, secret: string): Workspace | undefined {
-  const row = prepared<[string], { secret_hash: Buffer; id: number; name: string }>(
+/**
+ * The workspace a live token with this id and secret belongs to; the hashes are compared in
+ * constant time. A use is recorded (last_used_at, to the minute) unless `touch` is false.
+ */
+export function workspaceForToken(db: Db, id: string, secret: string, touch = true): Workspace | undefined {
+  const row = prepared<
+    [string],
+    { secret_hash: Buffer; id: number; name: string; last_used_at: string | null }
+  >(
     db,
-    `SELECT t.secret_hash, w.id, w.name FROM workspace_tokens t JOIN workspaces w ON w.id = t.workspace_id
+    `SELECT t.secret_hash, t.last_used_at, w.id, w.name FROM workspace_tokens t
+       JOIN workspaces w ON w.id = t.workspace_id
        WHERE t.id = ? AND t.revoked_at IS NULL`,
   ).get(id);
   if (!row || !timingSafeEqual(row.secret_hash, sha256(secret))) return undefined;
+  if (touch && lastUsedIsStale(row.last_used_at, Date.now())) {
+    recordUse(() =>
+      prepared<[string, string]>(db, 'UPDATE workspace_tokens SET last_used_at = ? WHERE id = ?').run(
+        now(),
+        id,
+      ),
+    );
+  }
   return { id: row.id, name: row.name };
+}
+
+/** A workspace token as `tollgate tokens list` shows it: never its secret. */
+export interface TokenSummary {
+  readonly id: string;
+  readonly workspace: string;
+  /** The workspace's owner (a user id), or null. */
+  readonly user_id: number | null;
+  readonly created_at: string;
+  readonly last_used_at: string | null;
+  readonly revoked_at: string | null;
+}
+
+/** Every workspace token, revoked ones too, by workspace then creation. */
+export function listWorkspaceTokens(db: Db): TokenSummary[] {
+  return prepared<[], TokenSummary>(
+    db,
+    `SELECT t.id, w.name AS workspace, w.user_id, t.created_at, t.last_used_at, t.revoked_at
+     FROM workspace_tokens t JOIN workspaces w ON w.id = t.workspace_id
+     ORDER BY w.name, t.created_at, t.id`,
+  ).all();
 }
 
 /** The gateway's wp-plugin key source when identity.workspaceTokens.source is "database". */
 export class DatabaseTokenStore implements WorkspaceTokenStore {
-  constructor(private readonly db: Db) {}
+  /** `touch`: record uses (false for `explain`, which asks what a request would get but sends none). */
+  constructor(
+    private readonly db: Db,
+    private readonly touch = true,
+  ) {}
 
   async verify(id: string, secret: string): Promise<boolean> {
-    return workspaceForToken(this.db, id, secret) !== undefined;
+    return workspaceForToken(this.db, id, secret, this.touch) !== undefined;
   }
 }

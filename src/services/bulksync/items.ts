@@ -72,21 +72,66 @@ function choice<const T extends readonly [string, ...string[]]>(field: string, v
     .transform((v) => v ?? null);
 }
 
-/** An ISO-8601 date-time with Z or an offset, stored in UTC (toISOString). */
+/**
+ * "2026-11-01T10:00:00", or with a space for the T as WordPress's database writes it: a date-time
+ * with no offset. WordPress REST's *_gmt fields and WooCommerce's date_*_gmt are UTC without one.
+ */
+const NO_OFFSET = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)$/;
+
+/**
+ * An ISO-8601 date-time with Z or an offset, or without one (then read as UTC, as WordPress and
+ * WooCommerce send their *_gmt dates), stored in UTC (toISOString).
+ */
 function dateTime(field: string) {
-  return z.iso
-    .datetime({ offset: true, error: `The ${field} field must be an ISO-8601 date-time.` })
-    .transform((v) => new Date(v).toISOString())
-    .nullish()
+  const message = `The ${field} field must be an ISO-8601 date-time.`;
+  const withOffset = z.iso.datetime({ offset: true });
+  return documentAs(
+    z.unknown().transform((v, ctx): string | null => {
+      if (v === undefined || v === null) return null;
+      if (typeof v === 'string') {
+        const local = NO_OFFSET.exec(v);
+        const text = local ? `${local[1]}T${local[2]}Z` : v;
+        const ms = withOffset.safeParse(text).success ? Date.parse(text) : NaN;
+        if (Number.isFinite(ms)) return new Date(ms).toISOString();
+      }
+      ctx.addIssue({ code: 'custom', message });
+      return z.NEVER;
+    }),
+    {
+      type: ['string', 'null'],
+      description:
+        'An ISO-8601 date-time; without an offset ("2026-11-01T10:00:00" or "2026-11-01 10:00:00") it is read as UTC.',
+    },
+  )
+    .optional()
     .transform((v) => v ?? null);
 }
 
+/** A number, or a decimal string as WooCommerce sends prices and amounts ("39.50"). */
+const DECIMAL = /^-?\d+(?:\.\d+)?$/;
+
 function amount(field: string) {
-  return z
-    .number({
-      error: (iss) => (absent(iss.input) ? required(field) : `The ${field} field must be a number.`),
-    })
-    .min(0, `The ${field} field must be at least 0.`);
+  return documentAs(
+    z.unknown().transform((v, ctx): number => {
+      const n = typeof v === 'string' && DECIMAL.test(v.trim()) ? Number(v.trim()) : v;
+      if (typeof n === 'number' && Number.isFinite(n) && n >= 0) return n;
+      const message =
+        absent(v) || v === ''
+          ? required(field)
+          : typeof n === 'number' && Number.isFinite(n)
+            ? `The ${field} field must be at least 0.`
+            : `The ${field} field must be a number.`;
+      ctx.addIssue({ code: 'custom', message });
+      return z.NEVER;
+    }),
+    {
+      oneOf: [
+        { type: 'number', minimum: 0 },
+        { type: 'string', pattern: '^\\s*\\d+(\\.\\d+)?\\s*$' },
+      ],
+      description: 'A number, or a decimal string as WooCommerce sends it ("39.50").',
+    },
+  );
 }
 
 function count(field: string) {
@@ -100,7 +145,9 @@ const object = <S extends z.ZodRawShape>(shape: S) =>
 
 export const POST_STATUSES = ['publish', 'draft', 'private', 'pending', 'future'] as const;
 export const STOCK_STATUSES = ['instock', 'outofstock', 'onbackorder'] as const;
-export const DISCOUNT_TYPES = ['percent', 'fixed'] as const;
+/** WooCommerce's coupon types (fixed_cart is its default), and "fixed", this API's first name for fixed_cart. */
+export const DISCOUNT_TYPES = ['percent', 'fixed_cart', 'fixed_product', 'fixed'] as const;
+export type DiscountType = (typeof DISCOUNT_TYPES)[number];
 
 export const postItem = object({
   id: externalId,

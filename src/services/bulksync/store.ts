@@ -1,8 +1,9 @@
 import type { Db } from '../../db/database.js';
-import type { SqlValue } from './items.js';
+import { prepared } from '../../db/statements.js';
+import type { DiscountType, SqlValue } from './items.js';
 import { KIND_SPECS, KINDS, sameValues, type Item, type Kind, type KindSpec } from './kinds.js';
 
-/** The synced catalogue in SQLite: every statement prepared once, when the service starts. */
+/** The synced catalogue in SQLite: the only file with SQL on its tables; statements through prepared(). */
 
 export type Outcome = 'created' | 'updated' | 'unchanged';
 
@@ -20,21 +21,25 @@ function kindStatements(db: Db, spec: KindSpec) {
   const sets = [...columns.map((c) => `${c} = @${c}`), `${changedStamp} = @now`];
   const key = 'workspace_id = ? AND external_id = ?';
   return {
-    select: db.prepare<[number, string], Record<string, SqlValue>>(
+    select: prepared<[number, string], Record<string, SqlValue>>(
+      db,
       `SELECT ${columns.join(', ')} FROM ${table} WHERE ${key}`,
     ),
-    insert: db.prepare<[Record<string, SqlValue>]>(
+    insert: prepared<[Record<string, SqlValue>]>(
+      db,
       `INSERT INTO ${table} (${insertColumns.join(', ')}) VALUES (${insertValues.join(', ')})`,
     ),
-    update: db.prepare<[Record<string, SqlValue>]>(
+    update: prepared<[Record<string, SqlValue>]>(
+      db,
       `UPDATE ${table} SET ${sets.join(', ')} WHERE workspace_id = @workspace_id AND external_id = @external_id`,
     ),
-    remove: db.prepare<[number, string]>(`DELETE FROM ${table} WHERE ${key}`),
-    removeUnseen: db.prepare<[number, number, string, string]>(
+    remove: prepared<[number, string]>(db, `DELETE FROM ${table} WHERE ${key}`),
+    removeUnseen: prepared<[number, number, string, string]>(
+      db,
       `DELETE FROM ${table} WHERE workspace_id = ? AND external_id NOT IN
          (SELECT external_id FROM sync_seen WHERE workspace_id = ? AND kind = ? AND sync_id = ?)`,
     ),
-    count: db.prepare<[number], { n: number }>(`SELECT count(*) AS n FROM ${table} WHERE workspace_id = ?`),
+    count: prepared<[number], { n: number }>(db, `SELECT count(*) AS n FROM ${table} WHERE workspace_id = ?`),
   };
 }
 
@@ -71,43 +76,54 @@ export class CatalogueStore {
       coupons: kindStatements(db, KIND_SPECS.coupons),
     };
     const key = 'workspace_id = ? AND kind = ? AND sync_id = ?';
-    this.#run = db.prepare<[number, string, string], { state: RunState }>(
+    this.#run = prepared<[number, string, string], { state: RunState }>(
+      db,
       `SELECT state FROM sync_runs WHERE ${key}`,
     );
-    this.#openRun = db.prepare<[number, string, string, string, string]>(
+    this.#openRun = prepared<[number, string, string, string, string]>(
+      db,
       `INSERT INTO sync_runs (workspace_id, kind, sync_id, state, started_at, updated_at)
        VALUES (?, ?, ?, 'open', ?, ?)`,
     );
-    this.#touchRun = db.prepare<[string, number, string, string]>(
+    this.#touchRun = prepared<[string, number, string, string]>(
+      db,
       `UPDATE sync_runs SET updated_at = ? WHERE ${key}`,
     );
-    this.#purgeStaleRuns = db.prepare<[number, string, string]>(
+    this.#purgeStaleRuns = prepared<[number, string, string]>(
+      db,
       'DELETE FROM sync_runs WHERE workspace_id = ? AND kind = ? AND updated_at < ?',
     );
-    this.#forgetOpenSeen = db.prepare<[number, string]>(
+    this.#forgetOpenSeen = prepared<[number, string]>(
+      db,
       `DELETE FROM sync_seen WHERE (workspace_id, kind, sync_id) IN
          (SELECT workspace_id, kind, sync_id FROM sync_runs WHERE workspace_id = ? AND kind = ? AND state = 'open')`,
     );
-    this.#supersedeOpen = db.prepare<[string, number, string]>(
+    this.#supersedeOpen = prepared<[string, number, string]>(
+      db,
       `UPDATE sync_runs SET state = 'superseded', updated_at = ?
        WHERE workspace_id = ? AND kind = ? AND state = 'open'`,
     );
-    this.#see = db.prepare<[number, string, string, string]>(
+    this.#see = prepared<[number, string, string, string]>(
+      db,
       'INSERT OR IGNORE INTO sync_seen (workspace_id, kind, sync_id, external_id) VALUES (?, ?, ?, ?)',
     );
-    this.#seeInOpenRuns = db.prepare<[string, number, string]>(
+    this.#seeInOpenRuns = prepared<[string, number, string]>(
+      db,
       `INSERT OR IGNORE INTO sync_seen (workspace_id, kind, sync_id, external_id)
        SELECT workspace_id, kind, sync_id, ? FROM sync_runs WHERE workspace_id = ? AND kind = ? AND state = 'open'`,
     );
-    this.#forgetSeen = db.prepare<[number, string, string]>(`DELETE FROM sync_seen WHERE ${key}`);
-    this.#finishRun = db.prepare<[string, number, string, string]>(
+    this.#forgetSeen = prepared<[number, string, string]>(db, `DELETE FROM sync_seen WHERE ${key}`);
+    this.#finishRun = prepared<[string, number, string, string]>(
+      db,
       `UPDATE sync_runs SET state = 'completed', updated_at = ? WHERE ${key}`,
     );
-    this.#complete = db.prepare<[number, string, string]>(
+    this.#complete = prepared<[number, string, string]>(
+      db,
       `INSERT INTO sync_completions (workspace_id, kind, completed_at) VALUES (?, ?, ?)
        ON CONFLICT (workspace_id, kind) DO UPDATE SET completed_at = excluded.completed_at`,
     );
-    this.#completions = db.prepare<[number], { kind: Kind; completed_at: string }>(
+    this.#completions = prepared<[number], { kind: Kind; completed_at: string }>(
+      db,
       'SELECT kind, completed_at FROM sync_completions WHERE workspace_id = ?',
     );
   }
@@ -181,4 +197,23 @@ export class CatalogueStore {
     for (const row of this.#completions.all(workspaceId)) out[row.kind] = row.completed_at;
     return out;
   }
+}
+
+/** A synced coupon, as the widget's coupon check reads it. */
+export interface CouponRow {
+  readonly code: string;
+  readonly discount_type: DiscountType;
+  readonly amount: number;
+  readonly expires_at: string | null;
+  readonly usage_limit: number | null;
+  readonly usage_count: number;
+}
+
+/** The workspace's coupon with this code (case-insensitively); the latest synced wins a tie. */
+export function findCoupon(db: Db, workspaceId: number, code: string): CouponRow | undefined {
+  return prepared<[number, string], CouponRow>(
+    db,
+    `SELECT code, discount_type, amount, expires_at, usage_limit, usage_count FROM coupons
+     WHERE workspace_id = ? AND code = ? ORDER BY synced_at DESC, external_id LIMIT 1`,
+  ).get(workspaceId, code);
 }

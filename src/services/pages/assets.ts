@@ -43,6 +43,7 @@ nav.sections ul { list-style: none; padding: 0; margin: 0.5rem 0; display: flex;
 nav.sections a { display: inline-block; padding: 0.2rem 0.55rem; border: 1px solid var(--line); border-radius: 1rem; text-decoration: none; }
 nav.sections a[aria-current="page"] { background: var(--accent); border-color: var(--accent); color: #fff; }
 form.range { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: end; background: var(--panel); padding: 0.75rem; border-radius: 0.5rem; }
+form.range .error { flex-basis: 100%; margin: 0; } /* the range's error takes a row of its own */
 form.range label, form.stack label { display: flex; flex-direction: column; font-size: 0.9rem; color: var(--muted); }
 input { font: inherit; padding: 0.35rem 0.5rem; border: 1px solid #6b7380; border-radius: 0.3rem; color: var(--fg); background: #fff; }
 button { font: inherit; padding: 0.4rem 0.9rem; border: 1px solid var(--accent); border-radius: 0.3rem; background: var(--accent); color: #fff; cursor: pointer; }

@@ -3,8 +3,7 @@ import fastifyCookie, { type CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { readOrCreateSecret } from '../../credentials/secret-file.js';
 import type { Db } from '../../db/database.js';
-import { prepared } from '../../db/statements.js';
-import { userForKey } from '../accounts/accounts.js';
+import { userExists, userForKey } from '../accounts/accounts.js';
 import type { ServiceContext } from '../context.js';
 import { verifyPassword } from '../accounts/passwords.js';
 import {
@@ -38,16 +37,12 @@ type FormRequest = FastifyRequest<{
  * inside, HttpOnly, SameSite=Lax, Secure behind HTTPS.
  */
 export class PageSessions {
-  readonly #userExists;
-
   constructor(
     private readonly db: Db,
     private readonly sessionTtl: number,
     private readonly unlockTtl: number,
     private readonly now: () => number = Date.now,
-  ) {
-    this.#userExists = prepared<[number], { one: 1 }>(db, 'SELECT 1 AS one FROM users WHERE id = ?');
-  }
+  ) {}
 
   /** The signed-in owner (a valid, unexpired cookie of a user that still exists), or undefined. */
   viewer(request: FastifyRequest): number | undefined {
@@ -56,7 +51,7 @@ export class PageSessions {
     const unsigned = request.unsignCookie(raw);
     if (!unsigned.valid || unsigned.value === null) return undefined;
     const user = sessionUser(unsigned.value, this.now());
-    return user !== undefined && this.#userExists.get(user) ? user : undefined;
+    return user !== undefined && userExists(this.db, user) ? user : undefined;
   }
 
   unlocked(request: FastifyRequest, kind: 'w' | 'r', guarded: Guarded): boolean {
@@ -138,8 +133,20 @@ function isHttps(request: FastifyRequest): boolean {
   return typeof proto === 'string' ? proto.split(',')[0]!.trim() === 'https' : request.protocol === 'https';
 }
 
+/** What a cookie value may not hold as is (RFC 6265 cookie-octets), and `%` so that decoding gives it back. */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what must be encoded
+const NOT_COOKIE_OCTET = /[\u0000-\u0020\u007F-\uFFFF",;\\%]/;
+
+/**
+ * Percent-encodes a value only when it must: a signed value (base64, with `+` and `/`) goes out
+ * as is, whichever major of the `cookie` package @fastify/cookie runs on (1.x encodes every value).
+ */
+export const encodeCookieValue = (value: string): string =>
+  NOT_COOKIE_OCTET.test(value) ? encodeURIComponent(value) : value;
+
 function cookieFlags(request: FastifyRequest, ttlMs: number): CookieSerializeOptions {
   return {
+    encode: encodeCookieValue,
     signed: true,
     httpOnly: true,
     sameSite: 'lax',

@@ -2,6 +2,8 @@ import type { Db } from '../../db/database.js';
 import { prepared } from '../../db/statements.js';
 import type { WebsiteRow } from './record.js';
 import { nowIso as now } from '../../db/timestamps.js';
+import { userEmail } from '../accounts/accounts.js';
+import { workspaceOwnerById } from '../accounts/workspaces.js';
 
 /** The values a new website is stored with (already validated and normalised). */
 export interface NewWebsite {
@@ -78,7 +80,8 @@ export class WebsiteData {
        RETURNING *`,
     );
     // One statement for every update: a field not given keeps its stored value, so concurrent
-    // updates of different fields do not undo each other.
+    // updates of different fields do not undo each other. updated_at moves only when a value
+    // does (a PATCH with only url=, which is never changed, or the same values, leaves it).
     this.#update = db.prepare<Named, WebsiteRow>(
       `UPDATE websites SET
          privacy = coalesce(@privacy, privacy),
@@ -87,7 +90,13 @@ export class WebsiteData {
          exclude_bots = coalesce(@excludeBots, exclude_bots),
          exclude_params = CASE WHEN @setParams THEN @excludeParams ELSE exclude_params END,
          exclude_ips = CASE WHEN @setIps THEN @excludeIps ELSE exclude_ips END,
-         updated_at = @now
+         updated_at = CASE WHEN coalesce(@privacy, privacy) IS NOT privacy
+             OR coalesce(@passwordHash, password_hash) IS NOT password_hash
+             OR coalesce(@email, email) IS NOT email
+             OR coalesce(@excludeBots, exclude_bots) IS NOT exclude_bots
+             OR (@setParams AND @excludeParams IS NOT exclude_params)
+             OR (@setIps AND @excludeIps IS NOT exclude_ips)
+           THEN @now ELSE updated_at END
        WHERE id = @id AND user_id = @user
        RETURNING *`,
     );
@@ -205,12 +214,13 @@ export function ownSites(db: Db, user: number): { url: string; privacy: number }
 
 /** Whether website `website` belongs to the owner of workspace `workspace` (none without an owner). */
 export function isWorkspaceOwnersWebsite(db: Db, website: number, workspace: number): boolean {
+  const owner = workspaceOwnerById(db, workspace);
   return (
+    owner !== undefined &&
     prepared<[number, number], { one: number }>(
       db,
-      `SELECT 1 AS one FROM websites s JOIN workspaces w ON w.user_id = s.user_id
-       WHERE s.id = ? AND w.id = ?`,
-    ).get(website, workspace) !== undefined
+      'SELECT 1 AS one FROM websites WHERE id = ? AND user_id = ?',
+    ).get(website, owner) !== undefined
   );
 }
 
@@ -226,9 +236,13 @@ export interface EmailReportDue {
  * whose period report_sends has settled).
  */
 export function emailReportRecipients(db: Db): EmailReportDue[] {
-  return prepared<[], EmailReportDue>(
+  const sites = prepared<[], { id: number; url: string; user_id: number }>(
     db,
-    `SELECT w.id, w.url, u.email FROM websites w JOIN users u ON u.id = w.user_id
-     WHERE w.email = 1 AND u.email IS NOT NULL ORDER BY w.id`,
+    'SELECT id, url, user_id FROM websites WHERE email = 1 ORDER BY id',
   ).all();
+  // The owner's address comes from the accounts' repository; a website whose owner has none is skipped.
+  return sites.flatMap(({ id, url, user_id }) => {
+    const email = userEmail(db, user_id);
+    return email === null ? [] : [{ id, url, email }];
+  });
 }

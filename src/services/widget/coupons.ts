@@ -1,9 +1,10 @@
 import { HttpError } from '../kit/errors.js';
 import type { CouponRow } from './store.js';
+import type { DiscountType } from '../bulksync/items.js';
 
 export interface AppliedCoupon {
   readonly code: string;
-  readonly discount_type: 'percent' | 'fixed';
+  readonly discount_type: DiscountType;
   readonly amount: number;
   readonly expires_at: string | null;
 }

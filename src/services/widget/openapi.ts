@@ -7,6 +7,7 @@ import {
   type SameKeys,
 } from '../kit/openapi.js';
 import type { AppliedCoupon } from './coupons.js';
+import { DISCOUNT_TYPES } from '../bulksync/items.js';
 import { HUMAN_NOTICE } from './routes.js';
 import {
   conversationPageBody,
@@ -66,7 +67,7 @@ const satisfaction = z
 const coupon = z
   .object({
     code: z.string(),
-    discount_type: z.enum(['percent', 'fixed']),
+    discount_type: z.enum(DISCOUNT_TYPES),
     amount: z.number(),
     expires_at: z.iso.datetime().nullable(),
   })

@@ -1,6 +1,8 @@
 import type { Db } from '../../db/database.js';
 import { nowIso as now } from '../../db/timestamps.js';
 import { isWorkspaceOwnersWebsite } from '../websites/data.js';
+import { findCoupon, type CouponRow } from '../bulksync/store.js';
+import { findWorkspace, workspaceName as workspaceNameOf } from '../accounts/workspaces.js';
 
 /** The widget's data access: every statement is prepared once, when the service starts. */
 
@@ -39,14 +41,7 @@ export interface SatisfactionRow {
   readonly updated_at: string;
 }
 
-export interface CouponRow {
-  readonly code: string;
-  readonly discount_type: 'percent' | 'fixed';
-  readonly amount: number;
-  readonly expires_at: string | null;
-  readonly usage_limit: number | null;
-  readonly usage_count: number;
-}
+export type { CouponRow } from '../bulksync/store.js';
 
 export interface SessionPlace {
   readonly websiteId: number | undefined;
@@ -79,12 +74,8 @@ export class WidgetStore {
   constructor(db: Db) {
     this.#db = db;
     this.#s = {
-      workspace: db.prepare<[string], { id: number; name: string }>(
-        'SELECT id, name FROM workspaces WHERE name = ?',
-      ),
-      session: db.prepare<[string], SessionRow>(
-        `SELECT s.id, s.workspace_id, w.name AS workspace_name, s.website_id, s.page_url, s.human_requested_at
-         FROM widget_sessions s JOIN workspaces w ON w.id = s.workspace_id WHERE s.id = ?`,
+      session: db.prepare<[string], Omit<SessionRow, 'workspace_name'>>(
+        `SELECT id, workspace_id, website_id, page_url, human_requested_at FROM widget_sessions WHERE id = ?`,
       ),
       insertSession: db.prepare<[PlaceParams & { id: string; workspaceId: number; now: string }]>(
         `INSERT INTO widget_sessions (id, workspace_id, website_id, page_url, locale, created_at, last_seen_at)
@@ -161,10 +152,6 @@ export class WidgetStore {
            updated_at = excluded.updated_at
          RETURNING rating, comment, updated_at`,
       ),
-      coupon: db.prepare<[number, string], CouponRow>(
-        `SELECT code, discount_type, amount, expires_at, usage_limit, usage_count FROM coupons
-         WHERE workspace_id = ? AND code = ? ORDER BY synced_at DESC, external_id LIMIT 1`,
-      ),
       deleteSession: db.prepare<[string]>('DELETE FROM widget_sessions WHERE id = ?'),
       deleteEventsBefore: db.prepare<[string, number]>(
         `DELETE FROM widget_events WHERE id IN
@@ -192,7 +179,7 @@ export class WidgetStore {
   }
 
   workspace(name: string): { id: number; name: string } | undefined {
-    return this.#s.workspace.get(name);
+    return findWorkspace(this.#db, name);
   }
 
   /** Whether the website is one of the workspace owner's (another owner's is as unknown as a missing one). */
@@ -201,7 +188,10 @@ export class WidgetStore {
   }
 
   session(id: string): SessionRow | undefined {
-    return this.#s.session.get(id);
+    const row = this.#s.session.get(id);
+    // The workspace's name comes from the accounts' repository (its table's one home).
+    const workspaceName = row && workspaceNameOf(this.#db, row.workspace_id);
+    return row && workspaceName !== undefined ? { ...row, workspace_name: workspaceName } : undefined;
   }
 
   createSession(id: string, workspaceId: number, place: SessionPlace): void {
@@ -298,7 +288,7 @@ export class WidgetStore {
   }
 
   coupon(workspaceId: number, code: string): CouponRow | undefined {
-    return this.#s.coupon.get(workspaceId, code);
+    return findCoupon(this.#db, workspaceId, code);
   }
 
   /** Deletes up to `limit` raw events received before `before` (ISO); returns how many went. */

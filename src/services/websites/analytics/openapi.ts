@@ -10,7 +10,14 @@ import {
 } from '../../kit/openapi.js';
 import { pageField } from '../../kit/pagination.js';
 import { COLLECTOR_PATHS } from './collector.js';
-import { DEFAULT_DAYS, MAX_RANGE_DAYS, REALTIME_MINUTES, STAT_NAMES, STATS_PER_PAGE } from './stats-query.js';
+import {
+  DEFAULT_DAYS,
+  MAX_RANGE_DAYS,
+  REALTIME_MINUTES,
+  SERIES_PER_PAGE,
+  STAT_NAMES,
+  STATS_PER_PAGE,
+} from './stats-query.js';
 import { STATS_PATHS, type Account, type RealtimeVisit } from './stats-routes.js';
 
 /** The stats and account APIs (API key) and the tracking endpoints (public), in OpenAPI 3.1. */
@@ -90,7 +97,10 @@ const statsQuery = z.object({
     .string()
     .optional()
     .meta({
-      description: `Rows per page, ${STATS_PER_PAGE.min} to ${STATS_PER_PAGE.max}; anything else reads as ${STATS_PER_PAGE.default}.`,
+      description:
+        `Rows per page, ${STATS_PER_PAGE.min} to ${STATS_PER_PAGE.max}; anything else reads as ${STATS_PER_PAGE.default}. ` +
+        `A time series (visitors, pageviews and their _hours) is whole by default (one page); its per_page may be ` +
+        `${SERIES_PER_PAGE.min} to ${SERIES_PER_PAGE.max}.`,
     }),
   page: pageField,
 });

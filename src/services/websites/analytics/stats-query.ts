@@ -17,8 +17,15 @@ export const REALTIME_MINUTES = { min: 1, max: RECENT_MS / 60_000, default: RECE
 export const STATS_PER_PAGE = { min: 10, max: 100, default: 10 } as const;
 /** The default range: the last 30 days, today included. */
 export const DEFAULT_DAYS = 30;
-/** The longest range one request may sum (ten years): a series is zero-filled day by day. */
-export const MAX_RANGE_DAYS = 3660;
+/** The longest range one request may read: a year and a day, as the statistics pages allow. */
+export const MAX_RANGE_DAYS = 367;
+/**
+ * A time series (visitors, pageviews, and their _hours) comes whole by default, as in the
+ * original: one row per day of the range, or the 24 hours. per_page may then go up to a whole
+ * range, so that every link of its answer reads back the same.
+ */
+export const SERIES_PER_PAGE = { min: STATS_PER_PAGE.min, max: MAX_RANGE_DAYS } as const;
+export const HOURS = 24;
 
 export interface StatsQuery {
   readonly name: Series | Dimension | typeof REALTIME;
@@ -82,7 +89,11 @@ export function parseStatsQuery(raw: unknown, nowMs: number): StatsQuery {
   // As the original: an unknown sort or an out-of-range per_page is the default, not an error.
   const sort = q.sort === 'min' ? 'min' : 'max';
   const n = typeof q.per_page === 'string' && /^\d{1,4}$/.test(q.per_page) ? Number(q.per_page) : NaN;
-  const perPage = n >= STATS_PER_PAGE.min && n <= STATS_PER_PAGE.max ? n : STATS_PER_PAGE.default;
+  const perPage = SERIES.includes(name as Series)
+    ? seriesPerPage(n, (name as string).endsWith('_hours') ? HOURS : rangeLength(from, to))
+    : n >= STATS_PER_PAGE.min && n <= STATS_PER_PAGE.max
+      ? n
+      : STATS_PER_PAGE.default;
   return {
     name: name as StatsQuery['name'],
     range: { from, to },
@@ -91,6 +102,11 @@ export function parseStatsQuery(raw: unknown, nowMs: number): StatsQuery {
     perPage,
     ...(minutes === undefined ? {} : { minutes }),
   };
+}
+
+/** A series' rows per page: per_page when in SERIES_PER_PAGE, else the whole series (`rows`). */
+function seriesPerPage(n: number, rows: number): number {
+  return n >= SERIES_PER_PAGE.min && n <= SERIES_PER_PAGE.max ? n : rows;
 }
 
 function realtimeMinutes(value: unknown): number | undefined {

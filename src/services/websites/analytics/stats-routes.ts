@@ -1,8 +1,8 @@
 import { laravelTime } from '../../kit/laravel-time.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../../../db/database.js';
-import { prepared } from '../../../db/statements.js';
 import { ownsWebsite } from '../data.js';
+import { findUser } from '../../accounts/accounts.js';
 import { HttpError, NOT_FOUND } from '../../kit/errors.js';
 import { listPage, pageNumber, type ListAddress } from '../../kit/pagination.js';
 import { parseStatsQuery, REALTIME, type Series } from './stats-query.js';
@@ -129,10 +129,7 @@ export function registerStatsRoutes(
   });
 
   app.get(STATS_PATHS.account, async (request) => {
-    const account = prepared<[number], Account>(
-      db,
-      'SELECT id, name, email, created_at FROM users WHERE id = ?',
-    ).get(request.userId);
+    const account: Account | undefined = findUser(db, request.userId);
     if (!account) throw notFound();
     return { data: { ...account, created_at: laravelTime(account.created_at) }, status: 200 };
   });

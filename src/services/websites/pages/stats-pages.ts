@@ -19,6 +19,7 @@ import { pageAccess, safeNext, type Guarded } from '../../pages/access.js';
 import { csvStream, exportKey } from './csv-export.js';
 import { ExportSlots } from './export-slots.js';
 import { notFoundPage, passwordPage, sendPage } from '../../pages/layout.js';
+import { pageRedirect, sectionSlug } from './page-paths.js';
 import { parseRange } from './range.js';
 import { OVERVIEW, REALTIME_WINDOW_MS, sectionFor, SECTIONS, type Section } from './sections.js';
 import { checkOrigin, type PageSessions } from '../../pages/session.js';
@@ -85,12 +86,15 @@ export function registerStatsPages(
     return sendPage(reply, 200, websitesListPage(ownSites(db, viewer), '/'));
   });
 
-  const show = async (request: PageRequest, reply: FastifyReply) => {
+  /** `export`: the CSV of the section, as under /{domain}/export/{section}. */
+  const show = async (request: PageRequest, reply: FastifyReply, exported = false) => {
     const { domain } = request.params;
-    if (RESERVED.has(domain)) return reply.callNotFound();
-    let slug = request.params.section;
-    const wantsCsv = slug?.endsWith('.csv') === true || request.query.format === 'csv';
-    if (slug?.endsWith('.csv')) slug = slug.slice(0, -4);
+    if (RESERVED.has(domain.toLowerCase())) return reply.callNotFound();
+    const canonical = pageRedirect(request.url);
+    if (canonical !== undefined) return reply.redirect(canonical, 301);
+    const given = request.params.section === undefined ? undefined : sectionSlug(request.params.section);
+    const slug = given?.slug;
+    const wantsCsv = exported || given?.csv === true || request.query.format === 'csv';
     const section = slug === undefined ? undefined : sectionFor(slug);
     const viewer = sessions.viewer(request);
     const row = websiteByHost(db, domain, viewer ?? -1);
@@ -241,8 +245,20 @@ export function registerStatsPages(
       .send(body);
   };
 
-  app.get('/:domain', PAGE_ROUTE, show);
-  app.get('/:domain/:section', PAGE_ROUTE, show);
+  app.get('/:domain', PAGE_ROUTE, (request: PageRequest, reply) => show(request, reply));
+  app.get('/:domain/:section', PAGE_ROUTE, (request: PageRequest, reply) => show(request, reply));
+  // The original's export paths: the same CSV as /{domain}/{section}.csv.
+  app.get('/:domain/export/:section', PAGE_ROUTE, (request: PageRequest, reply) =>
+    show(request, reply, true),
+  );
+  // A trailing slash (/{domain}/, /{domain}/{section}/) goes to its canonical form; any deeper
+  // path is the pages' HTML 404 (the API's own paths stay its JSON 404).
+  app.get('/:domain/*', PAGE_ROUTE, async (request: PageRequest, reply) => {
+    if (RESERVED.has(request.params.domain.toLowerCase())) return reply.callNotFound();
+    const canonical = pageRedirect(request.url);
+    if (canonical !== undefined) return reply.redirect(canonical, 301);
+    return notFound(request, reply, sessions.viewer(request));
+  });
 
   app.post('/_/unlock/:domain', PAGE_ROUTE, async (request: PageRequest, reply) => {
     if (!checkOrigin(request, reply)) return reply;
