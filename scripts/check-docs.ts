@@ -1,6 +1,9 @@
 // `npm run docs:check`: README.md, CONTRIBUTING.md and docs/**/*.md. Relative links and anchors
 // resolve, README.md stays under 12 KB, every `npm run …` and `tollgate …` command shown exists,
-// and every YAML block that is a whole gateway config loads. Exits 1 listing each problem.
+// and every YAML block that is a whole gateway config loads. Then every walkthrough runs (its ```sh
+// blocks, against a fresh gateway of its own) and each output shown is compared with the real one
+// (CONTRIBUTING.md, "Executable walkthroughs"); `npm run docs:check -- FILE…` runs only those
+// files' walkthroughs. Needs dist/ built. Exits 1 listing each problem.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +20,7 @@ import {
   type MarkdownFile,
   type ScannedMarkdown,
 } from './docs-lint.js';
+import { runWalkthrough } from './walkthrough/run.js';
 
 export const README_MAX_BYTES = 12 * 1024;
 
@@ -79,12 +83,29 @@ for (const file of files) {
   }
 }
 
+// Walkthroughs one file at a time: each starts a gateway, and the machine may be busy.
+const only = process.argv.slice(2);
+const walked = [];
+const started = Date.now();
+for (const file of files) {
+  if (only.length > 0 && !only.includes(file.path)) continue;
+  const result = await runWalkthrough(root, file.path, (path) => readFileSync(at(path), 'utf8'));
+  if (result.commands === 0) continue;
+  walked.push(result);
+  problems.push(...result.problems);
+}
+const commands = walked.reduce((n, r) => n + r.commands, 0);
+const compared = walked.reduce((n, r) => n + r.compared, 0);
+const skipped = walked.reduce((n, r) => n + r.skipped, 0);
+const walkthroughs = `walkthroughs: ${walked.length} files, ${commands} commands, ${compared} outputs compared, ${skipped} blocks skipped, ${((Date.now() - started) / 1000).toFixed(1)} s`;
+
 if (problems.length > 0) {
-  console.error(problems.join('\n'));
+  console.error(problems.join('\n\n'));
+  console.error(walkthroughs);
   console.error(`docs check: ${problems.length} problem(s)`);
   process.exit(1);
 }
 const links = [...scanned.values()].reduce((n, s) => n + s.links.length, 0);
 console.log(
-  `docs check: ${files.length} files, ${links} links, ${configs} config examples, README.md ${readmeBytes} bytes: ok`,
+  `docs check: ${files.length} files, ${links} links, ${configs} config examples, README.md ${readmeBytes} bytes; ${walkthroughs}: ok`,
 );
