@@ -20,7 +20,7 @@ import {
   type MarkdownFile,
   type ScannedMarkdown,
 } from './docs-lint.js';
-import { runWalkthrough } from './walkthrough/run.js';
+import { runWalkthrough, type WalkthroughResult } from './walkthrough/run.js';
 
 export const README_MAX_BYTES = 12 * 1024;
 
@@ -83,17 +83,23 @@ for (const file of files) {
   }
 }
 
-// Walkthroughs one file at a time: each starts a gateway, and the machine may be busy.
+// Walkthroughs, WALKTHROUGHS_AT_ONCE files at a time (each has a gateway of its own).
 const only = process.argv.slice(2);
-const walked = [];
 const started = Date.now();
-for (const file of files) {
-  if (only.length > 0 && !only.includes(file.path)) continue;
-  const result = await runWalkthrough(root, file.path, (path) => readFileSync(at(path), 'utf8'));
-  if (result.commands === 0) continue;
-  walked.push(result);
-  problems.push(...result.problems);
-}
+const queue = files.filter((f) => only.length === 0 || only.includes(f.path));
+const results: WalkthroughResult[] = [];
+const read = (path: string) => readFileSync(at(path), 'utf8');
+const lanes = Array.from({ length: Number(process.env['WALKTHROUGHS_AT_ONCE'] ?? 3) }, async () => {
+  for (let file = queue.shift(); file; file = queue.shift()) {
+    results.push(await runWalkthrough(root, file.path, read));
+  }
+});
+await Promise.all(lanes);
+const order = files.map((f) => f.path);
+const walked = results
+  .filter((r) => r.commands > 0)
+  .sort((a, b) => order.indexOf(a.path) - order.indexOf(b.path));
+for (const r of walked) problems.push(...r.problems);
 const commands = walked.reduce((n, r) => n + r.commands, 0);
 const compared = walked.reduce((n, r) => n + r.compared, 0);
 const skipped = walked.reduce((n, r) => n + r.skipped, 0);

@@ -159,6 +159,8 @@ const MASKS: readonly { readonly shown: string; readonly real: string; readonly 
   // A token id, and Unix times in seconds or milliseconds (rate-limit resets, cookie expiries).
   { shown: String.raw`\b[0-9a-f]{12}\b`, real: String.raw`[0-9a-f]{12}`, carry: true },
   { shown: String.raw`\b1[6-9]\d{8}(?:\d{3})?\b`, real: String.raw`\d{10}(?:\d{3})?`, carry: false },
+  // What remains of a rate-limit window: a window may roll over while a walkthrough runs.
+  { shown: String.raw`(?<=ratelimit-remaining: )\d+`, real: String.raw`\d+`, carry: false },
   // A value cut with "…" (a signature, a secret): any value there.
   { shown: String.raw`[\w.+/-]+…`, real: String.raw`[^\s;,"'&]*`, carry: false },
 ];
@@ -185,24 +187,29 @@ export function normaliseOutput(text: string): string {
 /** A note in a shown output line, after two blanks, in parentheses: not output. */
 const NOTE = /\s{2,}\(.*\)\s*$/;
 
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 export function matcherFor(expected: readonly string[]): Matcher {
   const shown = normaliseOutput(expected.map((l) => l.replace(NOTE, '')).join('\n'));
   let source = '';
   const carried: (string | undefined)[] = [];
   let last = 0;
-  const literal = (s: string) =>
-    s
-      .split('…')
-      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-      .join('[\\s\\S]*?');
+  const literal = (s: string) => s.split('…').map(escape).join('[\\s\\S]*?');
   for (const m of shown.matchAll(ANY_MASK)) {
     const index = m.slice(1).findIndex((g) => g !== undefined);
     const mask = MASKS[index]!;
     source += literal(shown.slice(last, m.index)) + `(${mask.real})`;
-    carried.push(mask.carry ? m[0].replace(/…$/, '') : undefined);
+    carried.push(mask.carry ? m[0] : undefined);
     last = m.index + m[0].length;
   }
   source += literal(shown.slice(last));
+  // A line that is "…" alone stands for any lines, none included.
+  const anyLines = '[\\s\\S]*?';
+  source = source
+    .split(`\n${anyLines}\n`)
+    .join(`(?:\n${anyLines})?\n`)
+    .replace(new RegExp(`^${escape(anyLines)}\n`), `(?:${anyLines}\n)?`)
+    .replace(new RegExp(`\n${escape(anyLines)}$`), `(?:\n${anyLines})?`);
   return { regex: new RegExp(`^${source}$`), carried, shown };
 }
 
@@ -212,7 +219,10 @@ export function matchOutput(matcher: Matcher, real: string): Map<string, string>
   if (!m) return undefined;
   const carry = new Map<string, string>();
   matcher.carried.forEach((shown, i) => {
-    if (shown !== undefined && shown !== '' && m[i + 1] !== undefined) carry.set(shown, m[i + 1]!);
+    if (shown === undefined || m[i + 1] === undefined) return;
+    // A value cut with "…" is carried as shown (the reader pastes it so) and uncut.
+    carry.set(shown, m[i + 1]!);
+    if (shown.endsWith('…')) carry.set(shown.slice(0, -1), m[i + 1]!);
   });
   return carry;
 }

@@ -165,7 +165,9 @@ function asPasted(text: string, gateway: Gateway, carry: ReadonlyMap<string, str
   let out = text
     .replace(/localhost:8080\b/g, `localhost:${gateway.port}`)
     .replace(/localhost:9091\b/g, `localhost:${gateway.adminPort}`);
-  for (const [shown, real] of carry) out = out.split(shown).join(real);
+  // Longest first: a token holds its id, and a cut value is carried with and without its "…".
+  const values = [...carry].sort(([a], [b]) => b.length - a.length);
+  for (const [shown, real] of values) out = out.split(shown).join(real);
   return out;
 }
 
