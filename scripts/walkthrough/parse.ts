@@ -75,7 +75,8 @@ interface Building {
 
 /**
  * A block's commands. A line starting with "#" after a command is its output ("#" alone: a blank
- * line; "#  " with two spaces continues the line above, for long JSON). "# &" starts the shown
+ * line; "#  " with exactly two spaces continues the line above, for long JSON; more spaces are an
+ * indented output line). "# &" starts the shown
  * output of the block's background command. "#" lines before the first command are prose.
  */
 function parseBlock(body: readonly string[], firstLine: number): Command[] {
@@ -93,7 +94,7 @@ function parseBlock(body: readonly string[], firstLine: number): Command[] {
       }
       const out = (target.expected ??= []);
       const content = raw.replace(/^# ?/, '');
-      if (raw.startsWith('#  ') && out.length > 0) out[out.length - 1] += content.trimStart();
+      if (/^# {2}\S/.test(raw) && out.length > 0) out[out.length - 1] += content.trimStart();
       else out.push(content);
       continue;
     }
@@ -159,6 +160,12 @@ const MASKS: readonly { readonly shown: string; readonly real: string; readonly 
   // A token id, and Unix times in seconds or milliseconds (rate-limit resets, cookie expiries).
   { shown: String.raw`\b[0-9a-f]{12}\b`, real: String.raw`[0-9a-f]{12}`, carry: true },
   { shown: String.raw`\b1[6-9]\d{8}(?:\d{3})?\b`, real: String.raw`\d{10}(?:\d{3})?`, carry: false },
+  // An HTTP date (the Date header).
+  {
+    shown: String.raw`\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT`,
+    real: String.raw`\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d GMT`,
+    carry: false,
+  },
   // What remains of a rate-limit window: a window may roll over while a walkthrough runs.
   { shown: String.raw`(?<=ratelimit-remaining: )\d+`, real: String.raw`\d+`, carry: false },
   // A value cut with "…" (a signature, a secret): any value there.

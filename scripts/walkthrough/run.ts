@@ -18,7 +18,7 @@ import {
   type Step,
 } from './parse.js';
 
-const COMMAND_TIMEOUT_MS = 30_000;
+const COMMAND_TIMEOUT_MS = 60_000;
 const READY_TIMEOUT_MS = 60_000;
 
 async function freePort(): Promise<number> {
@@ -132,7 +132,7 @@ class Shell {
     this.#child.stdin!.write(`${text}\nprintf '\\n${marker}\\n'\n`);
     const deadline = Date.now() + COMMAND_TIMEOUT_MS;
     while (!this.#out.includes(`${marker}\n`)) {
-      if (Date.now() > deadline) throw new Error(`timed out after 30 s; printed so far:\n${this.#out}`);
+      if (Date.now() > deadline) throw new Error(`timed out after 60 s; printed so far:\n${this.#out}`);
       await delay(10);
     }
     return this.#out.slice(0, this.#out.indexOf(marker)).replace(/\n$/, '');
@@ -218,7 +218,12 @@ export async function runWalkthrough(
     await gateway.start();
     const key = gateway.apiKey();
     if (!key) throw new Error(`${path}: no first-start API key in the gateway's log:\n${gateway.log}`);
-    shell = new Shell(root, { ...gateway.env(), KEY: key });
+    // The reader's shell: the gateway's data folder (for the CLI's commands) and the key, not its ports.
+    shell = new Shell(root, {
+      ...(process.env as Record<string, string>),
+      DATA_DIR: gateway.dataDir,
+      KEY: key,
+    });
     const carry = new Map<string, string>();
     for (const { file, step } of steps) {
       if (step.kind === 'restart') {
