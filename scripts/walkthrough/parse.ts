@@ -243,6 +243,7 @@ export function firstMissingLine(
   let at = 0;
   const lines = matcher.shown.split('\n');
   for (const [index, line] of lines.entries()) {
+    if (line === '…') continue; // any lines, none included
     const one = matcherFor([line]);
     const found = realLines.findIndex((r, k) => k >= at && one.regex.test(r));
     if (found === -1) return { index, line };
