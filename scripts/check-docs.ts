@@ -89,7 +89,7 @@ const started = Date.now();
 const queue = files.filter((f) => only.length === 0 || only.includes(f.path));
 const results: WalkthroughResult[] = [];
 const read = (path: string) => readFileSync(at(path), 'utf8');
-const lanes = Array.from({ length: Number(process.env['WALKTHROUGHS_AT_ONCE'] ?? 3) }, async () => {
+const lanes = Array.from({ length: Number(process.env['WALKTHROUGHS_AT_ONCE'] ?? 4) }, async () => {
   for (let file = queue.shift(); file; file = queue.shift()) {
     results.push(await runWalkthrough(root, file.path, read));
   }

@@ -3,7 +3,7 @@
 // the in-process store, free ports), and each shown output is compared with the real one.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -133,6 +133,12 @@ class Shell {
     const deadline = Date.now() + COMMAND_TIMEOUT_MS;
     while (!this.#out.includes(`${marker}\n`)) {
       if (Date.now() > deadline) throw new Error(`timed out after 60 s; printed so far:\n${this.#out}`);
+      await delay(10);
+    }
+    // A reader starts the next command once a background one is seen running (a stream opened):
+    // its first output is waited for.
+    while (background && (statSync(this.#bgFiles.at(-1)!, { throwIfNoEntry: false })?.size ?? 0) === 0) {
+      if (Date.now() > deadline) throw new Error('the background command printed nothing in 60 s');
       await delay(10);
     }
     return this.#out.slice(0, this.#out.indexOf(marker)).replace(/\n$/, '');
