@@ -102,7 +102,7 @@ const walked = results
 for (const r of walked) problems.push(...r.problems);
 const commands = walked.reduce((n, r) => n + r.commands, 0);
 const compared = walked.reduce((n, r) => n + r.compared, 0);
-const skipped = walked.reduce((n, r) => n + r.skipped, 0);
+const skipped = results.reduce((n, r) => n + r.skipped, 0);
 const walkthroughs = `walkthroughs: ${walked.length} files, ${commands} commands, ${compared} outputs compared, ${skipped} blocks skipped, ${((Date.now() - started) / 1000).toFixed(1)} s`;
 
 if (problems.length > 0) {
