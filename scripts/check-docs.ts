@@ -1,6 +1,9 @@
 // `npm run docs:check`: README.md, CONTRIBUTING.md and docs/**/*.md. Relative links and anchors
 // resolve, README.md stays under 12 KB, every `npm run …` and `tollgate …` command shown exists,
-// and every YAML block that is a whole gateway config loads. Exits 1 listing each problem.
+// and every YAML block that is a whole gateway config loads. Then every walkthrough runs (its ```sh
+// blocks, against a fresh gateway of its own) and each output shown is compared with the real one
+// (CONTRIBUTING.md, "Executable walkthroughs"); `npm run docs:check -- FILE…` runs only those
+// files' walkthroughs. Needs dist/ built. Exits 1 listing each problem.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +20,7 @@ import {
   type MarkdownFile,
   type ScannedMarkdown,
 } from './docs-lint.js';
+import { runWalkthrough, type WalkthroughResult } from './walkthrough/run.js';
 
 export const README_MAX_BYTES = 12 * 1024;
 
@@ -79,12 +83,35 @@ for (const file of files) {
   }
 }
 
+// Walkthroughs, WALKTHROUGHS_AT_ONCE files at a time (each has a gateway of its own).
+const only = process.argv.slice(2);
+const started = Date.now();
+const queue = files.filter((f) => only.length === 0 || only.includes(f.path));
+const results: WalkthroughResult[] = [];
+const read = (path: string) => readFileSync(at(path), 'utf8');
+const lanes = Array.from({ length: Number(process.env['WALKTHROUGHS_AT_ONCE'] ?? 4) }, async () => {
+  for (let file = queue.shift(); file; file = queue.shift()) {
+    results.push(await runWalkthrough(root, file.path, read));
+  }
+});
+await Promise.all(lanes);
+const order = files.map((f) => f.path);
+const walked = results
+  .filter((r) => r.commands > 0)
+  .sort((a, b) => order.indexOf(a.path) - order.indexOf(b.path));
+for (const r of walked) problems.push(...r.problems);
+const commands = walked.reduce((n, r) => n + r.commands, 0);
+const compared = walked.reduce((n, r) => n + r.compared, 0);
+const skipped = results.reduce((n, r) => n + r.skipped, 0);
+const walkthroughs = `walkthroughs: ${walked.length} files, ${commands} commands, ${compared} outputs compared, ${skipped} blocks skipped, ${((Date.now() - started) / 1000).toFixed(1)} s`;
+
 if (problems.length > 0) {
-  console.error(problems.join('\n'));
+  console.error(problems.join('\n\n'));
+  console.error(walkthroughs);
   console.error(`docs check: ${problems.length} problem(s)`);
   process.exit(1);
 }
 const links = [...scanned.values()].reduce((n, s) => n + s.links.length, 0);
 console.log(
-  `docs check: ${files.length} files, ${links} links, ${configs} config examples, README.md ${readmeBytes} bytes: ok`,
+  `docs check: ${files.length} files, ${links} links, ${configs} config examples, README.md ${readmeBytes} bytes; ${walkthroughs}: ok`,
 );

@@ -20,6 +20,8 @@ import { ResetBudget } from './reset-budget.js';
 
 /** How long a client cut off for rapid reset has to read the GOAWAY before its socket is destroyed. */
 const GOAWAY_GRACE_MS = 1000;
+/** How long node gets to end a destroyed session's socket itself before it is destroyed under it. */
+const SOCKET_GRACE_MS = 1000;
 
 type AnyRequestListener = (
   req: IncomingMessage | Http2ServerRequest,
@@ -149,8 +151,7 @@ export class SecureListener {
       session.goaway(constants.NGHTTP2_ENHANCE_YOUR_CALM);
       setTimeout(() => {
         // (An error must be given: with none, node's default turns the code into NO_ERROR.)
-        session.destroy(new Error('rapid reset'), constants.NGHTTP2_ENHANCE_YOUR_CALM);
-        socket?.destroy();
+        destroySession(session, socket, new Error('rapid reset'), constants.NGHTTP2_ENHANCE_YOUR_CALM);
       }, GOAWAY_GRACE_MS).unref();
     };
     session.on('stream', (stream: ServerHttp2Stream) => stream.once('close', () => onStreamClose(stream)));
@@ -163,13 +164,32 @@ export class SecureListener {
   }
 
   closeAllConnections(): void {
-    for (const session of this.#sessions) session.destroy();
-    for (const socket of this.#sockets) socket.destroy();
+    const sessionSockets = new Set<TLSSocket>();
+    for (const session of this.#sessions) {
+      const socket = this.#sessionSockets.get(session);
+      if (socket) sessionSockets.add(socket);
+      destroySession(session, socket);
+    }
+    for (const socket of this.#sockets) if (!sessionSockets.has(socket)) socket.destroy();
   }
 
   close(callback: () => void): void {
     this.server.close(() => callback());
   }
+}
+
+/**
+ * Destroys an h2 session, and its TLS socket only once node has let go of it. Node ends the socket
+ * itself when the session's native handle is done (a frame write in flight completes first);
+ * destroying the socket at once, under that write, can abort the whole process (an assertion in
+ * node's http2/TLS glue, seen as a crashed worker on a loaded machine). A client that reads nothing
+ * would hold that end forever, so the socket is destroyed after SOCKET_GRACE_MS at the latest.
+ */
+function destroySession(session: Http2Session, socket?: TLSSocket, error?: Error, code?: number): void {
+  session.destroy(error, code);
+  if (!socket || socket.destroyed) return;
+  const timer = setTimeout(() => socket.destroy(), SOCKET_GRACE_MS).unref();
+  socket.once('close', () => clearTimeout(timer));
 }
 
 function sameOptions(a: Certificates, b: Certificates): boolean {
