@@ -7,6 +7,7 @@ import { bulkSync } from './006-bulksync.js';
 import { workspaceOwners } from './007-workspace-owners.js';
 import { analytics } from './008-analytics.js';
 import { storageBudgets } from './009-storage-budgets.js';
+import { widgetInbox } from './010-widget-inbox.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -22,4 +23,5 @@ export const MIGRATIONS: readonly Migration[] = [
   workspaceOwners,
   analytics,
   storageBudgets,
+  widgetInbox,
 ];

@@ -1,5 +1,5 @@
 import { HttpError } from '../kit/errors.js';
-import type { CouponRow } from './store.js';
+import type { CouponRow } from './tables/coupons.js';
 
 export interface AppliedCoupon {
   readonly code: string;
