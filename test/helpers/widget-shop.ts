@@ -55,6 +55,17 @@ export class Shop {
     });
   }
 
+  /** A workspace of the key's user, made as `tollgate tokens create --workspace NAME --user ID` does. */
+  workspace(name: string, key: string): string {
+    const db = openDatabase(this.dataDir);
+    try {
+      createWorkspaceToken(db, name, userForKey(db, key)!);
+    } finally {
+      db.close();
+    }
+    return name;
+  }
+
   /** A new visitor session of the workspace: its token. */
   async visitor(workspace = 'acme', pageUrl = 'https://shop.test/pricing'): Promise<Visitor> {
     const reply = await this.call('POST', '/api/v1/widget/init', {}, { workspace, page_url: pageUrl });
