@@ -3,12 +3,18 @@
 // inbox page, and the visitor's widget, polling with `after`, shows the reply.
 import { once } from 'node:events';
 import { createServer } from 'node:http';
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { describe, expect } from 'vitest';
 import { launchChromium } from '../../helpers/browser.js';
 import { ALICE_KEY } from '../../helpers/embedded.js';
 import { shopTest } from '../../helpers/widget-shop.js';
+
+/** Where the screenshots go: docs/images with SCREENSHOTS=docs, else a temp dir. */
+const SHOTS = process.env['SCREENSHOTS'] === 'docs' ? 'docs/images' : join(tmpdir(), 'tollgate-shots');
 
 /** A shop's page with a minimal widget: init, send, and a poll of the new messages (`after`). */
 const shopPage = (gateway: string) => `<!doctype html>
@@ -120,6 +126,12 @@ describe('the inbox page', () => {
       expect(await owner.locator('#messages li.from-agent p').allTextContents()).toEqual([
         'Yes, within 3 days.',
       ]);
+      mkdirSync(SHOTS, { recursive: true });
+      await owner.screenshot({ path: join(SHOTS, 'inbox.png'), fullPage: true });
+      // No horizontal scrolling on a phone.
+      await owner.setViewportSize({ width: 390, height: 844 });
+      expect(await owner.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+      await owner.setViewportSize({ width: 1200, height: 900 });
 
       // The visitor's widget, polling with `after`, shows the reply once.
       await visitor.locator('#log li.agent', { hasText: 'Yes, within 3 days.' }).waitFor();
