@@ -605,7 +605,10 @@ test('the OpenAPI fragment describes exactly the routes the service registers', 
   const app = createServiceApp({ logger: silentLogger, errors: widgetErrors, bodyLimit: 1024 });
   const registered: string[] = [];
   app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) registered.push(`${method} ${route.url}`);
+    // The inbox page is HTML (docs/services/widget.md), not in the OpenAPI document.
+    if (route.config?.page) return;
+    for (const method of [route.method].flat())
+      registered.push(`${method} ${route.url.replace(/:(\w+)/g, '{$1}')}`);
   });
   await widgetService.register(app, { db, config, logger: silentLogger });
   await app.ready();
@@ -614,5 +617,5 @@ test('the OpenAPI fragment describes exactly the routes the service registers', 
     Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
   );
   expect(registered.sort()).toEqual(documented.sort());
-  expect(documented).toHaveLength(13);
+  expect(documented).toHaveLength(20);
 });

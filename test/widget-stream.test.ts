@@ -10,14 +10,40 @@ import type { Gateway } from '../src/runtime/gateway.js';
 import { createServiceApp, listen } from '../src/services/kit/app.js';
 import { widgetErrors } from '../src/services/kit/errors.js';
 import { buildService, openServiceDatabase } from '../src/services/registry.js';
-import { WidgetStore } from '../src/services/widget/store.js';
-import { MessageNotifier, MessageStreams, type StreamTiming } from '../src/services/widget/stream.js';
+import { addMessage } from '../src/services/widget/conversation.js';
+import type { Sender } from '../src/services/widget/tables/messages.js';
+import { insertSession, lastMessageSeq } from '../src/services/widget/tables/sessions.js';
+import {
+  MessageNotifier,
+  MessageSource,
+  MessageStreams,
+  type StreamTiming,
+} from '../src/services/widget/stream.js';
 import { ensureWorkspace } from '../src/services/accounts/workspaces.js';
 import { DEFAULT_CONFIG } from './helpers/default-config.js';
 import { embeddedEnv, newDataDir, startEmbeddedGateway } from './helpers/embedded.js';
 import { send, silentLogger } from './helpers/gateway.js';
 import { RedisServer } from './helpers/redis-server.js';
 import { waitFor } from './helpers/wait.js';
+
+/** The streams' source, with the writes the tests make (as the routes do). */
+class WidgetStore extends MessageSource {
+  readonly #db: Db;
+  constructor(db: Db) {
+    super(db);
+    this.#db = db;
+  }
+  createSession(id: string, workspaceId: number, _place: object): void {
+    const place = { websiteId: null, pageUrl: null, locale: null };
+    insertSession(this.#db, id, workspaceId, place, new Date().toISOString());
+  }
+  addMessage(sessionId: string, sender: Sender, body: string) {
+    return addMessage(this.#db, sessionId, sender, body);
+  }
+  lastMessageId(sessionId: string): number {
+    return lastMessageSeq(this.#db, sessionId);
+  }
+}
 
 interface StreamedMessage {
   id: number;
@@ -154,12 +180,7 @@ describe('POST /api/v1/widget/messages/stream', () => {
 
       // An agent's reply written by another connection to the file: no in-process notification, the poll finds it.
       const other = openDatabase(dataDir);
-      const reply = other
-        .prepare(
-          `INSERT INTO widget_messages (session_id, sender, body, created_at) VALUES (?, 'agent', ?, ?)
-           RETURNING id, sender, body, created_at`,
-        )
-        .get(session_id, 'Hi, I am Sam.', new Date().toISOString()) as StreamedMessage;
+      const reply = addMessage(other, session_id, 'agent', 'Hi, I am Sam.');
       other.close();
       expect(await events.next()).toEqual({ id: String(reply.id), message: reply });
     } finally {
@@ -485,8 +506,8 @@ describe('a failing database never takes the process down', () => {
     };
     try {
       const events = await service.openStream();
-      const polls = vi.spyOn(WidgetStore.prototype, 'pollStreams').mockImplementation(failure);
-      const reads = vi.spyOn(WidgetStore.prototype, 'messagesAfter').mockImplementation(failure);
+      const polls = vi.spyOn(MessageSource.prototype, 'pollStreams').mockImplementation(failure);
+      const reads = vi.spyOn(MessageSource.prototype, 'messagesAfter').mockImplementation(failure);
       const reply = await service.call('/api/v1/widget/messages', service.token, { body: 'stored anyway' });
       expect(reply.status).toBe(201);
       expect(await events.next()).toBeUndefined();

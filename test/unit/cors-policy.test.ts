@@ -84,7 +84,10 @@ describe('compiling a policy', () => {
     const table = loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', {});
     const corsRoutes = table.routes.filter((r) => r.cors).map((r) => r.name);
     expect(corsRoutes).toEqual([
-      ...table.routes.filter((r) => r.upstream === 'widget').map((r) => r.name),
+      // The owner's inbox page is same-origin HTML: no CORS.
+      ...table.routes
+        .filter((r) => r.upstream === 'widget' && r.name !== 'widget-inbox-page')
+        .map((r) => r.name),
       'analytics-collector',
     ]);
     expect(table.routes.find((r) => r.name === 'analytics-collector')!.cors).toMatchObject({

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { csvLines, exportKey } from '../../src/services/websites/pages/csv-export.js';
-import { csv } from '../../src/services/websites/pages/csv.js';
+import { csv } from '../../src/services/kit/csv.js';
 import { ExportSlots } from '../../src/services/websites/pages/export-slots.js';
 import { share } from '../../src/services/websites/pages/stats-view.js';
 

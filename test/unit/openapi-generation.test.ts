@@ -6,12 +6,13 @@ import { documentAs, SchemaConverter, type JsonSchema } from '../../src/services
 import { describeRoutes, type RouteDoc } from '../../src/services/kit/openapi.js';
 import { reportRouteDocs } from '../../src/services/reports/openapi.js';
 import { websiteRouteDocs } from '../../src/services/websites/openapi.js';
-import { widgetRouteDocs } from '../../src/services/widget/openapi.js';
+import { widgetInboxRouteDocs, widgetRouteDocs } from '../../src/services/widget/openapi.js';
 
 const ROUTES: RouteDoc[] = [
   ...websiteRouteDocs,
   ...reportRouteDocs,
   ...widgetRouteDocs,
+  ...widgetInboxRouteDocs,
   ...bulkSyncRouteDocs,
 ];
 
@@ -45,8 +46,8 @@ describe('the request schemas of the document are the validators', () => {
   test('every query and body is an object, and the three sync items too: all are checked', () => {
     const queries = ROUTES.filter((r) => r.query).length;
     const bodies = ROUTES.filter((r) => r.body).length;
-    expect(queries).toBe(4);
-    expect(bodies).toBe(25);
+    expect(queries).toBe(8);
+    expect(bodies).toBe(26);
     expect(cases).toHaveLength(queries + bodies + 3);
   });
 

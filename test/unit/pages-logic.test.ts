@@ -10,7 +10,7 @@ import {
   unlockValue,
   type Guarded,
 } from '../../src/services/pages/access.js';
-import { csv, csvField } from '../../src/services/websites/pages/csv.js';
+import { csv, csvField } from '../../src/services/kit/csv.js';
 import { escapeHtml, html, jsonData } from '../../src/services/pages/html.js';
 import { parseRange } from '../../src/services/websites/pages/range.js';
 import { sectionFor } from '../../src/services/websites/pages/sections.js';

@@ -13,7 +13,7 @@ import {
   streamBody,
   typingBody,
 } from '../../src/services/widget/schemas.js';
-import type { CouponRow } from '../../src/services/widget/store.js';
+import type { CouponRow } from '../../src/services/bulksync/store.js';
 import { messageEvent } from '../../src/services/widget/stream.js';
 import { issuingConfig } from '../../src/services/widget/tokens.js';
 
@@ -152,7 +152,7 @@ describe('request bodies', () => {
     expect(fieldsOf(typingBody, { typing: 'maybe' })).toEqual({
       typing: ['The typing field must be true or false.'],
     });
-    expect(validate(conversationPageBody, {})).toEqual({ page: 1, per_page: 50 });
+    expect(validate(conversationPageBody, {})).toEqual({ after: 0, page: 1, per_page: 50 });
     expect(fieldsOf(conversationPageBody, { page: 0, per_page: 101 })).toEqual({
       page: ['The page field must be a positive integer.'],
       per_page: ['The per_page field must be an integer between 1 and 100.'],

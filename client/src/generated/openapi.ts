@@ -1948,11 +1948,13 @@ export interface paths {
     };
     /**
      * List the conversation (query string)
-     * @description The same page as the POST form, with `page` and `per_page` in the query string: the original widget polls the conversation this way.
+     * @description The same page as the POST form, with `after`, `page` and `per_page` in the query string: the original widget polls the conversation this way (`?after=<id of the last message shown>`), getting only the new messages, oldest first.
      */
     get: {
       parameters: {
         query?: {
+          /** @description Only the messages with a greater id (the poll of the original widget). */
+          after?: number;
           page?: number;
           per_page?: number;
         };
@@ -2008,7 +2010,7 @@ export interface paths {
     put?: never;
     /**
      * List the conversation
-     * @description The session’s messages, oldest first, a page at a time.
+     * @description The session’s messages, oldest first, a page at a time. With `after`, only the messages with a greater id (`total` counts those): the widget polls with the id of the last message it shows.
      */
     post: {
       parameters: {
@@ -2020,12 +2022,22 @@ export interface paths {
       requestBody?: {
         content: {
           'application/json': {
+            /**
+             * @description Only the messages with a greater id (the poll of the original widget).
+             * @default 0
+             */
+            after?: number;
             /** @default 1 */
             page?: number;
             /** @default 50 */
             per_page?: number;
           };
           'application/x-www-form-urlencoded': {
+            /**
+             * @description Only the messages with a greater id (the poll of the original widget).
+             * @default 0
+             */
+            after?: number;
             /** @default 1 */
             page?: number;
             /** @default 50 */
@@ -2712,6 +2724,586 @@ export interface paths {
         };
       };
     };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/widget/inbox/{workspace}/conversations': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the conversations
+     * @description The workspace’s conversations (visitor sessions with a message), newest activity first, with their unread counts. The workspace’s owner only, with their API key (the websites API’s).
+     */
+    get: {
+      parameters: {
+        query?: {
+          page?: number;
+          per_page?: number;
+        };
+        header?: never;
+        path: {
+          /** @description The workspace’s name. */
+          workspace: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description One page. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              conversations: components['schemas']['WidgetConversation'][];
+              page: number;
+              per_page: number;
+              total: number;
+            };
+          };
+        };
+        /** @description No API key, or an unknown one (`unauthenticated`). */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description No such workspace, one of another owner, or no such conversation in it (`not_found`): all alike. */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description Validation failed (`validation_failed`); `fields` names each failing field. */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description A rate limit of the gateway (`rate_limited`). */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/widget/inbox/{workspace}/conversations/{conversation}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read a conversation
+     * @description The conversation, its rating and its leads. The workspace’s owner only, with their API key (the websites API’s).
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description The workspace’s name. */
+          workspace: string;
+          /** @description The conversation’s id (the visitor session’s). */
+          conversation: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The conversation. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              conversation: components['schemas']['WidgetConversation'];
+              satisfaction: components['schemas']['WidgetSatisfaction'] | null;
+              leads: components['schemas']['WidgetOwnerLead'][];
+            };
+          };
+        };
+        /** @description No API key, or an unknown one (`unauthenticated`). */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description No such workspace, one of another owner, or no such conversation in it (`not_found`): all alike. */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description A rate limit of the gateway (`rate_limited`). */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/widget/inbox/{workspace}/conversations/{conversation}/messages': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read the messages
+     * @description The messages, oldest first, a page at a time; `after` as in the visitor’s poll. The messages answered count as read (`unread`). The workspace’s owner only, with their API key (the websites API’s).
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Only the messages with a greater id (the poll of the original widget). */
+          after?: number;
+          page?: number;
+          per_page?: number;
+        };
+        header?: never;
+        path: {
+          /** @description The workspace’s name. */
+          workspace: string;
+          /** @description The conversation’s id (the visitor session’s). */
+          conversation: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description One page of messages. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              messages: components['schemas']['WidgetMessage'][];
+              page: number;
+              per_page: number;
+              total: number;
+            };
+          };
+        };
+        /** @description No API key, or an unknown one (`unauthenticated`). */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description No such workspace, one of another owner, or no such conversation in it (`not_found`): all alike. */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description Validation failed (`validation_failed`); `fields` names each failing field. */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description A rate limit of the gateway (`rate_limited`). */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Reply as an agent
+     * @description Stores an `agent` message. The visitor’s open streams deliver it at once, and their poll (`after`) finds it. Everything before it counts as read. The workspace’s owner only, with their API key (the websites API’s).
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description The workspace’s name. */
+          workspace: string;
+          /** @description The conversation’s id (the visitor session’s). */
+          conversation: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description Trimmed. */
+            body: string;
+          };
+          'application/x-www-form-urlencoded': {
+            /** @description Trimmed. */
+            body: string;
+          };
+        };
+      };
+      responses: {
+        /** @description The stored message. */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              message: components['schemas']['WidgetMessage'];
+            };
+          };
+        };
+        /** @description No API key, or an unknown one (`unauthenticated`). */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description No such workspace, one of another owner, or no such conversation in it (`not_found`): all alike. */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description Validation failed (`validation_failed`); `fields` names each failing field. */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description A rate limit of the gateway (`rate_limited`). */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description The database is full (`storage_full`), with Retry-After; nothing was stored. */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/widget/inbox/{workspace}/conversations/{conversation}/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read the widget events
+     * @description The events the visitor’s widget reported, in the order received. The workspace’s owner only, with their API key (the websites API’s).
+     */
+    get: {
+      parameters: {
+        query?: {
+          page?: number;
+          per_page?: number;
+        };
+        header?: never;
+        path: {
+          /** @description The workspace’s name. */
+          workspace: string;
+          /** @description The conversation’s id (the visitor session’s). */
+          conversation: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description One page. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              events: components['schemas']['WidgetEvent'][];
+              page: number;
+              per_page: number;
+              total: number;
+            };
+          };
+        };
+        /** @description No API key, or an unknown one (`unauthenticated`). */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description No such workspace, one of another owner, or no such conversation in it (`not_found`): all alike. */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description Validation failed (`validation_failed`); `fields` names each failing field. */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description A rate limit of the gateway (`rate_limited`). */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/widget/inbox/{workspace}/leads': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the leads
+     * @description The workspace’s leads, newest first. The workspace’s owner only, with their API key (the websites API’s).
+     */
+    get: {
+      parameters: {
+        query?: {
+          page?: number;
+          per_page?: number;
+        };
+        header?: never;
+        path: {
+          /** @description The workspace’s name. */
+          workspace: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description One page. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              leads: components['schemas']['WidgetOwnerLead'][];
+              page: number;
+              per_page: number;
+              total: number;
+            };
+          };
+        };
+        /** @description No API key, or an unknown one (`unauthenticated`). */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description No such workspace, one of another owner, or no such conversation in it (`not_found`): all alike. */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description Validation failed (`validation_failed`); `fields` names each failing field. */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description A rate limit of the gateway (`rate_limited`). */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/widget/inbox/{workspace}/leads.csv': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Export the leads (CSV)
+     * @description Every lead, newest first, as CSV (RFC 4180) with a header row: id, created_at, name, email, message, page_url, consent_at, conversation_id. A field a spreadsheet would read as a formula (starting with =, +, -, @, tab or CR) gets a leading `'`. The workspace’s owner only, with their API key (the websites API’s).
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description The workspace’s name. */
+          workspace: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The leads. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'text/csv': string;
+          };
+        };
+        /** @description No API key, or an unknown one (`unauthenticated`). */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description No such workspace, one of another owner, or no such conversation in it (`not_found`): all alike. */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+        /** @description A rate limit of the gateway (`rate_limited`). */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WidgetError'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -4254,6 +4846,27 @@ export interface components {
       /** Format: date-time */
       updated_at: string;
     };
+    WidgetConversation: {
+      /** @description The visitor session’s id. */
+      id: string;
+      website_id: number | null;
+      page_url: string | null;
+      locale: string | null;
+      /** Format: date-time */
+      started_at: string;
+      /** @description Null: no message yet. */
+      last_message_at: string | null;
+      human_requested_at: string | null;
+      messages: number;
+      /** @description Visitor messages the owner has not read (API or page). */
+      unread: number;
+      last_message: {
+        /** @enum {string} */
+        sender: 'visitor' | 'agent' | 'system';
+        body: string;
+      } | null;
+      rating: number | null;
+    };
     WidgetCoupon: {
       code: string;
       /** @enum {string} */
@@ -4271,6 +4884,17 @@ export interface components {
         };
       };
     };
+    WidgetEvent: {
+      id: number;
+      type: string;
+      /** Format: date-time */
+      occurred_at: string;
+      data: {
+        [key: string]: unknown;
+      } | null;
+      /** Format: date-time */
+      received_at: string;
+    };
     WidgetLead: {
       id: number;
       name: string;
@@ -4283,11 +4907,23 @@ export interface components {
       created_at: string;
     };
     WidgetMessage: {
-      /** @description Increasing within the conversation; the SSE event id. */
+      /** @description Increasing within the conversation, never reused (a clear keeps counting); the SSE event id and the `after` cursor. Counted per conversation: it tells nothing of other conversations. */
       id: number;
       /** @enum {string} */
       sender: 'visitor' | 'agent' | 'system';
       body: string;
+      /** Format: date-time */
+      created_at: string;
+    };
+    WidgetOwnerLead: {
+      id: number;
+      conversation_id: string;
+      name: string;
+      email: string;
+      message: string | null;
+      page_url: string | null;
+      /** Format: date-time */
+      consent_at: string;
       /** Format: date-time */
       created_at: string;
     };

@@ -10,6 +10,7 @@ import { storageBudgets } from './009-storage-budgets.js';
 import { realtimeVisitors } from './010-realtime-visitors.js';
 import { lastUsed } from './011-last-used.js';
 import { couponTypes } from './012-coupon-types.js';
+import { widgetInbox } from './013-widget-inbox.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -28,4 +29,5 @@ export const MIGRATIONS: readonly Migration[] = [
   realtimeVisitors,
   lastUsed,
   couponTypes,
+  widgetInbox,
 ];

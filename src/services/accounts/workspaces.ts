@@ -24,6 +24,14 @@ export function findWorkspace(db: Db, name: string): Workspace | undefined {
   return prepared<[string], Workspace>(db, 'SELECT id, name FROM workspaces WHERE name = ?').get(name);
 }
 
+/** The workspaces a user owns, by name (the widget's inbox lists them). */
+export function workspacesOf(db: Db, user: number): Workspace[] {
+  return prepared<[number], Workspace>(
+    db,
+    'SELECT id, name FROM workspaces WHERE user_id = ? ORDER BY name',
+  ).all(user);
+}
+
 /** A workspace asked for on behalf of a user while another user owns it: it keeps its owner. */
 export class WorkspaceOwnerError extends Error {
   constructor(

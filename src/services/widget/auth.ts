@@ -1,7 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import { visitorToken } from '../../credentials/visitor-jwt.js';
+import type { Db } from '../../db/database.js';
 import { HttpError } from '../kit/errors.js';
-import type { SessionRow, WidgetStore } from './store.js';
+import { SessionGoneError } from './conversation.js';
+import { findSession, type SessionRow } from './tables/sessions.js';
 import type { VisitorTokens } from './tokens.js';
 
 const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
@@ -11,7 +13,9 @@ const presented = (request: FastifyRequest) =>
 
 /** A session erased after the request was authenticated: its rows can no longer be written. */
 export function sessionGone(err: unknown): HttpError | undefined {
-  return (err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_FOREIGNKEY' ? REJECTIONS.gone : undefined;
+  const gone =
+    err instanceof SessionGoneError || (err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+  return gone ? REJECTIONS.gone : undefined;
 }
 
 const REJECTIONS = {
@@ -30,14 +34,14 @@ export class VisitorAuth {
 
   constructor(
     private readonly tokens: VisitorTokens,
-    private readonly store: WidgetStore,
+    private readonly db: Db,
   ) {}
 
   /** An onRequest hook: 401 unless the request carries a valid token of a live session. */
   readonly require = async (request: FastifyRequest): Promise<void> => {
     const outcome = await this.tokens.verify(presented(request));
     if (!outcome.ok) throw REJECTIONS[outcome.reason];
-    const session = this.store.session(outcome.session);
+    const session = findSession(this.db, outcome.session);
     if (!session) throw REJECTIONS.gone;
     this.#sessions.set(request, session);
   };
@@ -52,6 +56,6 @@ export class VisitorAuth {
   /** The live session of the token a request carries, if any (init resumes it). */
   async presentedSession(request: FastifyRequest): Promise<SessionRow | undefined> {
     const outcome = await this.tokens.verify(presented(request));
-    return outcome.ok ? this.store.session(outcome.session) : undefined;
+    return outcome.ok ? findSession(this.db, outcome.session) : undefined;
   }
 }

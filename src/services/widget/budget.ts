@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.js';
 import type { WidgetSettings } from '../config.js';
 import { HttpError } from '../kit/errors.js';
+import { pruneUsage, takeUsage } from './tables/usage.js';
 
 export type BudgetKind = 'sessions' | 'stored';
 
@@ -13,21 +14,11 @@ export const WORKSPACE_BUDGET_MESSAGE =
  * The gateway bounds each address; this bounds a workspace however many addresses its visitors use.
  */
 export class WorkspaceBudget {
-  readonly #take;
-  readonly #prune;
-
   constructor(
-    db: Db,
+    private readonly db: Db,
     private readonly settings: WidgetSettings,
     private readonly now: () => number = Date.now,
-  ) {
-    // Counts `n` more only while that stays within the limit: no change means the window is spent.
-    this.#take = db.prepare<[number, string, number, number, number]>(
-      `INSERT INTO widget_usage (workspace_id, kind, window_ms, n) VALUES (?, ?, ?, ?)
-       ON CONFLICT (workspace_id, kind, window_ms) DO UPDATE SET n = n + excluded.n WHERE n + excluded.n <= ?`,
-    );
-    this.#prune = db.prepare<[number]>('DELETE FROM widget_usage WHERE window_ms < ?');
-  }
+  ) {}
 
   /** Counts `n` of `kind` for the workspace (events count one each), or throws the 429 (Retry-After: the window's end). */
   take(workspaceId: number, kind: BudgetKind, n = 1): void {
@@ -37,7 +28,7 @@ export class WorkspaceBudget {
     const period = this.settings.budgetPeriod;
     const nowMs = this.now();
     const window = nowMs - (nowMs % period);
-    if (n <= limit && this.#take.run(workspaceId, kind, window, n, limit).changes === 1) return;
+    if (n <= limit && takeUsage(this.db, workspaceId, kind, window, n, limit)) return;
     const retryAfter = String(Math.max(1, Math.ceil((window + period - nowMs) / 1000)));
     throw new HttpError(429, WORKSPACE_BUDGET_MESSAGE, 'workspace_budget_exceeded', undefined, {
       'retry-after': retryAfter,
@@ -47,6 +38,6 @@ export class WorkspaceBudget {
   /** Deletes the windows that have ended. */
   prune(): void {
     const nowMs = this.now();
-    this.#prune.run(nowMs - (nowMs % this.settings.budgetPeriod));
+    pruneUsage(this.db, nowMs - (nowMs % this.settings.budgetPeriod));
   }
 }

@@ -1,5 +1,5 @@
 import { HttpError } from '../kit/errors.js';
-import type { CouponRow } from './store.js';
+import type { CouponRow } from '../bulksync/store.js';
 import type { DiscountType } from '../bulksync/items.js';
 
 export interface AppliedCoupon {

@@ -2,12 +2,16 @@ import { z } from 'zod';
 import {
   describeRoutes,
   widgetError,
+  type OpenApiFragment,
   type RouteDoc,
   type ServiceDoc,
   type SameKeys,
 } from '../kit/openapi.js';
 import type { AppliedCoupon } from './coupons.js';
 import { DISCOUNT_TYPES } from '../bulksync/items.js';
+import type { OwnerLeadRow } from './tables/leads.js';
+import { INBOX_PATHS } from './inbox/api.js';
+import type { Conversation, WidgetEvent } from './inbox/inbox.js';
 import { HUMAN_NOTICE } from './routes.js';
 import {
   conversationPageBody,
@@ -17,17 +21,24 @@ import {
   leadBody,
   MAX_EVENTS,
   messageBody,
+  ownerPageQuery,
   satisfactionBody,
   streamBody,
   typingBody,
 } from './schemas.js';
-import type { LeadRow, MessageRow, SatisfactionRow } from './store.js';
+import type { LeadRow } from './tables/leads.js';
+import type { MessageRow } from './tables/messages.js';
+import type { SatisfactionRow } from './tables/ratings.js';
 
 /** The widget's part of the OpenAPI 3.1 document. Keep its paths and methods identical to routes.ts. */
 
 const message = z
   .object({
-    id: z.int().meta({ description: 'Increasing within the conversation; the SSE event id.' }),
+    id: z.int().meta({
+      description:
+        'Increasing within the conversation, never reused (a clear keeps counting); the SSE event id ' +
+        'and the `after` cursor. Counted per conversation: it tells nothing of other conversations.',
+    }),
     sender: z.enum(['visitor', 'agent', 'system']),
     body: z.string(),
     created_at: z.iso.datetime(),
@@ -186,7 +197,9 @@ export const widgetRouteDocs: readonly RouteDoc[] = [
       method: 'post',
       path: '/api/v1/widget/conversation/messages',
       summary: 'List the conversation',
-      description: 'The session’s messages, oldest first, a page at a time.',
+      description:
+        'The session’s messages, oldest first, a page at a time. With `after`, only the messages with ' +
+        'a greater id (`total` counts those): the widget polls with the id of the last message it shows.',
       body: conversationPageBody,
       answers: { 200: conversationPage },
     },
@@ -198,8 +211,9 @@ export const widgetRouteDocs: readonly RouteDoc[] = [
       path: '/api/v1/widget/conversation/messages',
       summary: 'List the conversation (query string)',
       description:
-        'The same page as the POST form, with `page` and `per_page` in the query string: the ' +
-        'original widget polls the conversation this way.',
+        'The same page as the POST form, with `after`, `page` and `per_page` in the query string: the ' +
+        'original widget polls the conversation this way (`?after=<id of the last message shown>`), ' +
+        'getting only the new messages, oldest first.',
       query: conversationPageBody,
       answers: { 200: conversationPage },
     },
@@ -310,4 +324,178 @@ export const widgetRouteDocs: readonly RouteDoc[] = [
   ),
 ];
 
-export const widgetOpenApi = describeRoutes(service, widgetRouteDocs);
+const conversation = z
+  .object({
+    id: z.string().meta({ description: 'The visitor session’s id.' }),
+    website_id: z.int().nullable(),
+    page_url: z.string().nullable(),
+    locale: z.string().nullable(),
+    started_at: z.iso.datetime(),
+    last_message_at: z.iso.datetime().nullable().meta({ description: 'Null: no message yet.' }),
+    human_requested_at: z.iso.datetime().nullable(),
+    messages: z.int(),
+    unread: z.int().meta({ description: 'Visitor messages the owner has not read (API or page).' }),
+    last_message: z.object({ sender: z.enum(['visitor', 'agent', 'system']), body: z.string() }).nullable(),
+    rating: z.int().min(1).max(5).nullable(),
+  })
+  .meta({ id: 'WidgetConversation' });
+
+const ownerLead = z
+  .object({
+    id: z.int(),
+    conversation_id: z.string(),
+    name: z.string(),
+    email: z.string(),
+    message: z.string().nullable(),
+    page_url: z.string().nullable(),
+    consent_at: z.iso.datetime(),
+    created_at: z.iso.datetime(),
+  })
+  .meta({ id: 'WidgetOwnerLead' });
+
+const widgetEvent = z
+  .object({
+    id: z.int(),
+    type: z.string(),
+    occurred_at: z.iso.datetime(),
+    data: z.record(z.string(), z.unknown()).nullable(),
+    received_at: z.iso.datetime(),
+  })
+  .meta({ id: 'WidgetEvent' });
+
+const _sameOwnerFields: [
+  SameKeys<z.output<typeof conversation>, Conversation>,
+  SameKeys<z.output<typeof ownerLead>, OwnerLeadRow>,
+  SameKeys<z.output<typeof widgetEvent>, WidgetEvent>,
+] = [true, true, true];
+
+const pageOf = (name: string, item: z.ZodType) =>
+  z.object({ [name]: z.array(item), page: z.int(), per_page: z.int(), total: z.int() });
+
+const inboxService: ServiceDoc = {
+  ...service,
+  tag: 'widget inbox',
+  security: 'apiKey',
+  errors: {
+    ...service.errors,
+    401: {
+      description: 'No API key, or an unknown one (`unauthenticated`).',
+      schema: widgetError,
+    },
+    404: {
+      description:
+        'No such workspace, one of another owner, or no such conversation in it (`not_found`): all alike.',
+      schema: widgetError,
+    },
+    429: { description: 'A rate limit of the gateway (`rate_limited`).', schema: widgetError },
+  },
+  note: 'The workspace’s owner only, with their API key (the websites API’s).',
+};
+
+const workspaceParam = z.object({ workspace: z.string().meta({ description: 'The workspace’s name.' }) });
+const conversationParams = workspaceParam.extend({
+  conversation: z.string().meta({ description: 'The conversation’s id (the visitor session’s).' }),
+});
+
+/** The owner's inbox: their API key, the workspace named in the path. */
+export const widgetInboxRouteDocs: readonly RouteDoc[] = [
+  {
+    method: 'get',
+    path: INBOX_PATHS.conversations,
+    summary: 'List the conversations',
+    description:
+      'The workspace’s conversations (visitor sessions with a message), newest activity first, with ' +
+      'their unread counts.',
+    params: workspaceParam,
+    query: ownerPageQuery,
+    answers: { 200: { description: 'One page.', schema: pageOf('conversations', conversation) } },
+    errors: [401, 404, 422, 429],
+  },
+  {
+    method: 'get',
+    path: INBOX_PATHS.conversation,
+    summary: 'Read a conversation',
+    description: 'The conversation, its rating and its leads.',
+    params: conversationParams,
+    answers: {
+      200: {
+        description: 'The conversation.',
+        schema: z.object({
+          conversation,
+          satisfaction: satisfaction.nullable(),
+          leads: z.array(ownerLead),
+        }),
+      },
+    },
+    errors: [401, 404, 429],
+  },
+  {
+    method: 'get',
+    path: INBOX_PATHS.messages,
+    summary: 'Read the messages',
+    description:
+      'The messages, oldest first, a page at a time; `after` as in the visitor’s poll. The messages ' +
+      'answered count as read (`unread`).',
+    params: conversationParams,
+    query: conversationPageBody,
+    answers: { 200: conversationPage },
+    errors: [401, 404, 422, 429],
+  },
+  {
+    method: 'post',
+    path: INBOX_PATHS.messages,
+    summary: 'Reply as an agent',
+    description:
+      'Stores an `agent` message. The visitor’s open streams deliver it at once, and their poll ' +
+      '(`after`) finds it. Everything before it counts as read.',
+    params: conversationParams,
+    body: messageBody,
+    answers: { 201: { description: 'The stored message.', schema: z.object({ message }) } },
+    errors: [401, 404, 422, 429, 507],
+  },
+  {
+    method: 'get',
+    path: INBOX_PATHS.events,
+    summary: 'Read the widget events',
+    description: 'The events the visitor’s widget reported, in the order received.',
+    params: conversationParams,
+    query: ownerPageQuery,
+    answers: { 200: { description: 'One page.', schema: pageOf('events', widgetEvent) } },
+    errors: [401, 404, 422, 429],
+  },
+  {
+    method: 'get',
+    path: INBOX_PATHS.leads,
+    summary: 'List the leads',
+    description: 'The workspace’s leads, newest first.',
+    params: workspaceParam,
+    query: ownerPageQuery,
+    answers: { 200: { description: 'One page.', schema: pageOf('leads', ownerLead) } },
+    errors: [401, 404, 422, 429],
+  },
+  {
+    method: 'get',
+    path: INBOX_PATHS.leadsCsv,
+    summary: 'Export the leads (CSV)',
+    description:
+      'Every lead, newest first, as CSV (RFC 4180) with a header row: ' +
+      'id, created_at, name, email, message, page_url, consent_at, conversation_id. A field a ' +
+      "spreadsheet would read as a formula (starting with =, +, -, @, tab or CR) gets a leading `'`.",
+    params: workspaceParam,
+    answers: { 200: { description: 'The leads.', contentType: 'text/csv' } },
+    errors: [401, 404, 429],
+  },
+];
+
+const visitorFragment = describeRoutes(service, widgetRouteDocs);
+const inboxFragment = describeRoutes(inboxService, widgetInboxRouteDocs);
+
+/** Both parts: the visitor's endpoints and the owner's inbox (paths of their own). */
+export const widgetOpenApi: OpenApiFragment = {
+  get paths() {
+    return { ...visitorFragment.paths, ...inboxFragment.paths };
+  },
+  get schemas() {
+    return { ...visitorFragment.schemas, ...inboxFragment.schemas };
+  },
+};

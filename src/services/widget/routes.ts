@@ -1,10 +1,29 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Db } from '../../db/database.js';
+import { nowIso as now } from '../../db/timestamps.js';
+import { findWorkspace } from '../accounts/workspaces.js';
 import { HttpError, type FieldErrors } from '../kit/errors.js';
 import { validate } from '../kit/validate.js';
+import { isWorkspaceOwnersWebsite } from '../websites/data.js';
 import { sessionGone, type VisitorAuth } from './auth.js';
 import type { WorkspaceBudget } from './budget.js';
+import { addMessage, clearConversation, requestHuman } from './conversation.js';
 import { checkCoupon } from './coupons.js';
+import { findCoupon } from '../bulksync/store.js';
+import { insertEvents } from './tables/events.js';
+import { insertLead } from './tables/leads.js';
+import { countMessages, messagePage } from './tables/messages.js';
+import { upsertRating } from './tables/ratings.js';
+import {
+  deleteSession,
+  findSession,
+  insertSession,
+  lastMessageSeq,
+  setTyping,
+  touchSession,
+  type PlaceParams,
+} from './tables/sessions.js';
 import {
   conversationPageBody,
   couponBody,
@@ -16,14 +35,13 @@ import {
   streamBody,
   typingBody,
 } from './schemas.js';
-import type { WidgetStore } from './store.js';
 import type { MessageNotifier, MessageStreams } from './stream.js';
 import type { VisitorTokens } from './tokens.js';
 
 export const HUMAN_NOTICE = 'A team member will join shortly.';
 
 export interface WidgetDeps {
-  readonly store: WidgetStore;
+  readonly db: Db;
   readonly tokens: VisitorTokens;
   readonly auth: VisitorAuth;
   readonly notifier: MessageNotifier;
@@ -39,37 +57,43 @@ function lastEventId(value: string | string[] | undefined): number | undefined {
   throw HttpError.field('Last-Event-ID', 'The Last-Event-ID header must be a message id.');
 }
 
+const place = (body: { website_id?: number; page_url?: string; locale?: string }): PlaceParams => ({
+  websiteId: body.website_id ?? null,
+  pageUrl: body.page_url ?? null,
+  locale: body.locale ?? null,
+});
+
+/** The visitor endpoints: init, then everything a visitor's token allows. */
 export function registerRoutes(app: FastifyInstance, deps: WidgetDeps): void {
-  const { store, tokens, auth, notifier, streams, budget } = deps;
+  const { db, tokens, auth, notifier, streams, budget } = deps;
 
   app.post('/api/v1/widget/init', async (request) => {
     const body = validate(initBody, request.body);
-    const workspace = store.workspace(body.workspace);
+    const workspace = findWorkspace(db, body.workspace);
     const fields: FieldErrors = {};
     if (!workspace) fields['workspace'] = ['The selected workspace is invalid.'];
     // Only a website of the workspace's owner: another owner's id fails exactly as a missing one,
     // so init tells nobody which ids exist. Without a workspace, no id is valid.
     if (
       body.website_id !== undefined &&
-      !(workspace && store.isOwnersWebsite(body.website_id, workspace.id))
+      !(workspace && isWorkspaceOwnersWebsite(db, body.website_id, workspace.id))
     ) {
       fields['website_id'] = ['The selected website_id is invalid.'];
     }
     if (!workspace || Object.keys(fields).length > 0) throw HttpError.validation(fields);
 
-    const place = { websiteId: body.website_id, pageUrl: body.page_url, locale: body.locale };
     // A live token of this workspace resumes its session; anything else starts a new one.
     const current = await auth.presentedSession(request);
     const resumed = current !== undefined && current.workspace_id === workspace.id;
     const sessionId = resumed ? current.id : randomUUID();
-    if (resumed) store.touchSession(sessionId, place);
+    if (resumed) touchSession(db, sessionId, place(body), now());
     else {
       budget.take(workspace.id, 'sessions');
-      store.createSession(sessionId, workspace.id, place);
+      insertSession(db, sessionId, workspace.id, place(body), now());
     }
 
     const { token, expiresAt } = await tokens.issue(sessionId);
-    const session = store.session(sessionId)!;
+    const session = findSession(db, sessionId)!;
     return {
       token,
       token_type: 'Bearer',
@@ -79,7 +103,7 @@ export function registerRoutes(app: FastifyInstance, deps: WidgetDeps): void {
       workspace: { name: workspace.name },
       website_id: session.website_id,
       conversation: {
-        messages: store.countMessages(sessionId),
+        messages: countMessages(db, sessionId),
         human_requested: session.human_requested_at !== null,
       },
     };
@@ -98,7 +122,7 @@ export function registerRoutes(app: FastifyInstance, deps: WidgetDeps): void {
       const { body } = validate(messageBody, request.body);
       const { id: sessionId, workspace_id } = session(request);
       budget.take(workspace_id, 'stored');
-      const message = store.addMessage(sessionId, 'visitor', body);
+      const message = addMessage(db, sessionId, 'visitor', body);
       notifier.notify(sessionId);
       return reply.status(201).send({ message });
     });
@@ -107,31 +131,31 @@ export function registerRoutes(app: FastifyInstance, deps: WidgetDeps): void {
       const { after } = validate(streamBody, request.body);
       const header = lastEventId(request.headers['last-event-id']);
       const sessionId = session(request).id;
-      streams.open(reply, sessionId, header ?? after ?? store.lastMessageId(sessionId));
+      streams.open(reply, sessionId, header ?? after ?? lastMessageSeq(db, sessionId));
       return reply;
     });
 
     const conversationPage = (request: FastifyRequest, params: unknown) => {
-      const { page, per_page } = validate(conversationPageBody, params);
-      const { rows, total } = store.messagePage(session(request).id, page, per_page);
+      const { after, page, per_page } = validate(conversationPageBody, params);
+      const { rows, total } = messagePage(db, session(request).id, after, per_page, (page - 1) * per_page);
       return { messages: rows, page, per_page, total };
     };
     visitor.post('/api/v1/widget/conversation/messages', async (request) =>
       conversationPage(request, request.body),
     );
-    // The original widget polls with GET: the same page, its page and per_page in the query string.
+    // The original widget polls with GET: the same page, its after, page and per_page in the query string.
     // No HEAD twin: the documented surface is this GET and the POST.
     visitor.get('/api/v1/widget/conversation/messages', { exposeHeadRoute: false }, async (request) =>
       conversationPage(request, { ...(request.query as object) }),
     );
 
     visitor.post('/api/v1/widget/conversation/clear', async (request) => {
-      return { cleared: store.clearConversation(session(request).id) };
+      return { cleared: clearConversation(db, session(request).id) };
     });
 
     visitor.post('/api/v1/widget/request-human', async (request) => {
       const sessionId = session(request).id;
-      const { requestedAt, message } = store.requestHuman(sessionId, HUMAN_NOTICE);
+      const { requestedAt, message } = requestHuman(db, sessionId, HUMAN_NOTICE);
       if (message) notifier.notify(sessionId);
       return { conversation: { human_requested: true, human_requested_at: requestedAt }, message };
     });
@@ -141,13 +165,15 @@ export function registerRoutes(app: FastifyInstance, deps: WidgetDeps): void {
       const receivedAt = new Date().toISOString();
       const current = session(request);
       budget.take(current.workspace_id, 'stored', events.length);
-      store.addEvents(
+      insertEvents(
+        db,
         current.id,
         events.map((e) => ({
           type: e.type,
           occurredAt: e.occurred_at ? new Date(e.occurred_at).toISOString() : receivedAt,
           data: e.data === undefined ? null : JSON.stringify(e.data),
         })),
+        now(),
       );
       return reply.status(202).send({ accepted: events.length });
     });
@@ -155,7 +181,7 @@ export function registerRoutes(app: FastifyInstance, deps: WidgetDeps): void {
     visitor.delete('/api/v1/widget/me', async (request) => {
       const sessionId = session(request).id;
       // A concurrent erase may have won; the visitor's data is gone either way.
-      store.erase(sessionId);
+      deleteSession(db, sessionId);
       notifier.notify(sessionId); // its open streams end
       return { erased: true };
     });
@@ -164,25 +190,33 @@ export function registerRoutes(app: FastifyInstance, deps: WidgetDeps): void {
       const lead = validate(leadBody, request.body);
       const current = session(request);
       budget.take(current.workspace_id, 'stored');
-      const row = store.addLead(current.id, lead, current.page_url);
+      const row = insertLead(db, {
+        sessionId: current.id,
+        workspaceId: current.workspace_id,
+        name: lead.name,
+        email: lead.email,
+        message: lead.message ?? null,
+        pageUrl: current.page_url,
+        now: now(),
+      });
       const { id, name, email, message, created_at } = row;
       return reply.status(201).send({ lead: { id, name, email, message, consent: true, created_at } });
     });
 
     visitor.post('/api/v1/widget/typing', async (request, reply) => {
       const { typing } = validate(typingBody, request.body);
-      store.setTyping(session(request).id, typing);
+      setTyping(db, session(request).id, typing ? now() : null);
       return reply.status(204).send();
     });
 
     visitor.post('/api/v1/widget/satisfaction', async (request) => {
       const { rating, comment } = validate(satisfactionBody, request.body);
-      return { satisfaction: store.rate(session(request).id, rating, comment) };
+      return { satisfaction: upsertRating(db, session(request).id, rating, comment ?? null, now()) };
     });
 
     visitor.post('/api/v1/widget/coupon/apply', async (request) => {
       const { code } = validate(couponBody, request.body);
-      const row = store.coupon(session(request).workspace_id, code);
+      const row = findCoupon(db, session(request).workspace_id, code);
       return { coupon: checkCoupon(row, Date.now()) };
     });
   });

@@ -88,16 +88,28 @@ export const messageBody = body({
   body: requiredString('body', MAX_MESSAGE).meta({ description: 'Trimmed.' }),
 });
 
+/** A message id: a cursor (the messages after it). */
+const afterField = () =>
+  intField('after', 0, Number.MAX_SAFE_INTEGER, 'The after field must be a message id.');
+
 export const streamBody = body({
-  after: intField('after', 0, Number.MAX_SAFE_INTEGER, 'The after field must be a message id.')
-    .optional()
-    .meta({ description: 'Deliver messages with a greater id.' }),
+  after: afterField().optional().meta({ description: 'Deliver messages with a greater id.' }),
 });
 
-export const conversationPageBody = body({
+const pageFields = {
   page: intField('page', 1, 1_000_000, 'The page field must be a positive integer.').prefault(1),
   per_page: intField('per_page', 1, 100).prefault(50),
+};
+
+export const conversationPageBody = body({
+  after: afterField()
+    .prefault(0)
+    .meta({ description: 'Only the messages with a greater id (the poll of the original widget).' }),
+  ...pageFields,
 });
+
+/** A page of one of the owner's lists (conversations, events, leads). */
+export const ownerPageQuery = body(pageFields);
 
 /** The events a widget reports. */
 export const EVENT_TYPES = [

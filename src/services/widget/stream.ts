@@ -1,7 +1,15 @@
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
-import type { MessageRow, WidgetStore } from './store.js';
+import type { Db } from '../../db/database.js';
+import {
+  maxRowId,
+  messagesAfter,
+  messagesAfterRow,
+  type MessageRow,
+  type PolledMessage,
+} from './tables/messages.js';
+import { missingSessions } from './tables/sessions.js';
 
 /** Where the streams report a failure (fastify's and pino's loggers fit). */
 export interface StreamLog {
@@ -56,6 +64,41 @@ export function messageEvent(message: MessageRow): string {
 
 const BATCH = 100;
 
+/**
+ * What the streams read. The shared poller follows the messages' row ids, across every session; a
+ * stream's own cursor is its session's message id.
+ */
+export class MessageSource {
+  constructor(private readonly db: Db) {}
+
+  /** The highest row id stored: where the shared poller starts. */
+  maxRowId(): number {
+    return maxRowId(this.db);
+  }
+
+  /**
+   * In one read: up to `limit` messages of any session stored after row `afterRow`, in row order,
+   * and which of `sessionIds` no longer exist (erased, by this process or another).
+   */
+  pollStreams(
+    afterRow: number,
+    sessionIds: readonly string[],
+    limit: number,
+  ): { messages: PolledMessage[]; gone: string[] } {
+    return this.db
+      .transaction(() => ({
+        messages: messagesAfterRow(this.db, afterRow, limit),
+        gone: missingSessions(this.db, sessionIds),
+      }))
+      .deferred();
+  }
+
+  /** Up to `limit` of the session's messages after its message id `after`, oldest first. */
+  messagesAfter(sessionId: string, after: number, limit: number): MessageRow[] {
+    return messagesAfter(this.db, sessionId, after, limit);
+  }
+}
+
 /** One open stream: its session, the last message id it wrote, and whether its client keeps up. */
 interface Stream {
   readonly sessionId: string;
@@ -84,14 +127,14 @@ export class MessageStreams {
   readonly #sessions = new Map<string, Set<Stream>>();
   readonly #timing: StreamTiming;
   readonly #log: StreamLog;
-  /** The last message id the poller has seen. */
+  /** The last row id the poller has seen. */
   #cursor = 0;
   #timer: NodeJS.Timeout | undefined;
   #woken = false;
   #pingedAt = 0;
 
   constructor(
-    private readonly store: WidgetStore,
+    private readonly source: MessageSource,
     private readonly notifier: MessageNotifier,
     options: StreamOptions = {},
   ) {
@@ -102,7 +145,7 @@ export class MessageStreams {
   /** Takes over the reply and streams until the client leaves, the session is erased or the service closes. */
   open(reply: FastifyReply, sessionId: string, after: number): void {
     // Before the reply is taken over, so that a failing database is still an error response.
-    if (this.#timer === undefined) this.#cursor = this.store.maxMessageId();
+    if (this.#timer === undefined) this.#cursor = this.source.maxRowId();
 
     reply.hijack();
     const res = reply.raw;
@@ -183,12 +226,12 @@ export class MessageStreams {
     try {
       for (;;) {
         if (this.#sessions.size === 0) return;
-        const { messages, gone } = this.store.pollStreams(this.#cursor, [...this.#sessions.keys()], BATCH);
+        const { messages, gone } = this.source.pollStreams(this.#cursor, [...this.#sessions.keys()], BATCH);
         for (const sessionId of gone) {
           for (const stream of [...(this.#sessions.get(sessionId) ?? [])]) stream.finish();
         }
-        for (const { session_id, ...message } of messages) {
-          this.#cursor = message.id;
+        for (const { session_id, row_id, ...message } of messages) {
+          this.#cursor = row_id;
           for (const stream of [...(this.#sessions.get(session_id) ?? [])]) {
             this.#guard(stream, () => this.#deliver(stream, message));
           }
@@ -225,7 +268,7 @@ export class MessageStreams {
   #catchUp(stream: Stream): void {
     for (;;) {
       if (stream.closed || stream.blocked) return;
-      const rows = this.store.messagesAfter(stream.sessionId, stream.cursor, BATCH);
+      const rows = this.source.messagesAfter(stream.sessionId, stream.cursor, BATCH);
       for (const row of rows) if (!this.#write(stream, row)) return;
       if (rows.length < BATCH) return;
     }

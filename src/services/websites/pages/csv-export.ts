@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import ipaddr from 'ipaddr.js';
 import { parseAddress } from '../../../net/client-ip.js';
 import type { EventValue, TopChunk } from '../analytics/stats-source.js';
-import { csvField } from './csv.js';
+import { csvField } from '../../kit/csv.js';
 import { valuesByName } from './display.js';
 import { share } from './stats-view.js';
 

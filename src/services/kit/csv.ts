@@ -1,7 +1,7 @@
 /**
  * CSV (RFC 4180) of a table: every field quoted when it holds a comma, quote or line break, and
  * fields a spreadsheet would read as a formula (=, +, -, @, tab, CR first) prefixed with a quote
- * (OWASP's advice on CSV injection): page URLs and referrers are the visitors' text.
+ * (OWASP's advice on CSV injection): page URLs, referrers and leads are visitors' text.
  */
 export function csvField(value: string | number): string {
   let text = String(value);
