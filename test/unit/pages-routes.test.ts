@@ -327,7 +327,7 @@ describe('report pages', () => {
     expect(compact(reply)).toContain(
       '<td data-label="Value" class="value">/&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;</td>',
     );
-    expect(compact(reply)).toContain('<td data-label="Issues" class="value"><div>too_long: 70</div></td>');
+    expect(compact(reply)).toContain('<p class="finding value">70 characters: longer than 60.</p>');
   });
 
   test('a private report: 404 to strangers, shown to its owner', async () => {
