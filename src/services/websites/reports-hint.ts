@@ -3,11 +3,12 @@ import { HttpError, NOT_FOUND } from '../kit/errors.js';
 
 /**
  * The reports API's paths on the websites host: still the 404 of an unknown path, in the same
- * shape, but saying where the reports API answers (a client that forgot the analyzer host).
+ * shape, but saying where the reports API answers (a client that forgot the analyzer host). A
+ * not-found handler of their prefixes, not routes: the websites API gains no paths.
  */
 
-/** The reports API's paths: what a client that lost the analyzer host sends here. */
-const REPORTS_PATHS = ['/api/v1/reports', '/api/v1/reports/*', '/api/v1/projects', '/api/v1/projects/*'];
+/** The reports API's prefixes: what a client that lost the analyzer host sends here. */
+const REPORTS_PREFIXES = ['/api/v1/reports', '/api/v1/projects'];
 
 /** The message: names the origin of `publicUrl` (the reports API's public base URL) when set. */
 export function reportsHint(publicUrl: string): string {
@@ -22,11 +23,16 @@ export function reportsHint(publicUrl: string): string {
     : `${NOT_FOUND} The reports API answers on its own host (the analyzer host), not this one.`;
 }
 
-export function registerReportsHint(app: FastifyInstance, publicUrl: string): void {
+export async function registerReportsHint(app: FastifyInstance, publicUrl: string): Promise<void> {
   const message = reportsHint(publicUrl);
-  for (const url of REPORTS_PATHS) {
-    app.all(url, async () => {
-      throw new HttpError(404, message, 'not_found');
-    });
+  for (const prefix of REPORTS_PREFIXES) {
+    await app.register(
+      async (scope) => {
+        scope.setNotFoundHandler(() => {
+          throw new HttpError(404, message, 'not_found');
+        });
+      },
+      { prefix },
+    );
   }
 }

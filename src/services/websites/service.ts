@@ -32,7 +32,7 @@ export const websitesService: ServiceDefinition = {
       registerStatsRoutes(scope, ctx.db, stats, publicUrl);
     });
     // A reports call sent here (no analyzer Host): the 404 says where the reports API answers.
-    registerReportsHint(app, ctx.config.reports.publicUrl);
+    await registerReportsHint(app, ctx.config.reports.publicUrl);
     // The tracking script and the collector: public, called from the tracked sites' pages.
     const { maxDistinctValues, recentVisits, housekeepingInterval } = ctx.config.storage;
     await app.register(async (scope) =>
