@@ -2,6 +2,7 @@
 // schema, so the descriptions have one source) and the ${VAR:-default} references of the default
 // config file. Pure: text in, text out; scripts/write-schema.ts writes and checks the file.
 import { isMap, isPair, isScalar, isSeq, parseDocument, visit } from 'yaml';
+import { references } from '../src/config/interpolate.js';
 
 /** The subset of JSON Schema that z.toJSONSchema produces for the config. */
 export interface JsonSchema {
@@ -162,7 +163,6 @@ export function headingAnchor(text: string): string {
 export function envReferences(yamlText: string): EnvReference[] {
   const doc = parseDocument(yamlText);
   const out: EnvReference[] = [];
-  const reference = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
   visit(doc, {
     Scalar(_key, node, ancestors) {
       if (typeof node.value !== 'string') return;
@@ -180,8 +180,8 @@ export function envReferences(yamlText: string): EnvReference[] {
           if (isMap(item)) within = String(item.get('name') ?? '') || within;
         }
       }
-      for (const m of node.value.matchAll(reference)) {
-        out.push({ variable: m[1]!, fallback: m[2], field: path.join('.'), within });
+      for (const r of references(node.value)) {
+        out.push({ variable: r.name, fallback: r.fallback, field: path.join('.'), within });
       }
     },
   });

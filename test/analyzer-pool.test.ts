@@ -13,6 +13,7 @@ const facts = (size: number): PageFacts => ({
   encoding: 'gzip',
   size,
   loadTimeMs: 250,
+  robotsTxt: null,
 });
 
 describe('analysis pool (worker threads, from the TypeScript sources)', () => {

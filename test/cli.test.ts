@@ -99,7 +99,7 @@ describe('tollgate explain', () => {
       'http://analyzer.localhost/api/v1/reports',
     ]);
     expect(r.stdout.trim()).toBe(
-      'route: reports -> upstream reports\nforwarded as: /api/v1/reports\nlimiters: (none: not rate limited)',
+      'route: reports -> upstream reports\nhosts: analyzer.localhost\nforwarded as: /api/v1/reports\nlimiters: (none: not rate limited)',
     );
   });
 });

@@ -286,7 +286,7 @@ describe('report pages', () => {
     const { context, page } = await visitor();
     const response = await page.goto(`${analyzer}/${seeded.reports.public}`);
     expect(response!.status()).toBe(200);
-    expect(await page.locator('#checks tbody tr').count()).toBe(17);
+    expect(await page.locator('#checks tbody tr').count()).toBe(18);
     const title = page.locator('tr[data-check="title"] td.value').first();
     expect(await title.textContent()).toBe(XSS);
     expect(await page.title()).not.toBe('pwned');
@@ -323,7 +323,7 @@ describe('report pages', () => {
       page.waitForURL(`${analyzer}/${seeded.reports.locked}`),
       page.getByRole('button', { name: 'Open' }).click(),
     ]);
-    expect(await page.locator('#checks tbody tr').count()).toBe(17);
+    expect(await page.locator('#checks tbody tr').count()).toBe(18);
     await context.close();
   });
 });

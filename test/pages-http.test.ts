@@ -260,7 +260,7 @@ describe('report pages', () => {
     expect(reply.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
     const body = reply.text.replace(/>\s+</g, '><');
     expect(body).toMatch(/<dd class="verdict result-(good|decent|bad)" id="result">(Good|Decent|Bad)<\/dd>/);
-    expect(body.match(/<tr data-check="/g)).toHaveLength(17);
+    expect(body.match(/<tr data-check="/g)).toHaveLength(18);
     expect(body).toContain('&lt;img src=x onerror=&quot;document.title=&#39;pwned&#39;&quot;&gt;');
     expect(body).not.toContain('<img src=x');
   });

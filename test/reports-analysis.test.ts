@@ -59,7 +59,7 @@ describe('analysis: good, decent and bad pages', () => {
     const reply = await store(pages.url('/good'));
     expect(reply.status).toBe(201);
     expect(reply.json()).toEqual(
-      report('/good', 'good', 91, goodResults(base, '/good', 'gzip', expect.any(Number))),
+      report('/good', 'good', 92, goodResults(base, '/good', 'gzip', expect.any(Number))),
     );
   });
 
@@ -67,20 +67,20 @@ describe('analysis: good, decent and bad pages', () => {
     const reply = await store(pages.url('/good.br'));
     expect(reply.status).toBe(201);
     expect(reply.json()).toEqual(
-      report('/good.br', 'good', 91, goodResults(base, '/good.br', 'br', expect.any(Number))),
+      report('/good.br', 'good', 92, goodResults(base, '/good.br', 'br', expect.any(Number))),
     );
   });
 
   test('decent', async () => {
     const reply = await store(pages.url('/decent'));
     expect(reply.status).toBe(201);
-    expect(reply.json()).toEqual(report('/decent', 'decent', 63, decentResults(base, expect.any(Number))));
+    expect(reply.json()).toEqual(report('/decent', 'decent', 66, decentResults(base, expect.any(Number))));
   });
 
   test('bad', async () => {
     const reply = await store(pages.url('/bad'));
     expect(reply.status).toBe(201);
-    expect(reply.json()).toEqual(report('/bad', 'bad', 20, badResults(base, expect.any(Number))));
+    expect(reply.json()).toEqual(report('/bad', 'bad', 26, badResults(base, expect.any(Number))));
   });
 
   test('credentials of a redirect target are dropped: the results do not show them', async () => {
@@ -93,7 +93,7 @@ describe('analysis: good, decent and bad pages', () => {
       report(
         `/redirect?to=${encodeURIComponent(target)}`,
         'good',
-        91,
+        92,
         goodResults(base, '/good', 'gzip', expect.any(Number)),
       ),
     );
@@ -103,7 +103,7 @@ describe('analysis: good, decent and bad pages', () => {
     const reply = await store(pages.url('/chain/5'));
     expect(reply.status).toBe(201);
     expect(reply.json()).toEqual(
-      report('/chain/5', 'good', 91, goodResults(base, '/chain/0', 'gzip', expect.any(Number))),
+      report('/chain/5', 'good', 92, goodResults(base, '/chain/0', 'gzip', expect.any(Number))),
     );
   });
 });

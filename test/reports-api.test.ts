@@ -35,7 +35,7 @@ function record(over: Record<string, unknown>) {
     url: `127.0.0.1:${pages.port}/good`,
     project: '127.0.0.1',
     result: 'good',
-    score: 91,
+    score: 92,
     results: goodResults(base, '/good', 'gzip', expect.any(Number)),
     privacy: 1,
     password: false,
@@ -147,7 +147,7 @@ describe('reports API: store, show, update, delete', () => {
       record({
         url: `127.0.0.1:${pages.port}/flip`,
         result: 'bad',
-        score: 20,
+        score: 26,
         results: {
           ...badResults(base, expect.any(Number)),
           https_encryption: {
@@ -165,7 +165,7 @@ describe('reports API: store, show, update, delete', () => {
     expect(updated).toEqual({
       ...created,
       result: 'good',
-      score: 86,
+      score: 87,
       results: {
         ...goodResults(base, '/flip', null, expect.any(Number)),
         text_compression: { passed: false, importance: 'medium', value: null, errors: { missing: null } },

@@ -182,7 +182,7 @@ describe('reports list: filters and sorting', () => {
       url: `localhost:${pages.port}/bad?n=21`,
       project: 'localhost',
       result: 'bad',
-      score: 20,
+      score: 26,
       privacy: 0,
       password: false,
       generated_at: expect.any(String),

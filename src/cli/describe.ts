@@ -66,6 +66,8 @@ export function describeRequest(
   const route = table.routes.find((r) => r.name === routeName);
   if (!route) return 'route: (none matches: the gateway answers 404)';
   const lines = [`route: ${route.name} -> upstream ${route.upstream}`];
+  // A route of named hosts says which (the analyzer host comes from the environment, for one).
+  if (!route.hosts.includes('*')) lines.push(`hosts: ${route.hosts.join(', ')}`);
   if (target)
     lines.push(
       target.ok

@@ -9,7 +9,7 @@ import { send, type Reply } from './gateway.js';
  * them in the tests), plus the pages a fetch must refuse. Over http, so https_encryption always fails.
  */
 
-/** Passes every check but https: score 91, good. */
+/** Passes every check but https: score 92, good. */
 export const GOOD_PAGE = `<!doctype html>
 <html lang="en">
 <head>
@@ -28,7 +28,7 @@ export const GOOD_PAGE = `<!doctype html>
 </body>
 </html>`;
 
-/** Fails https, meta_description, headings (two h1), favicon, image_keywords, deprecated tags: 63, decent. */
+/** Fails https, meta_description, headings (two h1), favicon, image_keywords, deprecated tags: 66, decent. */
 export const DECENT_PAGE = `<!doctype html>
 <html lang="de">
 <head>
@@ -47,7 +47,7 @@ export const DECENT_PAGE = `<!doctype html>
 </body>
 </html>`;
 
-/** Passes only in_page_links, load_time, page_size and dom_size: 20, bad. */
+/** Passes only in_page_links, robots, load_time, page_size and dom_size: 26, bad. */
 export const BAD_PAGE = `<html>
 <head>
   <meta name="robots" content="noindex, nofollow">
@@ -237,6 +237,7 @@ export function goodResults(
     language: { passed: true, importance: 'medium', value: 'en' },
     favicon: { passed: true, importance: 'low', value: `${base}/favicon.ico` },
     noindex: { passed: true, importance: 'high', value: null },
+    robots: { passed: true, importance: 'high', value: null },
     in_page_links: { passed: true, importance: 'medium', value: { internal: 1, external: 1 } },
     image_keywords: { passed: true, importance: 'medium', value: 1 },
     text_compression: { passed: true, importance: 'medium', value: encoding },
@@ -269,6 +270,7 @@ export function decentResults(base: string, loadTime: unknown = 0) {
     language: { passed: true, importance: 'medium', value: 'de' },
     favicon: { passed: false, importance: 'low', value: null, errors: { missing: null } },
     noindex: { passed: true, importance: 'high', value: null },
+    robots: { passed: true, importance: 'high', value: null },
     in_page_links: { passed: true, importance: 'medium', value: { internal: 1, external: 0 } },
     image_keywords: {
       passed: false,
@@ -311,6 +313,7 @@ export function badResults(base: string, loadTime: unknown = 0) {
       value: 'noindex, nofollow',
       errors: { noindex: 'noindex, nofollow' },
     },
+    robots: { passed: true, importance: 'high', value: null },
     in_page_links: { passed: true, importance: 'medium', value: { internal: 0, external: 1 } },
     image_keywords: {
       passed: false,

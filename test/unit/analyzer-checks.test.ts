@@ -18,6 +18,7 @@ const facts = (path: string, over: Partial<PageFacts> = {}): PageFacts => ({
   encoding: 'gzip',
   size: 1000,
   loadTimeMs: 120,
+  robotsTxt: null,
   ...over,
 });
 
@@ -26,27 +27,27 @@ const page = (head: string, body = '<h1>x</h1>', lang = ' lang="en"') =>
   `<!doctype html><html${lang}><head>${head}</head><body>${body}</body></html>`;
 
 describe('analyser: the test pages', () => {
-  test('the good page passes every check but https: 91, good', () => {
+  test('the good page passes every check but https: 92, good', () => {
     const size = Buffer.byteLength(GOOD_PAGE);
     const results = analyse(GOOD_PAGE, facts('/good', { size }));
     expect(results).toEqual(goodResults(BASE, '/good', 'gzip', 0.12));
-    expect(score(results)).toBe(91);
+    expect(score(results)).toBe(92);
     expect(resultFor(score(results))).toBe('good');
   });
 
-  test('the decent page: 63, decent', () => {
+  test('the decent page: 66, decent', () => {
     const size = Buffer.byteLength(DECENT_PAGE, 'latin1');
     const results = analyse(DECENT_PAGE, facts('/decent', { size, loadTimeMs: 5 }));
     expect(results).toEqual(decentResults(BASE, 0.01));
-    expect(score(results)).toBe(63);
+    expect(score(results)).toBe(66);
     expect(resultFor(score(results))).toBe('decent');
   });
 
-  test('the bad page: 20, bad', () => {
+  test('the bad page: 26, bad', () => {
     const size = Buffer.byteLength(BAD_PAGE);
     const results = analyse(BAD_PAGE, facts('/bad', { size, encoding: null, loadTimeMs: 1999 }));
     expect(results).toEqual(badResults(BASE, 2));
-    expect(score(results)).toBe(20);
+    expect(score(results)).toBe(26);
     expect(resultFor(score(results))).toBe('bad');
   });
 });

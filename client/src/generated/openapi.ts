@@ -4713,6 +4713,17 @@ export interface components {
             [key: string]: unknown;
           };
         };
+        robots: {
+          passed: boolean;
+          /** @enum {string} */
+          importance: 'high' | 'medium' | 'low';
+          /** @description What was found (text, count, list or object, per check). Lists show their first 20 entries, texts their first 256 characters and URLs their first 2048; counts and lengths are of the whole page. */
+          value: unknown;
+          /** @description Only when the check fails, e.g. {"missing": null} or {"too_long": 72}. */
+          errors?: {
+            [key: string]: unknown;
+          };
+        };
         in_page_links: {
           passed: boolean;
           /** @enum {string} */

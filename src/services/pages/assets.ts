@@ -59,6 +59,7 @@ table { width: 100%; border-collapse: collapse; margin: 0.5rem 0 1rem; font-size
 caption { text-align: left; font-weight: 600; padding: 0.25rem 0; }
 th, td { text-align: left; padding: 0.35rem 0.5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 td.value { overflow-wrap: anywhere; word-break: break-word; }
+td.about p { margin: 0 0 0.4rem; } td.about p.finding { font-weight: 600; }
 th.num, td.num { text-align: right; white-space: nowrap; }
 .result-good { color: var(--good); } .result-decent { color: var(--decent); } .result-bad { color: var(--bad); }
 .verdict { font-weight: 600; }

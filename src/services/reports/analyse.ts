@@ -2,6 +2,7 @@ import { parseDocument } from 'htmlparser2';
 import * as content from './checks/content.js';
 import { collectTags } from './checks/dom.js';
 import * as page from './checks/page.js';
+import { robots } from './checks/robots.js';
 import * as transport from './checks/transport.js';
 import type { PageFacts, Results } from './checks/types.js';
 
@@ -21,6 +22,7 @@ export function analyse(html: string, facts: PageFacts): Results {
     language: content.language(tags),
     favicon: content.favicon(tags, facts),
     noindex: content.noindex(tags, facts),
+    robots: robots(facts.robotsTxt, facts.url),
     in_page_links: page.inPageLinks(tags, facts),
     image_keywords: page.imageKeywords(tags, facts),
     text_compression: transport.textCompression(facts),

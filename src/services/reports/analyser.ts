@@ -16,9 +16,11 @@ export async function analysePage(fetcher: PageFetcher, pool: AnalysisPool, url:
     if (err instanceof FetchFailure) throw HttpError.field('url', err.message);
     throw err;
   }
+  // The site's robots.txt, from the origin the page was finally served from.
+  const robotsTxt = await fetcher.robotsTxt(page.url);
   let results;
   try {
-    results = await pool.run(page.html, page);
+    results = await pool.run(page.html, { ...page, robotsTxt });
   } catch (err) {
     if (!(err instanceof AnalysisRefused)) throw err;
     if (err.reason === 'timeout') throw HttpError.field('url', 'The page took too long to analyse.');

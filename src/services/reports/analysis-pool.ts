@@ -61,11 +61,14 @@ export class AnalysisPool {
   /** The results of every check; only the facts (not the HTML a fetched page also holds) are sent along. */
   async run(html: string, facts: PageFacts): Promise<Results> {
     if (this.#pending >= this.limits.threads + this.limits.maxQueue) throw new AnalysisRefused('busy');
-    const { url, headers, encoding, size, loadTimeMs } = facts;
+    const { url, headers, encoding, size, loadTimeMs, robotsTxt } = facts;
     const signal = AbortSignal.timeout(this.limits.timeoutMs);
     this.#pending++;
     try {
-      return await this.#pool.run({ html, facts: { url, headers, encoding, size, loadTimeMs } }, { signal });
+      return await this.#pool.run(
+        { html, facts: { url, headers, encoding, size, loadTimeMs, robotsTxt } },
+        { signal },
+      );
     } catch (err) {
       throw signal.aborted ? new AnalysisRefused('timeout') : err;
     } finally {

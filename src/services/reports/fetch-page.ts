@@ -261,8 +261,17 @@ export class PageFetcher {
 
   async fetch(url: string): Promise<FetchedPage> {
     const signal = AbortSignal.timeout(this.settings.timeout);
+    const started = performance.now();
     try {
-      return await this.#follow(new URL(url), signal, performance.now());
+      const got = await this.#follow(new URL(url), signal, PAGE);
+      return {
+        url: got.url,
+        headers: got.headers,
+        html: decodeHtml(got.body, got.headers['content-type'] ?? ''),
+        encoding: got.encoding === 'identity' ? null : got.encoding,
+        size: got.body.length,
+        loadTimeMs: performance.now() - started,
+      };
     } catch (err) {
       const reason = err instanceof FetchFailure ? err.reason : failureReason(err, signal);
       const status = err instanceof StatusFailure ? err.status : 0;
@@ -270,11 +279,26 @@ export class PageFetcher {
     }
   }
 
+  /**
+   * The robots.txt of the page's origin (as crawlers read it: redirects followed, any type, the
+   * at most 500 KiB), or null when the site has none or it cannot be read: then nothing is disallowed.
+   */
+  async robotsTxt(pageUrl: string): Promise<string | null> {
+    const signal = AbortSignal.timeout(this.settings.timeout);
+    try {
+      const got = await this.#follow(new URL('/robots.txt', pageUrl), signal, ROBOTS);
+      return new TextDecoder('utf-8').decode(got.body);
+    } catch {
+      return null;
+    }
+  }
+
   close(): Promise<void> {
     return this.#agent.close();
   }
 
-  async #follow(start: URL, signal: AbortSignal, started: number): Promise<FetchedPage> {
+  async #follow(start: URL, signal: AbortSignal, kind: Kind): Promise<Fetched> {
+    const maxSize = kind.maxSize ?? this.settings.maxSize;
     let current = start;
     for (let hop = 0; ; hop++) {
       if (this.guard) await untilAborted(guardedAddresses(this.guard, current.hostname), signal);
@@ -284,7 +308,7 @@ export class PageFetcher {
         signal,
         headers: {
           'user-agent': USER_AGENT,
-          accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.8',
+          accept: kind.accept,
           'accept-encoding': 'gzip, br',
         },
       });
@@ -306,40 +330,56 @@ export class PageFetcher {
         throw new StatusFailure(res.statusCode);
       }
       const contentType = headers['content-type'] ?? '';
-      if (!HTML_TYPES.includes(contentType.split(';')[0]!.trim().toLowerCase())) {
+      if (kind.types && !kind.types.includes(contentType.split(';')[0]!.trim().toLowerCase())) {
         discard(res);
         throw new FetchFailure('not_html', '');
       }
-      const body = await this.#readBody(res, headers);
+      const body = await readBody(res, headers, maxSize);
       const encoding = headers['content-encoding']?.trim().toLowerCase() || null;
-      const decoded = await decompress(body, encoding, this.settings.maxSize);
-      return {
-        url: current.href,
-        headers,
-        html: decodeHtml(decoded, contentType),
-        encoding: encoding === 'identity' ? null : encoding,
-        size: decoded.length,
-        loadTimeMs: performance.now() - started,
-      };
+      return { url: current.href, headers, body: await decompress(body, encoding, maxSize), encoding };
     }
   }
+}
 
-  async #readBody(res: Dispatcher.ResponseData, headers: Record<string, string>): Promise<Buffer> {
-    const declared = Number(headers['content-length']);
-    if (Number.isFinite(declared) && declared > this.settings.maxSize) {
+/** What is fetched: the page (HTML only), or a robots.txt (any type, at most 500 KiB). */
+interface Kind {
+  readonly accept: string;
+  /** The media types accepted; null: any. */
+  readonly types: readonly string[] | null;
+  /** undefined: the settings' maxSize. */
+  readonly maxSize?: number;
+}
+
+const PAGE: Kind = { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.8', types: HTML_TYPES };
+const ROBOTS: Kind = { accept: 'text/plain,*/*;q=0.8', types: null, maxSize: 500 * 1024 };
+
+/** A 2xx answer's final URL, headers and decompressed body. */
+interface Fetched {
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  readonly body: Buffer;
+  readonly encoding: string | null;
+}
+
+async function readBody(
+  res: Dispatcher.ResponseData,
+  headers: Record<string, string>,
+  maxSize: number,
+): Promise<Buffer> {
+  const declared = Number(headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxSize) {
+    discard(res);
+    throw new FetchFailure('too_large', '');
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxSize) {
       discard(res);
       throw new FetchFailure('too_large', '');
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > this.settings.maxSize) {
-        discard(res);
-        throw new FetchFailure('too_large', '');
-      }
-      chunks.push(chunk);
-    }
-    return Buffer.concat(chunks);
+    chunks.push(chunk);
   }
+  return Buffer.concat(chunks);
 }

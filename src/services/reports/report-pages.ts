@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/database.js';
-import type { ReportRow } from './store.js';
+import { latestReports, reportById, type ReportRow } from './store.js';
 import { PAGE_ROUTE } from '../pages/assets.js';
 import { pageAccess, type Guarded } from '../pages/access.js';
 import { notFoundPage, passwordPage, sendPage } from '../pages/layout.js';
@@ -25,18 +25,14 @@ const guarded = (row: ReportRow): Guarded => ({
 const LIST_LIMIT = 500;
 
 export function registerReportPages(app: FastifyInstance, db: Db, sessions: PageSessions): void {
-  const byId = db.prepare<[number], ReportRow>('SELECT * FROM reports WHERE id = ?');
-  const own = db.prepare<[number, number], ReportRow>(
-    'SELECT * FROM reports WHERE user_id = ? ORDER BY id DESC LIMIT ?',
-  );
-  const find = (id: string) => (/^\d{1,15}$/.test(id) ? byId.get(Number(id)) : undefined);
+  const find = (id: string) => (/^\d{1,15}$/.test(id) ? reportById(db, Number(id)) : undefined);
   const notFound = (request: FastifyRequest, reply: FastifyReply, viewer: number | undefined) =>
     sendPage(reply, 404, notFoundPage(viewer !== undefined, request.url));
 
   app.get('/', PAGE_ROUTE, async (request, reply) => {
     const viewer = sessions.viewer(request);
     if (viewer === undefined) return reply.redirect('/_/login?next=%2F', 303);
-    return sendPage(reply, 200, reportListPage(own.all(viewer, LIST_LIMIT), '/'));
+    return sendPage(reply, 200, reportListPage(latestReports(db, viewer, LIST_LIMIT), '/'));
   });
 
   app.get('/:id', PAGE_ROUTE, async (request: PageRequest, reply) => {

@@ -1,50 +1,26 @@
-import type { CheckResult, Json } from './checks/types.js';
+import type { CheckResult } from './checks/types.js';
+import { CHECK_TEXTS, issueTexts, orderedChecks, valueText } from './explain.js';
 import type { ReportRow } from './store.js';
 import { html, type Html } from '../pages/html.js';
 import { page, PRIVACY_LABELS } from '../pages/layout.js';
 
 /** The report pages' HTML. Pure. Every value of a check comes from the analysed page: escaped. */
 
-const CHECK_TITLES: Record<string, string> = {
-  title: 'Title',
-  meta_description: 'Meta description',
-  headings: 'Headings',
-  https_encryption: 'HTTPS encryption',
-  meta_viewport: 'Meta viewport',
-  charset: 'Charset',
-  language: 'Language',
-  favicon: 'Favicon',
-  noindex: 'Noindex',
-  in_page_links: 'In-page links',
-  image_keywords: 'Image keywords',
-  text_compression: 'Text compression',
-  load_time: 'Load time',
-  page_size: 'Page size',
-  dom_size: 'DOM size',
-  deprecated_html_tags: 'Deprecated HTML tags',
-  structured_data: 'Structured data',
-};
-
 const RESULT_LABELS = { good: 'Good', decent: 'Decent', bad: 'Bad' } as const;
 
-/** A check's value as text: strings as they are, anything else as JSON, cut at 1000 characters. */
-export function valueText(value: Json | undefined): string {
-  if (value === null || value === undefined) return '–';
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
-  return text.length > 1000 ? `${text.slice(0, 1000)}…` : text;
-}
-
-/** The failed check's issues; empty (and hidden on a phone) when it passed. */
-function issuesCell(c: CheckResult): Html {
-  const issues = Object.entries(c.errors ?? {}).map(
-    ([k, v]) => html`<div>${k}${v === null ? '' : html`: ${valueText(v)}`}</div>`,
-  );
-  return html`<td data-label="Issues" class="value">${issues}</td>`;
+/** What the check means; when it failed, its findings and what to do. */
+function aboutCell(name: string, c: CheckResult): Html {
+  const text = CHECK_TEXTS[name];
+  const findings = issueTexts(name, c);
+  return html`<td data-label="About" class="about">
+    ${text ? html`<p>${text.means}</p>` : ''} ${findings.map((f) => html`<p class="finding value">${f}</p>`)}
+    ${!c.passed && text ? html`<p class="todo"><strong>What to do:</strong> ${text.todo}</p>` : ''}
+  </td>`;
 }
 
 export function reportPage(row: ReportRow, signedIn: boolean, here: string): Html {
   const results = JSON.parse(row.results) as Record<string, CheckResult>;
-  const checks = Object.entries(results);
+  const checks = orderedChecks(results);
   const passed = checks.filter(([, c]) => c.passed).length;
   return page({
     title: `Report ${row.id}: ${row.url}`,
@@ -71,7 +47,7 @@ export function reportPage(row: ReportRow, signedIn: boolean, here: string): Htm
       </p>
       <table id="checks" class="stacked">
         <caption>
-          Checks
+          Checks, failed first
         </caption>
         <thead>
           <tr>
@@ -79,20 +55,20 @@ export function reportPage(row: ReportRow, signedIn: boolean, here: string): Htm
             <th scope="col">Importance</th>
             <th scope="col">Verdict</th>
             <th scope="col">Value</th>
-            <th scope="col">Issues</th>
+            <th scope="col">What it means</th>
           </tr>
         </thead>
         <tbody>
           ${checks.map(
             ([name, c]) =>
-              html`<tr data-check="${name}">
-                <th scope="row">${CHECK_TITLES[name] ?? name}</th>
+              html`<tr data-check="${name}" class="${c.passed ? 'passed' : 'failed'}">
+                <th scope="row">${CHECK_TEXTS[name]?.title ?? name}</th>
                 <td data-label="Importance">${c.importance}</td>
                 <td data-label="Verdict" class="verdict ${c.passed ? 'result-good' : 'result-bad'}">
                   ${c.passed ? 'Passed' : 'Failed'}
                 </td>
-                <td data-label="Value" class="value">${valueText(c.value)}</td>
-                ${issuesCell(c)}
+                <td data-label="Value" class="value">${valueText(name, c)}</td>
+                ${aboutCell(name, c)}
               </tr>`,
           )}
         </tbody>

@@ -9,7 +9,6 @@ import { PageFetcher, systemResolver } from './fetch-page.js';
 import { laravelInput } from '../kit/input.js';
 import { reportsOpenApi } from './openapi.js';
 import { registerRoutes } from './routes.js';
-import { ReportStore } from './store.js';
 
 /** The reports API (the analyzer host): page reports of API-key users, analysed on store. */
 export const reportsService: ServiceDefinition = {
@@ -28,12 +27,11 @@ export const reportsService: ServiceDefinition = {
       maxQueue: settings.analysisQueue,
     });
     app.addHook('onClose', () => Promise.all([fetcher.close(), pool.close()]).then(() => undefined));
-    const store = new ReportStore(ctx.db);
     // In its own scope, so the API key hook leaves the OpenAPI document public.
     void app.register(async (api) => {
       requireApiKey(api, ctx.db);
       await laravelInput(api);
-      registerRoutes(api, store, fetcher, pool, settings.publicUrl);
+      registerRoutes(api, ctx.db, fetcher, pool, settings.publicUrl);
     });
     // The report pages: HTML, cookie-authenticated, in a scope of their own.
     void app.register(async (scope) => {

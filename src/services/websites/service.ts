@@ -11,6 +11,7 @@ import { registerStatsPages } from './pages/stats-pages.js';
 import type { ServiceDefinition } from '../service-definition.js';
 import { websitesOpenApi } from './openapi.js';
 import { laravelInput } from '../kit/input.js';
+import { registerReportsHint } from './reports-hint.js';
 import { registerRoutes } from './routes.js';
 
 /**
@@ -31,6 +32,8 @@ export const websitesService: ServiceDefinition = {
       registerRoutes(scope, ctx.db, publicUrl);
       registerStatsRoutes(scope, ctx.db, stats, publicUrl);
     });
+    // A reports call sent here (no analyzer Host): the 404 says where the reports API answers.
+    await registerReportsHint(app, ctx.config.reports.publicUrl);
     // The tracking script and the collector: public, called from the tracked sites' pages.
     const { maxDistinctValues, recentVisits, housekeepingInterval } = ctx.config.storage;
     await app.register(async (scope) =>

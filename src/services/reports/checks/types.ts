@@ -23,6 +23,7 @@ export const CHECK_NAMES = [
   'language',
   'favicon',
   'noindex',
+  'robots',
   'in_page_links',
   'image_keywords',
   'text_compression',
@@ -49,6 +50,8 @@ export interface PageFacts {
   /** Decompressed size (bytes). */
   readonly size: number;
   readonly loadTimeMs: number;
+  /** The site's robots.txt, or null when it has none (or it could not be read). */
+  readonly robotsTxt: string | null;
 }
 
 /** Bounds of the checks (the originals' defaults). */
