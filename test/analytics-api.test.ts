@@ -456,10 +456,7 @@ describe('the stats API', () => {
         'name=pages&from=2020-02-02&to=2020-02-01',
         { to: ['The to field must be a date after or equal to from.'] },
       ],
-      [
-        'name=pages&from=2025-01-01&to=2026-01-03',
-        { from: ['The range must not be longer than 367 days.'] },
-      ],
+      ['name=pages&from=2025-01-01&to=2026-01-03', { from: ['The range must not be longer than 367 days.'] }],
     ];
     for (const [query, message] of cases) {
       const reply = await api(`/api/v1/stats/${id}?${query}`);
