@@ -2,9 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CompiledRoute } from '../rules/compile.js';
 import type { GatewayConfig } from '../config/schema.js';
 import type { RequestIdentity } from '../identity/resolve.js';
-import type { Admission, Refusal, StreamBounds, StreamHolder } from '../limits/admission.js';
+import type { Admission, StreamBounds, StreamHolder } from '../limits/admission.js';
+import type { Refusal } from '../limits/refusal.js';
 import { onRequestEnd, requestGone } from '../proxy/request-end.js';
-import { sendError } from './responses.js';
+import { addRetryAfter, sendRefusal } from './responses.js';
 
 /**
  * Takes the concurrency slots the request needs before its body is read or an upstream connection
@@ -53,10 +54,8 @@ export function admit(
 
 /** The connection is closed too: it is one more than the client may hold, and its body is unread. */
 function refuse(res: ServerResponse, refusal: Refusal, rateHeaders: Record<string, string>): false {
-  sendError(res, refusal.status, refusal.code, refusal.message, {
-    ...rateHeaders,
-    'retry-after': String(refusal.retryAfterSec),
-    connection: 'close',
-  });
+  addRetryAfter(rateHeaders, refusal); // first, then Connection
+  rateHeaders['connection'] = 'close';
+  sendRefusal(res, refusal, rateHeaders);
   return false;
 }
