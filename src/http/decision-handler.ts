@@ -38,7 +38,7 @@ export interface DecisionContext extends ListenerContext {
 export function createDecisionHandler(
   ctx: DecisionContext,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  return requestShell(ctx, 'decision failed', (c) => answer(ctx, c));
+  return requestShell(ctx, 'decision', (c) => answer(ctx, c));
 }
 
 async function answer(ctx: DecisionContext, c: RequestContext): Promise<void> {

@@ -42,6 +42,8 @@ export interface ListenerContext {
 export interface RequestContext {
   readonly listener: ListenerContext;
   readonly limiting: Limiting;
+  /** Logged on a decision listener's lines; undefined (not logged) on a proxy's. */
+  readonly decision: true | undefined;
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   readonly requestId: string;
@@ -74,12 +76,12 @@ export interface RoutedContext extends RequestContext {
 
 /**
  * A listener's request function: each request gets its id (the client's X-Request-Id when
- * acceptable) and its context, then `handle`; whatever `handle` throws is logged as `failure` and
- * answered 500 (or the connection cut, when the answer had started).
+ * acceptable) and its context, then `handle`; whatever `handle` throws is logged and answered 500
+ * (or the connection cut, when the answer had started).
  */
 export function requestShell(
   listener: ListenerContext,
-  failure: string,
+  kind: 'proxy' | 'decision',
   handle: (c: RequestContext) => Promise<void>,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const limiting: Limiting = {
@@ -88,8 +90,10 @@ export function requestShell(
     ietfHeaders: listener.ietfHeaders,
     warnStore: throttledWarn(listener.logger, 'rate-limit store failed'),
   };
+  const decision = kind === 'decision' || undefined;
+  const failure = kind === 'decision' ? 'decision failed' : 'request failed';
   return (req, res) => {
-    const c = openRequest(listener, limiting, req, res);
+    const c = openRequest(listener, limiting, decision, req, res);
     handle(c).catch((err: unknown) => {
       listener.logger.error({ err, reqId: c.requestId }, failure);
       sendError(res, 500, 'internal_error', 'The gateway failed to handle this request.', {
@@ -102,6 +106,7 @@ export function requestShell(
 function openRequest(
   listener: ListenerContext,
   limiting: Limiting,
+  decision: true | undefined,
   req: IncomingMessage,
   res: ServerResponse,
 ): RequestContext {
@@ -109,6 +114,7 @@ function openRequest(
   return {
     listener,
     limiting,
+    decision,
     req,
     res,
     requestId,
@@ -137,6 +143,7 @@ export function logAccess(c: RequestContext, level: 'info' | 'debug'): void {
   c.res.once('close', () => {
     logger[level]({
       reqId: c.requestId,
+      decision: c.decision,
       method: c.method,
       path: c.path,
       client: clientAddress(c),

@@ -56,7 +56,7 @@ export function createRequestHandler(
     unreachable: throttledWarn(ctx.logger, 'upstream unreachable'),
     timeout: throttledWarn(ctx.logger, 'upstream timed out'),
   };
-  return requestShell(ctx, 'request failed', (c) => handle(ctx, warn, c));
+  return requestShell(ctx, 'proxy', (c) => handle(ctx, warn, c));
 }
 
 /**
