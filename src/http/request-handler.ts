@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { clientIpKey, connectionStrips } from '../identity/resolve.js';
+import { connectionStrips } from '../identity/resolve.js';
 import type { Admission } from '../limits/admission.js';
 import type { Refusal } from '../limits/refusal.js';
 import { declaresTooLarge } from '../proxy/body-limit.js';
@@ -120,8 +120,7 @@ function passes(
     sendTooLarge(r.res, route.maxBodySize, r.headers);
     return false;
   }
-  const clientIp = identity?.clientIp ?? clientIpKey(r.state.identity, r.peer, r.req.headers);
-  return admit(ctx.admission, r.state.table.config, route, clientIp, identity, r.req, r.res, r.headers);
+  return admit(ctx.admission, r);
 }
 
 /** The 400 when a Connection header would strip Host or a header the request was keyed by. */
