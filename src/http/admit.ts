@@ -1,34 +1,44 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CompiledRoute } from '../rules/compile.js';
-import type { GatewayConfig } from '../config/schema.js';
-import type { RequestIdentity } from '../identity/resolve.js';
-import type { Admission, Refusal, StreamBounds, StreamHolder } from '../limits/admission.js';
+import type { Peer } from '../identity/peer.js';
+import { clientIpKey, type RequestIdentity } from '../identity/resolve.js';
+import type { Admission, StreamBounds, StreamHolder } from '../limits/admission.js';
+import type { Refusal } from '../limits/refusal.js';
 import { onRequestEnd, requestGone } from '../proxy/request-end.js';
-import { sendError } from './responses.js';
+import { addRetryAfter, sendRefusal } from './responses.js';
+import type { GatewayState } from './state.js';
+
+/** What admission reads of a routed request (a RoutedContext is one); `headers` gets Retry-After when refused. */
+export interface AdmittedRequest {
+  readonly state: GatewayState;
+  readonly route: CompiledRoute;
+  readonly peer: Peer;
+  /** Counting's identity; undefined for a route without limiters. */
+  readonly identity: RequestIdentity | undefined;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  /** The gateway's headers of the request (the route's X-RateLimit-* among them). */
+  readonly headers: Record<string, string>;
+}
 
 /**
  * Takes the concurrency slots the request needs before its body is read or an upstream connection
  * taken; they are given back exactly once when the request ends, whether it finished, failed, the
- * client reset its stream or dropped the connection with requests still queued (see request-end). A refused request is answered here (429, or 503 when
- * the upstream's stream budget is spent) with the route's rate-limit headers and Retry-After, and
- * its connection closed.
+ * client reset its stream or dropped the connection with requests still queued (see request-end).
+ * A refused request is answered here (429, or 503 when the upstream's stream budget is spent) with
+ * the route's rate-limit headers and Retry-After, and its connection closed. Admission is the
+ * in-flight caps only; counting in the limiters' windows came before it (limit-request.ts).
  * Returns false when the request must go no further.
  */
-export function admit(
-  admission: Admission,
-  config: GatewayConfig,
-  route: CompiledRoute,
-  clientIp: string,
-  identity: RequestIdentity | undefined,
-  req: IncomingMessage,
-  res: ServerResponse,
-  rateHeaders: Record<string, string>,
-): boolean {
+export function admit(admission: Admission, r: AdmittedRequest): boolean {
+  const { state, route, identity, req, res, headers: rateHeaders } = r;
+  const config = state.table.config;
   // The client left while the limiter waited: nothing to hold, nothing to answer.
   if (requestGone(req, res)) return false;
   if (!route.stream) {
     const max = config.requests.maxInFlightPerIp;
     if (max === 0) return true; // no bound: not even counted
+    const clientIp = clientIpOf(r);
     const refusal = admission.admitRequest(clientIp, max);
     if (refusal) return refuse(res, refusal, rateHeaders);
     onRequestEnd(req, res, () => admission.releaseRequest(clientIp));
@@ -40,7 +50,7 @@ export function admit(
     streamConnections: config.upstreams[route.upstream]?.streamConnections ?? 0,
   };
   const holder: StreamHolder = {
-    ip: clientIp,
+    ip: clientIpOf(r),
     // The same verified session the jwt-keyed limiters count (hashed); none when the JWT failed.
     session: identity?.jwt?.ok ? identity.hashed.get('jwt') : undefined,
     upstream: route.upstream,
@@ -51,12 +61,15 @@ export function admit(
   return true;
 }
 
+/** The client address in key form: counting's, else resolved now (a route without limiters). */
+function clientIpOf(r: AdmittedRequest): string {
+  return r.identity?.clientIp ?? clientIpKey(r.state.identity, r.peer, r.req.headers);
+}
+
 /** The connection is closed too: it is one more than the client may hold, and its body is unread. */
 function refuse(res: ServerResponse, refusal: Refusal, rateHeaders: Record<string, string>): false {
-  sendError(res, refusal.status, refusal.code, refusal.message, {
-    ...rateHeaders,
-    'retry-after': String(refusal.retryAfterSec),
-    connection: 'close',
-  });
+  addRetryAfter(rateHeaders, refusal); // first, then Connection
+  rateHeaders['connection'] = 'close';
+  sendRefusal(res, refusal, rateHeaders);
   return false;
 }

@@ -1,33 +1,24 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from 'pino';
-import { peerOf } from '../identity/peer.js';
-import { throttledWarn } from '../logger.js';
-import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
-import { acceptableRequestId } from '../proxy/headers.js';
-import { methodRefusal } from '../routing/method.js';
-import { canonicalTarget, type CanonicalTarget } from '../routing/request-target.js';
-import type { WindowStore } from '../store/window-store.js';
-import { preflightRoute, setCorsHeaders } from './cors.js';
-import {
-  countRequest,
-  credentialRefusal,
-  type LimitOutcome,
-  type Limiting,
-  type Refusal,
-} from './limit-request.js';
+import type { Refusal } from '../limits/refusal.js';
+import { canonicalTarget } from '../routing/request-target.js';
+import { countRequest, credentialRefusal } from './limit-request.js';
 import { namesNoOriginal, originalRequest } from './original-request.js';
-import { shedLoad } from './load-shedding.js';
-import { answerReadyz } from './readyz.js';
-import { errorBody, sendError, sendJson } from './responses.js';
-import type { GatewayState } from './state.js';
+import {
+  answerHealthCheck,
+  isHealthCheck,
+  keepCount,
+  logAccess,
+  malformedRequest,
+  preflightOf,
+  requestShell,
+  routeOf,
+  shed,
+  type ListenerContext,
+  type RequestContext,
+} from './request-context.js';
+import { addRetryAfter, errorBody, sendError, sendRefusal } from './responses.js';
 
-export interface DecisionContext {
-  readonly state: () => GatewayState;
-  readonly store: WindowStore;
-  readonly logger: Logger;
-  readonly metrics: GatewayMetrics;
-  readonly ietfHeaders: boolean;
+export interface DecisionContext extends ListenerContext {
   /** The status of a rate-limited answer: 429, or 403 for nginx's auth_request. */
   readonly onLimited: 429 | 403;
 }
@@ -47,122 +38,53 @@ export interface DecisionContext {
 export function createDecisionHandler(
   ctx: DecisionContext,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const limiting: Limiting = {
-    store: ctx.store,
-    metrics: ctx.metrics,
-    ietfHeaders: ctx.ietfHeaders,
-    warnStore: throttledWarn(ctx.logger, 'rate-limit store failed'),
-  };
-  return (req, res) => {
-    const requestId = acceptableRequestId(req.headers['x-request-id']) ?? randomUUID();
-    answer(ctx, limiting, req, res, requestId).catch((err: unknown) => {
-      ctx.logger.error({ err }, 'decision failed');
-      sendError(res, 500, 'internal_error', 'The gateway failed to handle this request.', {
-        'x-request-id': requestId,
-      });
-    });
-  };
+  return requestShell(ctx, 'decision', (c) => answer(ctx, c));
 }
 
-async function answer(
-  ctx: DecisionContext,
-  limiting: Limiting,
-  req: IncomingMessage,
-  res: ServerResponse,
-  requestId: string,
-): Promise<void> {
-  const state = ctx.state();
-  const headers: Record<string, string> = { 'x-request-id': requestId };
-  const seen: { route?: string; outcome: LimitOutcome; method?: string; path?: string } = {
-    outcome: 'unlimited',
-  };
-  if (ctx.logger.isLevelEnabled('info')) {
-    res.once('close', () => {
-      ctx.logger.info({
-        reqId: requestId,
-        decision: true,
-        method: seen.method,
-        path: seen.path,
-        status: res.statusCode,
-        route: seen.route,
-        limit: seen.outcome,
-      });
-    });
+async function answer(ctx: DecisionContext, c: RequestContext): Promise<void> {
+  // A health check names no original request: it asks about the decision port itself.
+  if (namesNoOriginal(c.req.headers) && isHealthCheck(c.req.method, c.req.url)) {
+    c.method = c.req.method;
+    c.path = c.req.url;
+    return answerHealthCheck(c, c.req.url!);
   }
-
-  if (namesNoOriginal(req.headers) && (req.method === 'GET' || req.method === 'HEAD')) {
-    if (req.url === '/healthz') return sendJson(res, 200, '{"status":"ok"}', headers);
-    if (req.url === '/readyz') return answerReadyz(res, ctx.store, headers);
-  }
-  if (shedLoad(res, state.table.config.requests.shedAfter, ctx.metrics, headers)) return;
-  const original = originalRequest(req.headers);
-  if (!original.ok) return sendError(res, 400, 'invalid_original_request', original.reason, headers);
+  logAccess(c, 'info');
+  if (shed(c)) return;
+  const original = originalRequest(c.req.headers);
+  if (!original.ok) return sendError(c.res, 400, 'invalid_original_request', original.reason, c.headers);
   const { method, host } = original;
   const target = canonicalTarget(original.uri);
-  seen.method = method;
-  seen.path = target.ok ? target.path : target.matchPath;
+  c.method = method;
+  c.path = target.ok ? target.path : target.matchPath;
 
-  const { router } = state.table;
   // A CORS preflight is never counted (as on a proxy listener): the proxy's upstream answers it.
-  const preflight = preflightRoute(router, method, req.headers, target.matchPath, host);
-  if (preflight) {
-    seen.route = preflight.name;
-    return allow(res, headers);
+  if (preflightOf(c, method, host, target.matchPath)) return allow(c);
+  const r = routeOf(c, method, host, target.matchPath);
+  if (!r) return;
+  if (r.route.limiters.length > 0) {
+    const refusal = keepCount(r, await countRequest(r));
+    if (refusal) return refuse(ctx, c, refusal);
   }
-  const route = router.matchPath(host, method, target.matchPath);
-  if (!route) return sendError(res, 404, 'route_not_found', 'No route matches this request.', headers);
-  seen.route = route.name;
-  if (route.cors) {
-    res.setHeader('x-request-id', requestId); // first, as on every response
-    setCorsHeaders(res, route.cors, req.headers.origin);
-  }
-
-  if (route.limiters.length > 0) {
-    const peer = peerOf(req.socket, state.identity);
-    const counted = await countRequest(limiting, state, route, peer, req.headers, requestId, headers, seen);
-    if (counted.refusal) return refuse(ctx, res, counted.refusal, headers);
-    // Refused only after counting, as on a proxy listener.
-    const invalid = invalidRequest(target, method);
-    if (invalid) return refuse(ctx, res, invalid, headers);
-    const credentials = credentialRefusal(route, counted.identity);
-    if (credentials) return refuse(ctx, res, credentials, headers);
-    return allow(res, headers);
-  }
-  const invalid = invalidRequest(target, method);
-  if (invalid) return refuse(ctx, res, invalid, headers);
-  allow(res, headers);
+  // Refused only after counting, as on a proxy listener.
+  const refusal = malformedRequest(target, method) ?? (r.identity && credentialRefusal(r.route, r.identity));
+  if (refusal) return refuse(ctx, c, refusal);
+  allow(c);
 }
 
-function allow(res: ServerResponse, headers: Record<string, string>): void {
-  headers['content-length'] = '0';
-  res.writeHead(200, headers);
-  res.end();
-}
-
-/** The proxy listener's 400s for what it forwards: a target it cannot canonicalise, a lower-case method. */
-function invalidRequest(target: CanonicalTarget, method: string): Refusal | undefined {
-  if (!target.ok) {
-    return {
-      status: 400,
-      code: 'invalid_request_target',
-      message: `Invalid request target: ${target.reason}.`,
-    };
-  }
-  const misspelt = methodRefusal(method);
-  return misspelt === undefined ? undefined : { status: 400, code: 'invalid_method', message: misspelt };
+function allow(c: RequestContext): void {
+  c.headers['content-length'] = '0';
+  c.res.writeHead(200, c.headers);
+  c.res.end();
 }
 
 /** The proxy listener's refusal, its 429 given the listener's onLimited status. */
-function refuse(
-  ctx: DecisionContext,
-  res: ServerResponse,
-  refusal: Refusal,
-  headers: Record<string, string>,
-): void {
+function refuse(ctx: DecisionContext, c: RequestContext, refusal: Refusal): void {
   const status = refusal.status === 429 ? ctx.onLimited : refusal.status;
-  if (ctx.onLimited === 403)
-    headers['x-tollgate-error'] = asciiJson(errorBody(refusal.code, refusal.message));
-  sendError(res, status, refusal.code, refusal.message, headers);
+  if (ctx.onLimited === 403) {
+    addRetryAfter(c.headers, refusal); // first, as on a proxy listener's refusal
+    c.headers['x-tollgate-error'] = asciiJson(errorBody(refusal.code, refusal.message));
+  }
+  sendRefusal(c.res, refusal, c.headers, status);
 }
 
 /**

@@ -2,22 +2,24 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { CompiledLimiter, CompiledRoute } from '../rules/compile.js';
 import type { Peer } from '../identity/peer.js';
 import { identityOf, needsCredentials, resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
-import { decide, type Decision } from '../limits/decision.js';
+import { decide, type Decision, type RateLimitReport } from '../limits/decision.js';
 import { planWindows } from '../limits/plan.js';
+import type { Refusal } from '../limits/refusal.js';
 import type { GatewayMetrics, LimiterDecision } from '../metrics/gateway-metrics.js';
 import type { WindowResult, WindowStore } from '../store/window-store.js';
-import { addRateLimitHeaders } from '../limits/rate-limit-headers.js';
 import type { GatewayState } from './state.js';
 
 /**
- * The admission steps the proxy handler and the decision handler share: identity → plan → store →
+ * Counting, which the proxy handler and the decision handler share: identity → plan → store →
  * decision, the limiter metrics, and the refusals that follow (429, 503 failing closed, 401 for a
  * bad credential). Each handler answers a refusal in its own way; the refusal itself is the same.
+ * Counting is not admission: the in-flight caps are admit.ts's, taken after counting.
  */
 
 /** How the limiters treated a request, as logged and counted in metrics. */
 export type LimitOutcome = LimiterDecision | 'unlimited';
 
+/** A listener's means of counting, built once per listener. */
 export interface Limiting {
   readonly store: WindowStore;
   readonly metrics: GatewayMetrics;
@@ -27,18 +29,23 @@ export interface Limiting {
   readonly warnStore: (fields: object) => void;
 }
 
-/** A refusal of the gateway's own, answered in its JSON error shape. */
-export interface Refusal {
-  readonly status: number;
-  readonly code: string;
-  readonly message: string;
-  /** The limiter that refused a 429. */
-  readonly limiter?: CompiledLimiter;
+/** What counting reads of a routed request (a RequestContext is one); it is never written. */
+export interface CountedRequest {
+  readonly limiting: Limiting;
+  /** The table of the request (one for the whole request, even across a reload). */
+  readonly state: GatewayState;
+  readonly route: CompiledRoute;
+  readonly peer: Peer;
+  readonly req: { readonly headers: IncomingHttpHeaders };
+  readonly requestId: string;
 }
 
-/** What counting came to; `seen.outcome` is set too. */
+/** What counting came to. */
 export interface Counted {
   readonly identity: RequestIdentity;
+  readonly outcome: LimitOutcome;
+  /** The window the X-RateLimit-* headers report; none when the store failed or no enforcing limiter applies. */
+  readonly report: RateLimitReport | undefined;
   /** Set when the request must go no further (429, or 503 when the store failed and the route fails closed). */
   readonly refusal: Refusal | undefined;
 }
@@ -49,20 +56,10 @@ const UNAVAILABLE: Refusal = {
   message: 'Rate limiting is temporarily unavailable. Please retry shortly.',
 };
 
-/**
- * Resolves the identity of a route with limiters, counts the request in the store and decides.
- * Adds the X-RateLimit-* headers (and Retry-After when refused) to `headers`.
- */
-export async function countRequest(
-  lim: Limiting,
-  state: GatewayState,
-  route: CompiledRoute,
-  peer: Peer,
-  reqHeaders: IncomingHttpHeaders,
-  requestId: string,
-  headers: Record<string, string>,
-  seen: { outcome: LimitOutcome },
-): Promise<Counted> {
+/** Resolves the identity of a route with limiters, counts the request in the store and decides. */
+export async function countRequest(c: CountedRequest): Promise<Counted> {
+  const { limiting: lim, state, route, peer } = c;
+  const reqHeaders = c.req.headers;
   const identity = needsCredentials(route.parts)
     ? await resolveIdentity(state.identity, route.parts, peer, reqHeaders)
     : identityOf(state.identity, route.parts, peer, reqHeaders);
@@ -73,22 +70,22 @@ export async function countRequest(
     decision = decide(route.windows, results, Date.now());
     recordDecisions(lim.metrics, route, results, decision.blockedBy);
   } catch (err) {
-    seen.outcome = 'store_error';
     for (const l of route.limiters) lim.metrics.limiterDecision(l.name, 'store_error');
-    lim.warnStore({ reqId: requestId, err: (err as Error).message });
-    if (route.failsClosed) return { identity, refusal: UNAVAILABLE };
+    lim.warnStore({ reqId: c.requestId, err: (err as Error).message });
+    if (route.failsClosed)
+      return { identity, outcome: 'store_error', report: undefined, refusal: UNAVAILABLE };
     lim.metrics.uncounted();
-    return { identity, refusal: undefined };
+    return { identity, outcome: 'store_error', report: undefined, refusal: undefined };
   }
-  addRateLimitHeaders(headers, decision.report, lim.ietfHeaders ? route.ietfPolicy : undefined);
+  const { report } = decision;
   if (!decision.allowed) {
-    seen.outcome = 'limited';
-    headers['retry-after'] = String(decision.retryAfterSec);
     const limiter = decision.blockedBy!;
-    return { identity, refusal: { status: 429, code: 'rate_limited', message: limiter.message, limiter } };
+    const retryAfterSec = decision.retryAfterSec;
+    const refusal = { status: 429, code: 'rate_limited', message: limiter.message, retryAfterSec, limiter };
+    return { identity, outcome: 'limited', report, refusal };
   }
-  seen.outcome = decision.shadowLimited ? 'shadow_limited' : 'allowed';
-  return { identity, refusal: undefined };
+  const outcome = decision.shadowLimited ? 'shadow_limited' : 'allowed';
+  return { identity, outcome, report, refusal: undefined };
 }
 
 /** Counts each limiter's verdict: limited (it refused), shadow_limited (a shadow limiter's window was spent), or allowed. */

@@ -1,38 +1,38 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from 'pino';
-import type { CompiledRoute } from '../rules/compile.js';
-import { peerOf } from '../identity/peer.js';
-import { clientIpKey, connectionStrips, type RequestIdentity } from '../identity/resolve.js';
+import { connectionStrips } from '../identity/resolve.js';
 import type { Admission } from '../limits/admission.js';
+import type { Refusal } from '../limits/refusal.js';
 import { declaresTooLarge } from '../proxy/body-limit.js';
-import { acceptableRequestId } from '../proxy/headers.js';
-import { admit } from './admit.js';
-import { bodyAtHand, requestBody, sendTooLarge } from './request-body.js';
 import type { LiveStreams } from '../proxy/live-streams.js';
 import type { ResponseBuffers } from '../proxy/response-buffers.js';
-import { methodRefusal } from '../routing/method.js';
-import { canonicalTarget } from '../routing/request-target.js';
+import type { ForwardOptions, ForwardOutcome, UpstreamPool } from '../proxy/upstream-pool.js';
+import { canonicalTarget, type CanonicalTarget } from '../routing/request-target.js';
 import { throttledWarn } from '../logger.js';
-import { statusClass, type GatewayMetrics } from '../metrics/gateway-metrics.js';
-import type { WindowStore } from '../store/window-store.js';
-import { answerPreflight, preflightRoute, setCorsHeaders } from './cors.js';
-import { countRequest, credentialRefusal, type LimitOutcome, type Limiting } from './limit-request.js';
-import { shedLoad } from './load-shedding.js';
-import { answerReadyz } from './readyz.js';
-import { sendError, sendJson, sendRateLimited } from './responses.js';
-import type { GatewayState } from './state.js';
+import { statusClass } from '../metrics/gateway-metrics.js';
+import { admit } from './admit.js';
+import { answerPreflight } from './cors.js';
+import { countRequest, credentialRefusal } from './limit-request.js';
+import {
+  answerHealthCheck,
+  isHealthCheck,
+  keepCount,
+  logAccess,
+  malformedRequest,
+  preflightOf,
+  requestShell,
+  routeOf,
+  shed,
+  type ListenerContext,
+  type RequestContext,
+  type RoutedContext,
+} from './request-context.js';
+import { bodyAtHand, requestBody, sendTooLarge } from './request-body.js';
+import { sendError, sendRefusal } from './responses.js';
 
 export type { LimitOutcome } from './limit-request.js';
 
-export interface HandlerContext {
-  readonly state: () => GatewayState;
-  readonly store: WindowStore;
-  readonly logger: Logger;
-  readonly metrics: GatewayMetrics;
+export interface HandlerContext extends ListenerContext {
   readonly protocol: 'http' | 'https';
-  /** Send the IETF RateLimit-Policy / RateLimit headers too. */
-  readonly ietfHeaders: boolean;
   /** Event-stream responses in flight, ended at shutdown. */
   readonly liveStreams?: LiveStreams;
   /** The per-process concurrency caps (requests in flight per IP, streams per session and IP). */
@@ -42,183 +42,139 @@ export interface HandlerContext {
 }
 
 interface Warnings {
-  readonly limiting: Limiting;
   readonly unreachable: (fields: object) => void;
   readonly timeout: (fields: object) => void;
 }
 
+type ValidTarget = Extract<CanonicalTarget, { ok: true }>;
+
+/** A proxy listener's handler: the shell (request-context.ts) around the stages of `handle`. */
 export function createRequestHandler(
   ctx: HandlerContext,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const warn: Warnings = {
-    limiting: {
-      store: ctx.store,
-      metrics: ctx.metrics,
-      ietfHeaders: ctx.ietfHeaders,
-      warnStore: throttledWarn(ctx.logger, 'rate-limit store failed'),
-    },
     unreachable: throttledWarn(ctx.logger, 'upstream unreachable'),
     timeout: throttledWarn(ctx.logger, 'upstream timed out'),
   };
-  return (req, res) => {
-    const requestId = acceptableRequestId(req.headers['x-request-id']) ?? randomUUID();
-    handle(ctx, warn, req, res, requestId).catch((err: unknown) => {
-      ctx.logger.error({ err }, 'request failed');
-      sendError(res, 500, 'internal_error', 'The gateway failed to handle this request.', {
-        'x-request-id': requestId,
-      });
-    });
-  };
+  return requestShell(ctx, 'proxy', (c) => handle(ctx, warn, c));
 }
 
-async function handle(
-  ctx: HandlerContext,
-  warn: Warnings,
-  req: IncomingMessage,
-  res: ServerResponse,
-  requestId: string,
-): Promise<void> {
-  const state = ctx.state(); // one table for the whole request, even across a reload
-  const target = canonicalTarget(req.url ?? '/');
-  const path = target.ok ? target.path : target.matchPath;
-  const method = req.method ?? 'GET';
-  const seen: { route?: string; outcome: LimitOutcome } = { outcome: 'unlimited' };
-  // The gateway's own headers, passed to whatever answers: X-Request-Id, then the X-RateLimit-*
-  // ones. Not res.setHeader: a response with no header set beforehand takes Node's fast writeHead.
-  const gatewayHeaders: Record<string, string> = { 'x-request-id': requestId };
-  // One access-log line per request; nothing is built for it when info is off.
-  if (ctx.logger.isLevelEnabled('info')) {
-    const started = performance.now();
-    res.once('close', () => {
-      ctx.logger.info({
-        reqId: requestId,
-        method,
-        path,
-        status: res.statusCode,
-        route: seen.route,
-        limit: seen.outcome,
-        ms: Math.round((performance.now() - started) * 100) / 100,
-        aborted: !res.writableFinished || undefined,
-      });
-    });
+/**
+ * A proxied request, stage by stage: health checks, shedding, preflight, route, counting, the
+ * checks made only after counting, the body, forwarding. A stage that answers ends the request.
+ */
+async function handle(ctx: HandlerContext, warn: Warnings, c: RequestContext): Promise<void> {
+  const target = canonicalTarget(c.req.url ?? '/');
+  const method = (c.method = c.req.method ?? 'GET');
+  const path = (c.path = target.ok ? target.path : target.matchPath);
+  if (isHealthCheck(method, path)) return answerHealthCheck(c, path);
+  logAccess(c, 'info');
+  if (shed(c)) return;
+  const { host } = c.req.headers;
+  const preflight = preflightOf(c, method, host, target.matchPath);
+  if (preflight) return answerPreflight(c.res, preflight.cors, c.req.headers);
+  const r = routeOf(c, method, host, target.matchPath);
+  if (!r) return;
+  if (r.route.limiters.length > 0) {
+    const refusal = keepCount(r, await countRequest(r));
+    if (refusal) return sendRefusal(r.res, refusal, r.headers); // a 429's body is compiled once per limiter
   }
-
-  if ((method === 'GET' || method === 'HEAD') && (path === '/healthz' || path === '/readyz')) {
-    if (path === '/healthz') return sendJson(res, 200, '{"status":"ok"}', gatewayHeaders);
-    return answerReadyz(res, ctx.store, gatewayHeaders);
-  }
-  if (shedLoad(res, state.table.config.requests.shedAfter, ctx.metrics, gatewayHeaders)) return;
-
-  const preflight = preflightRoute(state.table.router, method, req.headers, target.matchPath);
-  if (preflight) {
-    seen.route = preflight.name;
-    res.setHeader('x-request-id', requestId);
-    return answerPreflight(res, preflight.cors, req.headers);
-  }
-  const route = state.table.router.matchPath(req.headers.host, method, target.matchPath);
-  if (!route) return sendError(res, 404, 'route_not_found', 'No route matches this request.', gatewayHeaders);
-  seen.route = route.name;
-  if (route.cors) {
-    res.setHeader('x-request-id', requestId); // first, as on every response
-    setCorsHeaders(res, route.cors, req.headers.origin);
-  }
-
-  const peer = peerOf(req.socket, state.identity);
-  let identity: RequestIdentity | undefined;
-  if (route.limiters.length > 0) {
-    const counted = await countRequest(
-      warn.limiting,
-      state,
-      route,
-      peer,
-      req.headers,
-      requestId,
-      gatewayHeaders,
-      seen,
-    );
-    const refused = counted.refusal;
-    if (refused) {
-      // A 429's body is compiled once per limiter.
-      if (refused.limiter) return sendRateLimited(res, refused.limiter, gatewayHeaders);
-      return sendError(res, refused.status, refused.code, refused.message, gatewayHeaders);
-    }
-    identity = counted.identity;
-  }
-  // Refused only now, after counting, so malformed requests still spend their budget.
-  if (!target.ok) {
-    const message = `Invalid request target: ${target.reason}.`;
-    return sendError(res, 400, 'invalid_request_target', message, gatewayHeaders);
-  }
-  const misspelt = methodRefusal(method);
-  if (misspelt) return sendError(res, 400, 'invalid_method', misspelt, gatewayHeaders);
-  if (rejectConnectionHeader(route, req, res, gatewayHeaders)) return;
-  if (identity && rejectCredentials(route, identity, res, gatewayHeaders)) return;
-  if (declaresTooLarge(req, route.maxBodySize)) return sendTooLarge(res, route.maxBodySize, gatewayHeaders);
-  const clientIp = identity?.clientIp ?? clientIpKey(state.identity, peer, req.headers);
-  if (!admit(ctx.admission, state.table.config, route, clientIp, identity, req, res, gatewayHeaders)) return;
-
+  if (!passes(ctx, r, target, method)) return;
   // The request passed: now the client may send the body it held back.
-  if (req.headers.expect !== undefined) res.writeContinue();
-  const { bodyTimeout } = state.table.config.requests;
+  if (r.req.headers.expect !== undefined) r.res.writeContinue();
   // Usually at hand (none, or all of it arrived with the headers): then nothing is awaited.
-  let body = bodyAtHand(req, route.maxBodySize);
+  let body = bodyAtHand(r.req, r.route.maxBodySize);
   if (body === undefined) {
-    body = await requestBody(req, res, route.maxBodySize, bodyTimeout, gatewayHeaders);
+    const { bodyTimeout } = r.state.table.config.requests;
+    body = await requestBody(r.req, r.res, r.route.maxBodySize, bodyTimeout, r.headers);
     if (body === undefined) return;
   }
-  const upstream = state.upstreams.get(route.upstream)!;
-  const forwardStarted = performance.now();
-  const forwarded = await upstream.forward(
-    req,
-    res,
-    { peer: peer.text, peerTrusted: peer.trusted, protocol: ctx.protocol, requestId },
+  const upstream = r.state.upstreams.get(r.route.upstream)!;
+  const started = performance.now();
+  const forwarded = await forward(ctx, r, target, body, upstream);
+  settleForward(ctx, warn, r, upstream, forwarded, started);
+}
+
+/**
+ * The checks made after counting, so malformed requests still spend their budget: the target and
+ * the method (400), a Connection header stripping what the request was keyed by (400), a missing
+ * or bad credential (401), a declared body over the route's bound (413), then admission (the
+ * in-flight caps, admit.ts). False once one of them answered.
+ */
+function passes(
+  ctx: HandlerContext,
+  r: RoutedContext,
+  target: CanonicalTarget,
+  method: string,
+): target is ValidTarget {
+  const { route, identity } = r;
+  const refusal =
+    malformedRequest(target, method) ??
+    connectionRefusal(r) ??
+    (identity ? credentialRefusal(route, identity) : undefined);
+  if (refusal) {
+    sendRefusal(r.res, refusal, r.headers);
+    return false;
+  }
+  if (declaresTooLarge(r.req, route.maxBodySize)) {
+    sendTooLarge(r.res, route.maxBodySize, r.headers);
+    return false;
+  }
+  return admit(ctx.admission, r);
+}
+
+/** The 400 when a Connection header would strip Host or a header the request was keyed by. */
+function connectionRefusal(r: RoutedContext): Refusal | undefined {
+  const stripped = connectionStrips(r.req.headers.connection, r.route.identityHeaders);
+  if (stripped === undefined) return undefined;
+  const message = `The Connection header may not name ${stripped}: the gateway identifies requests by it.`;
+  return { status: 400, code: 'invalid_connection_header', message };
+}
+
+/** Forwards the request to its upstream, the gateway's headers added to the response. */
+function forward(
+  ctx: HandlerContext,
+  r: RoutedContext,
+  target: ValidTarget,
+  body: ForwardOptions['body'],
+  upstream: UpstreamPool,
+): Promise<ForwardOutcome> {
+  const { peer, route } = r;
+  const { requests } = r.state.table.config;
+  return upstream.forward(
+    r.req,
+    r.res,
+    { peer: peer.text, peerTrusted: peer.trusted, protocol: ctx.protocol, requestId: r.requestId },
     {
       target: target.target,
-      extraHeaders: gatewayHeaders,
+      extraHeaders: r.headers,
       body,
       stream: route.stream,
       liveStreams: ctx.liveStreams,
       cors: route.cors !== undefined,
-      responseTimeout: state.table.config.requests.responseTimeout,
+      responseTimeout: requests.responseTimeout,
       buffers: ctx.responseBuffers,
-      bufferLimits: state.table.config.requests.responseBuffer,
+      bufferLimits: requests.responseBuffer,
     },
   );
+}
+
+/** Counts the upstream's answer in the metrics; answers 502 or 504 when there was none. */
+function settleForward(
+  ctx: HandlerContext,
+  warn: Warnings,
+  r: RoutedContext,
+  upstream: UpstreamPool,
+  forwarded: ForwardOutcome,
+  started: number,
+): void {
   const result = forwarded.kind === 'ok' ? statusClass(forwarded.status) : forwarded.kind;
-  ctx.metrics.upstream(route.name, upstream.name, result, (performance.now() - forwardStarted) / 1000);
+  ctx.metrics.upstream(r.route.name, upstream.name, result, (performance.now() - started) / 1000);
   if (forwarded.kind === 'unreachable') {
-    warn.unreachable({ reqId: requestId, upstream: upstream.name, err: forwarded.error.message });
-    sendError(res, 502, 'bad_gateway', 'The upstream service is unavailable.', gatewayHeaders);
+    warn.unreachable({ reqId: r.requestId, upstream: upstream.name, err: forwarded.error.message });
+    sendError(r.res, 502, 'bad_gateway', 'The upstream service is unavailable.', r.headers);
   } else if (forwarded.kind === 'timeout') {
-    warn.timeout({ reqId: requestId, upstream: upstream.name, err: forwarded.error.message });
-    sendError(res, 504, 'gateway_timeout', 'The upstream service did not answer in time.', gatewayHeaders);
+    warn.timeout({ reqId: r.requestId, upstream: upstream.name, err: forwarded.error.message });
+    sendError(r.res, 504, 'gateway_timeout', 'The upstream service did not answer in time.', r.headers);
   }
-}
-
-/** Answers 400 when a Connection header would strip Host or a header the request was keyed by. */
-function rejectConnectionHeader(
-  route: CompiledRoute,
-  req: IncomingMessage,
-  res: ServerResponse,
-  headers: Record<string, string>,
-): boolean {
-  const stripped = connectionStrips(req.headers.connection, route.identityHeaders);
-  if (stripped !== undefined) {
-    const message = `The Connection header may not name ${stripped}: the gateway identifies requests by it.`;
-    sendError(res, 400, 'invalid_connection_header', message, headers);
-    return true;
-  }
-  return false;
-}
-
-/** Answers 401 when an enforcing limiter keys on a credential the request lacks. The request was already counted. */
-function rejectCredentials(
-  route: CompiledRoute,
-  identity: RequestIdentity,
-  res: ServerResponse,
-  headers: Record<string, string>,
-): boolean {
-  const refused = credentialRefusal(route, identity);
-  if (refused) sendError(res, refused.status, refused.code, refused.message, headers);
-  return refused !== undefined;
 }

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { Refusal } from '../limits/refusal.js';
 import type { CompiledLimiter } from '../rules/model.js';
 import { closesAfterAnswer } from './lingering-close.js';
 
@@ -73,4 +74,25 @@ export function sendRateLimited(
     refusalBodies.set(limiter, body);
   }
   writeJson(res, 429, body.text, body.length, headers);
+}
+
+/** Adds a refusal's Retry-After to `headers` (before headers that must follow it). */
+export function addRetryAfter(headers: Record<string, string>, refusal: Refusal): void {
+  if (refusal.retryAfterSec !== undefined) headers['retry-after'] = String(refusal.retryAfterSec);
+}
+
+/**
+ * Answers a refusal with `headers` (the request's own object, added to) and its Retry-After:
+ * a limiter's 429 with its body built once. `status` replaces the refusal's own (a decision
+ * listener answers a 429 with 403 for nginx).
+ */
+export function sendRefusal(
+  res: ServerResponse,
+  refusal: Refusal,
+  headers: Record<string, string>,
+  status = refusal.status,
+): void {
+  addRetryAfter(headers, refusal);
+  if (status === 429 && refusal.limiter) return sendRateLimited(res, refusal.limiter, headers);
+  sendError(res, status, refusal.code, refusal.message, headers);
 }

@@ -1,4 +1,5 @@
 import { InFlight } from './in-flight.js';
+import type { Refusal } from './refusal.js';
 
 /** The stream bounds in force (0: no bound), read from the current config on every admission. */
 export interface StreamBounds {
@@ -15,14 +16,6 @@ export interface StreamHolder {
   /** The verified visitor session; undefined when the request carries none. */
   readonly session: string | undefined;
   readonly upstream: string;
-}
-
-/** Why a request was not admitted: the gateway answers with this status, error code and Retry-After. */
-export interface Refusal {
-  readonly status: 429 | 503;
-  readonly code: 'too_many_requests_in_flight' | 'too_many_streams' | 'stream_capacity_reached';
-  readonly message: string;
-  readonly retryAfterSec: number;
 }
 
 /** A slot of an ordinary request frees within its upstream's answer time, so a second is enough. */
@@ -54,7 +47,8 @@ const STREAMS_FULL: Refusal = {
 /**
  * The per-process concurrency caps: ordinary requests in flight per client IP, and event streams
  * per visitor session, per client IP and per upstream (its stream pool). Taking a stream's slots is
- * all or nothing: a refused stream holds none. Pure counting; the HTTP layer releases.
+ * all or nothing: a refused stream holds none. Admission is concurrency only: counting a request
+ * in its limiters' windows is http/limit-request.ts's. Pure bookkeeping; the HTTP layer releases.
  */
 export class Admission {
   readonly requestsPerIp = new InFlight();

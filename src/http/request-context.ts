@@ -1,0 +1,242 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { CompiledRoute } from '../rules/compile.js';
+import type { CorsRoute } from '../rules/model.js';
+import { walkForwardedFor } from '../identity/client-ip.js';
+import { peerOf, type Peer } from '../identity/peer.js';
+import type { RequestIdentity } from '../identity/resolve.js';
+import { addRateLimitHeaders } from '../limits/rate-limit-headers.js';
+import type { Refusal } from '../limits/refusal.js';
+import { throttledWarn } from '../logger.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import { acceptableRequestId } from '../proxy/headers.js';
+import { methodRefusal } from '../routing/method.js';
+import type { CanonicalTarget } from '../routing/request-target.js';
+import type { WindowStore } from '../store/window-store.js';
+import { preflightRoute, setCorsHeaders } from './cors.js';
+import type { Counted, LimitOutcome, Limiting } from './limit-request.js';
+import { shedLoad } from './load-shedding.js';
+import { answerReadyz } from './readyz.js';
+import { sendError, sendJson } from './responses.js';
+import type { GatewayState } from './state.js';
+
+/**
+ * The request shell both listener kinds share (the proxy, request-handler.ts, and the decision
+ * listener, decision-handler.ts): the request id and the one context object of a request, the 500
+ * guard, the access log, the health checks, load shedding, and the route + CORS step. Each
+ * listener runs its own stages between them.
+ */
+
+/** What both listener kinds are given, once per listener. */
+export interface ListenerContext {
+  readonly state: () => GatewayState;
+  readonly store: WindowStore;
+  readonly logger: Logger;
+  readonly metrics: GatewayMetrics;
+  /** Send the IETF RateLimit-Policy / RateLimit headers too. */
+  readonly ietfHeaders: boolean;
+}
+
+/** One request, from its first step to its access-log line: the only object the shell makes for it. */
+export interface RequestContext {
+  readonly listener: ListenerContext;
+  readonly limiting: Limiting;
+  /** Logged on a decision listener's lines; undefined (not logged) on a proxy's. */
+  readonly decision: true | undefined;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly requestId: string;
+  /** One table for the whole request, even across a reload. */
+  readonly state: GatewayState;
+  /**
+   * The gateway's own headers, passed to whatever answers: X-Request-Id, then the X-RateLimit-*
+   * ones. Not res.setHeader: a response with no header set beforehand takes Node's fast writeHead.
+   */
+  readonly headers: Record<string, string>;
+  /** As logged: the request's method and path (a decision listener's: the original request's). */
+  method: string | undefined;
+  path: string | undefined;
+  /** The route matched, a preflight's too, as logged. */
+  routeName: string | undefined;
+  /** Set by routeOf; read through a RoutedContext. */
+  route: CompiledRoute | undefined;
+  /** The connection's peer: set when routed, or when the access log needs it. */
+  peer: Peer | undefined;
+  /** Set by keepCount when the route has limiters. */
+  identity: RequestIdentity | undefined;
+  outcome: LimitOutcome;
+}
+
+/** A request with its route (and its peer): what counting and the later stages read. */
+export interface RoutedContext extends RequestContext {
+  readonly route: CompiledRoute;
+  readonly peer: Peer;
+}
+
+/**
+ * A listener's request function: each request gets its id (the client's X-Request-Id when
+ * acceptable) and its context, then `handle`; whatever `handle` throws is logged and answered 500
+ * (or the connection cut, when the answer had started).
+ */
+export function requestShell(
+  listener: ListenerContext,
+  kind: 'proxy' | 'decision',
+  handle: (c: RequestContext) => Promise<void>,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const limiting: Limiting = {
+    store: listener.store,
+    metrics: listener.metrics,
+    ietfHeaders: listener.ietfHeaders,
+    warnStore: throttledWarn(listener.logger, 'rate-limit store failed'),
+  };
+  const decision = kind === 'decision' || undefined;
+  const failure = kind === 'decision' ? 'decision failed' : 'request failed';
+  return (req, res) => {
+    const c = openRequest(listener, limiting, decision, req, res);
+    handle(c).catch((err: unknown) => {
+      listener.logger.error({ err, reqId: c.requestId }, failure);
+      sendError(res, 500, 'internal_error', 'The gateway failed to handle this request.', {
+        'x-request-id': c.requestId,
+      });
+    });
+  };
+}
+
+function openRequest(
+  listener: ListenerContext,
+  limiting: Limiting,
+  decision: true | undefined,
+  req: IncomingMessage,
+  res: ServerResponse,
+): RequestContext {
+  const requestId = acceptableRequestId(req.headers['x-request-id']) ?? randomUUID();
+  return {
+    listener,
+    limiting,
+    decision,
+    req,
+    res,
+    requestId,
+    state: listener.state(),
+    headers: { 'x-request-id': requestId },
+    method: undefined,
+    path: undefined,
+    routeName: undefined,
+    route: undefined,
+    peer: undefined,
+    identity: undefined,
+    outcome: 'unlimited',
+  };
+}
+
+/**
+ * Writes the request's access-log line when its response closes, at `level`: info, or debug for
+ * the health checks, which probes ask every few seconds. Nothing is built when the level is off.
+ */
+export function logAccess(c: RequestContext, level: 'info' | 'debug'): void {
+  const { logger } = c.listener;
+  if (!logger.isLevelEnabled(level)) return;
+  const started = performance.now();
+  // Read now: an HTTP/2 stream's socket is gone once it closed.
+  c.peer ??= peerOf(c.req.socket, c.state.identity);
+  c.res.once('close', () => {
+    logger[level]({
+      reqId: c.requestId,
+      decision: c.decision,
+      method: c.method,
+      path: c.path,
+      client: clientAddress(c),
+      status: c.res.statusCode,
+      route: c.routeName,
+      limit: c.outcome,
+      ms: Math.round((performance.now() - started) * 100) / 100,
+      aborted: !c.res.writableFinished || undefined,
+    });
+  });
+}
+
+/** The client's address as resolved for limiting (the X-Forwarded-For walk from a trusted peer), in full. */
+function clientAddress(c: RequestContext): string {
+  const peer = c.peer!;
+  const forwardedFor = c.req.headers['x-forwarded-for'];
+  if (!peer.trusted || !peer.addr || forwardedFor === undefined) return peer.text;
+  return walkForwardedFor(peer.addr, forwardedFor, c.state.identity.trustedProxies).toString();
+}
+
+/** True for the health checks both listener kinds answer: GET or HEAD /healthz and /readyz. */
+export function isHealthCheck(method: string | undefined, path: string | undefined): boolean {
+  return (method === 'GET' || method === 'HEAD') && (path === '/healthz' || path === '/readyz');
+}
+
+/** Answers a health check (logged at debug): /healthz 200 while the process runs, /readyz per the store. */
+export function answerHealthCheck(c: RequestContext, path: string): Promise<void> | void {
+  logAccess(c, 'debug');
+  if (path === '/healthz') return sendJson(c.res, 200, '{"status":"ok"}', c.headers);
+  return answerReadyz(c.res, c.listener.store, c.headers);
+}
+
+/** Answers 503 when the event loop is overloaded (load-shedding.ts). True when it answered. */
+export function shed(c: RequestContext): boolean {
+  return shedLoad(c.res, c.state.table.config.requests.shedAfter, c.listener.metrics, c.headers);
+}
+
+/**
+ * The route of a CORS preflight (never counted; each listener answers it its own way), with
+ * X-Request-Id set first, as on every response.
+ */
+export function preflightOf(
+  c: RequestContext,
+  method: string,
+  host: string | undefined,
+  matchPath: string,
+): CorsRoute<CompiledRoute> | undefined {
+  const preflight = preflightRoute(c.state.table.router, method, c.req.headers, matchPath, host);
+  if (!preflight) return undefined;
+  c.routeName = preflight.name;
+  c.res.setHeader('x-request-id', c.requestId);
+  return preflight;
+}
+
+/**
+ * The request's route, its CORS headers set on the response before anything answers it; undefined
+ * once answered 404.
+ */
+export function routeOf(
+  c: RequestContext,
+  method: string,
+  host: string | undefined,
+  matchPath: string,
+): RoutedContext | undefined {
+  const route = c.state.table.router.matchPath(host, method, matchPath);
+  if (!route) {
+    sendError(c.res, 404, 'route_not_found', 'No route matches this request.', c.headers);
+    return undefined;
+  }
+  c.routeName = route.name;
+  if (route.cors) {
+    c.res.setHeader('x-request-id', c.requestId); // first, as on every response
+    setCorsHeaders(c.res, route.cors, c.req.headers.origin);
+  }
+  c.route = route;
+  c.peer ??= peerOf(c.req.socket, c.state.identity);
+  return c as RoutedContext; // route and peer are now set
+}
+
+/** Keeps what counting came to: the outcome, the identity, the X-RateLimit-* headers. */
+export function keepCount(c: RoutedContext, counted: Counted): Refusal | undefined {
+  c.outcome = counted.outcome;
+  c.identity = counted.identity;
+  addRateLimitHeaders(c.headers, counted.report, c.limiting.ietfHeaders ? c.route.ietfPolicy : undefined);
+  return counted.refusal;
+}
+
+/** The 400s of a request the proxy would not forward: a target it cannot canonicalise, a misspelt method. */
+export function malformedRequest(target: CanonicalTarget, method: string): Refusal | undefined {
+  if (!target.ok) {
+    const message = `Invalid request target: ${target.reason}.`;
+    return { status: 400, code: 'invalid_request_target', message };
+  }
+  const misspelt = methodRefusal(method);
+  return misspelt === undefined ? undefined : { status: 400, code: 'invalid_method', message: misspelt };
+}

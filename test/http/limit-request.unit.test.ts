@@ -1,0 +1,90 @@
+// countRequest reads one context and writes nothing of it: what counting came to is returned (the
+// outcome, the identity, the window to report, the refusal) for the listener to keep and answer.
+import { describe, expect, test } from 'vitest';
+import { describePeer } from '../../src/identity/peer.js';
+import { countRequest, type CountedRequest } from '../../src/http/limit-request.js';
+import { buildState, closeState } from '../../src/http/state.js';
+import { GatewayMetrics } from '../../src/metrics/gateway-metrics.js';
+import { loadConfigText } from '../../src/rules/load.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+
+const YAML = `
+listeners: [{ host: 127.0.0.1, port: 0 }]
+identity: { trustedProxies: 127.0.0.1 }
+upstreams: { app: { url: "http://127.0.0.1:9" } }
+limiters:
+  two:
+    message: Two a minute.
+    windows: [{ limit: 2, period: 1m, key: [ip] }]
+routes: [{ name: r, paths: ["/*"], upstream: app, limiters: [two] }]
+`;
+
+/** Freezes `value` and every object under it: a write to any of them throws (ESM is strict). */
+function deepFreeze<T>(value: T, seen = new Set<unknown>()): T {
+  if (value === null || typeof value !== 'object' || seen.has(value)) return value;
+  seen.add(value);
+  for (const inner of Object.values(value)) deepFreeze(inner, seen);
+  return Object.freeze(value);
+}
+
+async function setUp() {
+  const table = loadConfigText(YAML, 'test.yaml', {});
+  const state = await buildState(table);
+  const route = table.router.matchPath('app.test', 'GET', '/x')!;
+  const warnings: object[] = [];
+  const limiting = {
+    store: new MemoryStore({ maxKeys: 100, sweepIntervalMs: 60_000 }),
+    metrics: new GatewayMetrics({ processMetrics: false }),
+    ietfHeaders: true,
+    warnStore: (fields: object) => warnings.push(fields),
+  };
+  // Asked by a trusted proxy for 203.0.113.5: the limiter counts that client.
+  const request = (id: string): CountedRequest => ({
+    limiting,
+    state,
+    route,
+    peer: describePeer('127.0.0.1', state.identity),
+    req: deepFreeze({ headers: { host: 'app.test', 'x-forwarded-for': '203.0.113.5' } }),
+    requestId: id,
+  });
+  return { state, route, request, warnings };
+}
+
+describe('countRequest', () => {
+  test('returns each count, allowed then limited, and leaves its context as it was', async () => {
+    const { state, route, request, warnings } = await setUp();
+    const contexts = ['a', 'b', 'c'].map(request);
+    const snapshots = contexts.map((c) => ({ ...c, req: { headers: { ...c.req.headers } } }));
+    const counted = [];
+    for (const c of contexts) counted.push(await countRequest(Object.freeze(c)));
+    const report = (remaining: number) => ({
+      limit: 2,
+      remaining,
+      resetSec: expect.any(Number),
+      resetInSec: expect.any(Number),
+      policyName: route.windows[0]!.policyName,
+    });
+    const identity = expect.objectContaining({ clientIp: '203.0.113.5' });
+    expect(counted).toEqual([
+      { identity, outcome: 'allowed', report: report(1), refusal: undefined },
+      { identity, outcome: 'allowed', report: report(0), refusal: undefined },
+      {
+        identity,
+        outcome: 'limited',
+        report: report(0),
+        refusal: {
+          status: 429,
+          code: 'rate_limited',
+          message: 'Two a minute.',
+          retryAfterSec: expect.any(Number),
+          limiter: route.limiters[0],
+        },
+      },
+    ]);
+    const retryAfter = counted[2]!.refusal!.retryAfterSec!;
+    expect(retryAfter >= 1 && retryAfter <= 60).toBe(true);
+    expect(contexts).toEqual(snapshots);
+    expect(warnings).toEqual([]);
+    await closeState(state);
+  });
+});
