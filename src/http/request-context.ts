@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { CompiledRoute } from '../rules/compile.js';
 import type { CorsRoute } from '../rules/model.js';
-import { walkForwardedFor } from '../identity/client-ip.js';
+import { walkForwardedFor } from '../net/client-ip.js';
 import { peerOf, type Peer } from '../identity/peer.js';
 import type { RequestIdentity } from '../identity/resolve.js';
 import { addRateLimitHeaders } from '../limits/rate-limit-headers.js';

@@ -2,7 +2,7 @@
 // limiting, and the health checks at debug, so probes do not fill an info log.
 import { randomUUID } from 'node:crypto';
 import { describe, expect } from 'vitest';
-import type { Gateway } from '../../src/http/gateway.js';
+import type { Gateway } from '../../src/runtime/gateway.js';
 import { gatewayTest } from '../helpers/fixtures.js';
 import { gatewayYaml, send } from '../helpers/gateway.js';
 import { capturingLogger } from '../helpers/log-capture.js';

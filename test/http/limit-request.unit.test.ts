@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'vitest';
 import { describePeer } from '../../src/identity/peer.js';
 import { countRequest, type CountedRequest } from '../../src/http/limit-request.js';
-import { buildState, closeState } from '../../src/http/state.js';
+import { buildState, closeState } from '../../src/runtime/build-state.js';
 import { GatewayMetrics } from '../../src/metrics/gateway-metrics.js';
 import { loadConfigText } from '../../src/rules/load.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
