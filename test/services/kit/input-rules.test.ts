@@ -1,28 +1,15 @@
 import { FormData, request } from 'undici';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../../../src/http/gateway.js';
+import { describe, expect } from 'vitest';
 import { DEFAULT_CONFIG } from '../../helpers/default-config.js';
-import { ALICE_KEY, BOB_KEY, embeddedEnv, newDataDir, startEmbeddedGateway } from '../../helpers/embedded.js';
+import { ALICE_KEY, BOB_KEY, embeddedEnv, newDataDir } from '../../helpers/embedded.js';
+import { embeddedTest } from '../../helpers/fixtures.js';
 import { send, startGateway, type Reply } from '../../helpers/gateway.js';
-import { TestPages } from '../../helpers/test-pages.js';
 
 /**
  * The original clients' input rules (issue #12), through the real gateway and its embedded
  * websites and reports services, over HTTP, on a fresh SQLite file: what PHP cURL, the phpRank
  * client and the Pipedream integration send, answered as Laravel answered it.
  */
-
-let gateway: Gateway;
-let pages: TestPages;
-
-beforeAll(async () => {
-  pages = await TestPages.start();
-  gateway = await startEmbeddedGateway();
-});
-afterAll(async () => {
-  await gateway?.close();
-  await pages?.close();
-});
 
 const FORM = 'application/x-www-form-urlencoded';
 const LARAVEL_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
@@ -35,15 +22,6 @@ interface Call {
   host?: string;
   type?: string;
   body?: string;
-}
-
-function call(method: string, path: string, options: Call = {}): Promise<Reply> {
-  const key = options.key === undefined ? ALICE_KEY : options.key;
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (options.host) headers.host = options.host;
-  if (key !== null) headers.authorization = `Bearer ${key}`;
-  if (options.type) headers['content-type'] = options.type;
-  return send(`${gateway.url()}${path}`, { method, headers, body: options.body });
 }
 
 const form = (fields: Record<string, string>) => ({
@@ -66,25 +44,50 @@ const website = (url: string, over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-async function createSite(url: string, key = ALICE_KEY): Promise<number> {
-  const reply = await call('POST', '/api/v1/websites', { key, ...form({ url }) });
-  expect(reply.status, reply.text).toBe(201);
-  return (reply.json() as { data: { id: number } }).data.id;
-}
-
-/** A multipart/form-data request, as PHP cURL sends an array of fields (undici writes the body). */
-async function multipart(method: string, path: string, body: FormData, key = ALICE_KEY): Promise<Reply> {
-  const res = await request(`${gateway.url()}${path}`, {
-    method: method as 'POST',
-    headers: { accept: 'application/json', authorization: `Bearer ${key}` },
-    body,
-  });
-  const text = await res.body.text();
-  return { status: res.statusCode, headers: {}, text, json: () => JSON.parse(text) as unknown };
-}
+const test = embeddedTest()
+  .extend(
+    'call',
+    ({ gateway }) =>
+      function call(method: string, path: string, options: Call = {}): Promise<Reply> {
+        const key = options.key === undefined ? ALICE_KEY : options.key;
+        const headers: Record<string, string> = { accept: 'application/json' };
+        if (options.host) headers.host = options.host;
+        if (key !== null) headers.authorization = `Bearer ${key}`;
+        if (options.type) headers['content-type'] = options.type;
+        return send(`${gateway.url()}${path}`, { method, headers, body: options.body });
+      },
+  )
+  .extend(
+    'createSite',
+    ({ call }) =>
+      async function createSite(url: string, key = ALICE_KEY): Promise<number> {
+        const reply = await call('POST', '/api/v1/websites', { key, ...form({ url }) });
+        expect(reply.status, reply.text).toBe(201);
+        return (reply.json() as { data: { id: number } }).data.id;
+      },
+  )
+  /** A multipart/form-data request, as PHP cURL sends an array of fields (undici writes the body). */
+  .extend(
+    'multipart',
+    ({ gateway }) =>
+      async function multipart(
+        method: string,
+        path: string,
+        body: FormData,
+        key = ALICE_KEY,
+      ): Promise<Reply> {
+        const res = await request(`${gateway.url()}${path}`, {
+          method: method as 'POST',
+          headers: { accept: 'application/json', authorization: `Bearer ${key}` },
+          body,
+        });
+        const text = await res.body.text();
+        return { status: res.statusCode, headers: {}, text, json: () => JSON.parse(text) as unknown };
+      },
+  );
 
 describe('blank form values mean "not given"', () => {
-  test('store: privacy=&email=&exclude_bots=&password= are the defaults', async () => {
+  test('store: privacy=&email=&exclude_bots=&password= are the defaults', async ({ call }) => {
     const reply = await call(
       'POST',
       '/api/v1/websites',
@@ -94,7 +97,7 @@ describe('blank form values mean "not given"', () => {
     expect(reply.json()).toEqual({ data: website('blank.example'), status: 200 });
   });
 
-  test('update: blank values keep what is stored', async () => {
+  test('update: blank values keep what is stored', async ({ createSite, call }) => {
     const id = await createSite('blank-update.example');
     expect((await call('PATCH', `/api/v1/websites/${id}`, form({ email: '1' }))).status).toBe(200);
     const reply = await call(
@@ -108,7 +111,7 @@ describe('blank form values mean "not given"', () => {
 });
 
 describe('multipart/form-data bodies', () => {
-  test('store: the fields are read like a form', async () => {
+  test('store: the fields are read like a form', async ({ multipart }) => {
     const body = new FormData();
     body.append('url', 'https://www.multipart.example/');
     body.append('privacy', '0');
@@ -121,7 +124,7 @@ describe('multipart/form-data bodies', () => {
     });
   });
 
-  test('update: a multipart PUT changes the fields sent', async () => {
+  test('update: a multipart PUT changes the fields sent', async ({ createSite, multipart }) => {
     const id = await createSite('multipart-put.example');
     const body = new FormData();
     body.append('email', '1');
@@ -130,7 +133,7 @@ describe('multipart/form-data bodies', () => {
     expect(reply.json()).toEqual({ data: website('multipart-put.example', { id, email: 1 }), status: 200 });
   });
 
-  test('a file part is refused with a clear 413, and nothing is stored', async () => {
+  test('a file part is refused with a clear 413, and nothing is stored', async ({ multipart, call }) => {
     const body = new FormData();
     body.append('url', 'file-upload.example');
     body.append('logo', new Blob(['GIF89a'], { type: 'image/gif' }), 'logo.gif');
@@ -144,7 +147,7 @@ describe('multipart/form-data bodies', () => {
     expect((listed.json() as { meta: { total: number } }).meta.total).toBe(0);
   });
 
-  test('more than 100 fields: 413', async () => {
+  test('more than 100 fields: 413', async ({ multipart }) => {
     const body = new FormData();
     body.append('url', 'many-fields.example');
     for (let i = 0; i < 100; i++) body.append(`f${i}`, 'x');
@@ -155,13 +158,13 @@ describe('multipart/form-data bodies', () => {
 });
 
 describe('query-string fields join the input on POST, PUT and PATCH', () => {
-  test('store: url and privacy from the query, email from the body', async () => {
+  test('store: url and privacy from the query, email from the body', async ({ call }) => {
     const reply = await call('POST', '/api/v1/websites?url=query.example&privacy=0', form({ email: '1' }));
     expect(reply.status).toBe(201);
     expect(reply.json()).toEqual({ data: website('query.example', { privacy: 0, email: 1 }), status: 200 });
   });
 
-  test('the body wins a clash with the query', async () => {
+  test('the body wins a clash with the query', async ({ call }) => {
     const reply = await call(
       'POST',
       '/api/v1/websites?url=loser.example&email=1',
@@ -171,7 +174,7 @@ describe('query-string fields join the input on POST, PUT and PATCH', () => {
     expect(reply.json()).toEqual({ data: website('winner.example'), status: 200 });
   });
 
-  test('PATCH with no body: the query alone', async () => {
+  test('PATCH with no body: the query alone', async ({ createSite, call }) => {
     const id = await createSite('query-patch.example');
     const reply = await call('PATCH', `/api/v1/websites/${id}?exclude_bots=0`);
     expect(reply.status).toBe(200);
@@ -183,13 +186,13 @@ describe('query-string fields join the input on POST, PUT and PATCH', () => {
 });
 
 describe('an empty body sent as application/json is no input', () => {
-  test('POST: the 422 of a missing url, not a 400', async () => {
+  test('POST: the 422 of a missing url, not a 400', async ({ call }) => {
     const reply = await call('POST', '/api/v1/websites', { type: 'application/json', body: '' });
     expect(reply.status).toBe(422);
     expect(reply.json()).toEqual({ message: { url: ['The url field is required.'] }, status: 422 });
   });
 
-  test('DELETE deletes', async () => {
+  test('DELETE deletes', async ({ createSite, call }) => {
     const id = await createSite('json-delete.example');
     const reply = await call('DELETE', `/api/v1/websites/${id}`, { type: 'application/json' });
     expect(reply.status).toBe(200);
@@ -197,7 +200,7 @@ describe('an empty body sent as application/json is no input', () => {
     expect((await call('GET', `/api/v1/websites/${id}`)).json()).toEqual(NOT_FOUND);
   });
 
-  test('a malformed JSON body is still a 400', async () => {
+  test('a malformed JSON body is still a 400', async ({ call }) => {
     const reply = await call('POST', '/api/v1/websites', { type: 'application/json', body: '{"url":' });
     expect(reply.status).toBe(400);
     expect(reply.json()).toEqual({ message: 'The JSON body is malformed.', status: 400 });
@@ -205,7 +208,10 @@ describe('an empty body sent as application/json is no input', () => {
 });
 
 describe('timestamps in Laravel form', () => {
-  test('created_at and updated_at have microseconds: the stored milliseconds and 000', async () => {
+  test('created_at and updated_at have microseconds: the stored milliseconds and 000', async ({
+    createSite,
+    call,
+  }) => {
     const id = await createSite('time.example');
     const { data } = (await call('GET', `/api/v1/websites/${id}`)).json() as {
       data: { created_at: string; updated_at: string };
@@ -216,7 +222,7 @@ describe('timestamps in Laravel form', () => {
 });
 
 describe('the API key as api_token', () => {
-  test('?api_token= on a list: 200, and the key is not in the links', async () => {
+  test('?api_token= on a list: 200, and the key is not in the links', async ({ call }) => {
     const reply = await call('GET', `/api/v1/websites?search=zzz-none&api_token=${ALICE_KEY}`, { key: null });
     expect(reply.status).toBe(200);
     const path = (reply.json() as { meta: { path: string } }).meta.path;
@@ -228,7 +234,7 @@ describe('the API key as api_token', () => {
     });
   });
 
-  test('a form field api_token: the store is the key owner’s', async () => {
+  test('a form field api_token: the store is the key owner’s', async ({ call }) => {
     const reply = await call('POST', '/api/v1/websites', {
       key: null,
       ...form({ url: 'token-form.example', api_token: BOB_KEY }),
@@ -239,7 +245,7 @@ describe('the API key as api_token', () => {
     expect((await call('GET', `/api/v1/websites/${id}`, { key: ALICE_KEY })).json()).toEqual(NOT_FOUND);
   });
 
-  test('a JSON body field api_token', async () => {
+  test('a JSON body field api_token', async ({ call }) => {
     const reply = await call('POST', '/api/v1/websites', {
       key: null,
       type: 'application/json',
@@ -248,7 +254,7 @@ describe('the API key as api_token', () => {
     expect(reply.status).toBe(201);
   });
 
-  test.each([
+  test.for<[string, Call, string]>([
     ['a wrong Bearer', { key: 'tg_wrong' }, '/api/v1/websites'],
     ['a wrong ?api_token', { key: null }, '/api/v1/websites?api_token=tg_wrong'],
     ['an empty ?api_token and no header', { key: null }, '/api/v1/websites?api_token='],
@@ -257,13 +263,13 @@ describe('the API key as api_token', () => {
       {},
       '/api/v1/websites?api_token=tg_wrong',
     ],
-  ])('%s: the same 401', async (_label, options, path) => {
+  ])('%s: the same 401', async ([_label, options, path], { call }) => {
     const reply = await call('GET', path, options);
     expect(reply.status).toBe(401);
     expect(reply.json()).toEqual(UNAUTHENTICATED);
   });
 
-  test('a wrong form field api_token: the same 401, nothing stored', async () => {
+  test('a wrong form field api_token: the same 401, nothing stored', async ({ call }) => {
     const reply = await call('POST', '/api/v1/websites', {
       key: null,
       ...form({ url: 'token-wrong.example', api_token: 'tg_wrong' }),
@@ -274,7 +280,7 @@ describe('the API key as api_token', () => {
     expect((listed.json() as { meta: { total: number } }).meta.total).toBe(0);
   });
 
-  test('the reports API takes it too', async () => {
+  test('the reports API takes it too', async ({ call }) => {
     const reply = await call('GET', `/api/v1/projects?api_token=${ALICE_KEY}`, {
       key: null,
       host: 'analyzer.localhost',
@@ -286,7 +292,10 @@ describe('the API key as api_token', () => {
 describe('reports: the same rules', () => {
   const analyzer = 'analyzer.localhost';
 
-  test('a multipart store with a blank privacy (the default, 1) and the url in the query', async () => {
+  test('a multipart store with a blank privacy (the default, 1) and the url in the query', async ({
+    gateway,
+    pages,
+  }) => {
     const body = new FormData();
     body.append('privacy', '');
     const res = await request(
@@ -305,7 +314,10 @@ describe('reports: the same rules', () => {
       expect(data[field]).toMatch(LARAVEL_TIME);
   });
 
-  test('DELETE /api/v1/projects/{project}: the caller’s reports of it go, another user’s stay', async () => {
+  test('DELETE /api/v1/projects/{project}: the caller’s reports of it go, another user’s stay', async ({
+    pages,
+    call,
+  }) => {
     const url = `http://localhost:${pages.port}/good`;
     for (const key of [ALICE_KEY, ALICE_KEY, BOB_KEY]) {
       const reply = await call('POST', '/api/v1/reports', { key, host: analyzer, ...form({ url }) });

@@ -1,36 +1,29 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { Gateway } from '../../../src/http/gateway.js';
-import { ALICE_KEY, BOB_KEY, startEmbeddedGateway } from '../../helpers/embedded.js';
+import { ALICE_KEY, BOB_KEY } from '../../helpers/embedded.js';
+import { embeddedTest } from '../../helpers/fixtures.js';
 import { send } from '../../helpers/gateway.js';
-import { analyzerApi, badResults, goodResults, TestPages } from '../../helpers/test-pages.js';
+import { analyzerApi, badResults, goodResults } from '../../helpers/test-pages.js';
 
-let gateway: Gateway;
-let pages: TestPages;
-let api: ReturnType<typeof analyzerApi>;
-let base: string;
+type Form = Record<string, string>;
 
-beforeAll(async () => {
-  pages = await TestPages.start();
-  base = `http://127.0.0.1:${pages.port}`;
-  gateway = await startEmbeddedGateway();
-  api = analyzerApi(gateway.url());
-});
-afterAll(async () => {
-  await gateway?.close();
-  await pages?.close();
-});
-
-const alice = (method: string, path: string, body?: Record<string, string>) =>
-  api(method, path, { key: ALICE_KEY, form: body });
-const bob = (method: string, path: string, body?: Record<string, string>) =>
-  api(method, path, { key: BOB_KEY, form: body });
-
-const NOT_FOUND = { message: 'Resource not found.', status: 404 };
-const invalid = (fields: Record<string, string[]>) => ({ message: fields, status: 422 });
-
-/** A stored report's record, as show/store/update give it. */
-function record(over: Record<string, unknown>) {
-  return {
+const test = embeddedTest()
+  .extend('api', ({ gateway }) => analyzerApi(gateway.url()))
+  .extend('base', ({ pages }) => `http://127.0.0.1:${pages.port}`)
+  .extend(
+    'alice',
+    ({ api }) =>
+      (method: string, path: string, body?: Form) =>
+        api(method, path, { key: ALICE_KEY, form: body }),
+  )
+  .extend(
+    'bob',
+    ({ api }) =>
+      (method: string, path: string, body?: Form) =>
+        api(method, path, { key: BOB_KEY, form: body }),
+  )
+  /** A stored report's record, as show/store/update give it. */
+  .extend('record', ({ pages, base }) => (over: Record<string, unknown>) => ({
     id: expect.any(Number),
     url: `127.0.0.1:${pages.port}/good`,
     project: '127.0.0.1',
@@ -43,17 +36,18 @@ function record(over: Record<string, unknown>) {
     created_at: expect.any(String),
     updated_at: expect.any(String),
     ...over,
-  };
-}
+  }))
+  .extend('createReport', ({ api }) => async (form: Form, key = ALICE_KEY) => {
+    const reply = await api('POST', '/api/v1/reports', { key, form });
+    expect(reply.status, reply.text).toBe(201);
+    return (reply.json() as { data: { id: number } & Record<string, unknown> }).data;
+  });
 
-async function createReport(form: Record<string, string>, key = ALICE_KEY) {
-  const reply = await api('POST', '/api/v1/reports', { key, form });
-  expect(reply.status, reply.text).toBe(201);
-  return (reply.json() as { data: { id: number } & Record<string, unknown> }).data;
-}
+const NOT_FOUND = { message: 'Resource not found.', status: 404 };
+const invalid = (fields: Record<string, string[]>) => ({ message: fields, status: 422 });
 
 describe('reports API: authentication', () => {
-  test.each([
+  test.for<[string, string]>([
     ['GET', '/api/v1/reports'],
     ['GET', '/api/v1/reports/1'],
     ['POST', '/api/v1/reports'],
@@ -61,7 +55,7 @@ describe('reports API: authentication', () => {
     ['PATCH', '/api/v1/reports/1'],
     ['DELETE', '/api/v1/reports/1'],
     ['GET', '/api/v1/projects'],
-  ])('%s %s without a key, or with a wrong one: 401', async (method, path) => {
+  ])('%s %s without a key, or with a wrong one: 401', async ([method, path], { api }) => {
     for (const key of [null, 'tg_wrong_key']) {
       const reply = await api(method, path, { key });
       expect(reply.status).toBe(401);
@@ -69,7 +63,7 @@ describe('reports API: authentication', () => {
     }
   });
 
-  test('the OpenAPI document is public and lists the reports operations', async () => {
+  test('the OpenAPI document is public and lists the reports operations', async ({ api }) => {
     const reply = await api('GET', '/api/v1/openapi.json');
     expect(reply.status).toBe(200);
     const doc = reply.json() as { paths: Record<string, Record<string, unknown>> };
@@ -79,7 +73,7 @@ describe('reports API: authentication', () => {
     expect(Object.keys(doc.paths['/api/v1/projects/{project}']!)).toEqual(['delete']);
   });
 
-  test('an unknown path under /api/v1: the 404 shape', async () => {
+  test('an unknown path under /api/v1: the 404 shape', async ({ alice }) => {
     const reply = await alice('GET', '/api/v1/nothing-here');
     expect(reply.status).toBe(404);
     expect(reply.json()).toEqual(NOT_FOUND);
@@ -87,7 +81,7 @@ describe('reports API: authentication', () => {
 });
 
 describe('reports API: store, show, update, delete', () => {
-  test('store analyses the page: 201 with the record and its results', async () => {
+  test('store analyses the page: 201 with the record and its results', async ({ alice, pages, record }) => {
     const reply = await alice('POST', '/api/v1/reports', { url: pages.url('/good') });
     expect(reply.status).toBe(201);
     expect(reply.headers['content-type']).toBe('application/json; charset=utf-8');
@@ -96,7 +90,7 @@ describe('reports API: store, show, update, delete', () => {
     expect(body.data.updated_at).toBe(body.data.created_at);
   });
 
-  test('store from a JSON body, with privacy 2 and a password', async () => {
+  test('store from a JSON body, with privacy 2 and a password', async ({ api, pages, record }) => {
     const reply = await api('POST', '/api/v1/reports', {
       key: ALICE_KEY,
       json: { url: pages.url('/good'), privacy: 2, password: 'hunter2' },
@@ -105,7 +99,11 @@ describe('reports API: store, show, update, delete', () => {
     expect(reply.json()).toEqual({ data: record({ privacy: 2, password: true }), status: 200 });
   });
 
-  test('show gives the same record; another user’s report and unknown ids are 404', async () => {
+  test('show gives the same record; another user’s report and unknown ids are 404', async ({
+    createReport,
+    pages,
+    alice,
+  }) => {
     const created = await createReport({ url: pages.url('/good'), privacy: '0' });
     const shown = await alice('GET', `/api/v1/reports/${created.id}`);
     expect(shown.status).toBe(200);
@@ -121,7 +119,11 @@ describe('reports API: store, show, update, delete', () => {
     }
   });
 
-  test('update privacy and password (PUT and PATCH); results=0 keeps the analysis', async () => {
+  test('update privacy and password (PUT and PATCH); results=0 keeps the analysis', async ({
+    createReport,
+    pages,
+    alice,
+  }) => {
     const created = await createReport({ url: pages.url('/good') });
     const put = await alice('PUT', `/api/v1/reports/${created.id}`, { privacy: '2', password: 'secret' });
     expect(put.status).toBe(200);
@@ -141,7 +143,13 @@ describe('reports API: store, show, update, delete', () => {
     expect(again.status).toBe(200);
   });
 
-  test('update with results=1 fetches and analyses again and moves generated_at', async () => {
+  test('update with results=1 fetches and analyses again and moves generated_at', async ({
+    createReport,
+    pages,
+    record,
+    base,
+    alice,
+  }) => {
     const created = await createReport({ url: pages.url('/flip') });
     expect(created).toEqual(
       record({
@@ -179,7 +187,12 @@ describe('reports API: store, show, update, delete', () => {
     expect(updated.created_at).toBe(created.created_at);
   });
 
-  test('update of an unknown or another user’s report is 404, checked before the body', async () => {
+  test('update of an unknown or another user’s report is 404, checked before the body', async ({
+    createReport,
+    pages,
+    bob,
+    alice,
+  }) => {
     const created = await createReport({ url: pages.url('/good') });
     for (const [who, path] of [
       [bob, `/api/v1/reports/${created.id}`],
@@ -197,7 +210,12 @@ describe('reports API: store, show, update, delete', () => {
     });
   });
 
-  test('delete: the delete shape, then 404; another user cannot delete', async () => {
+  test('delete: the delete shape, then 404; another user cannot delete', async ({
+    createReport,
+    pages,
+    bob,
+    alice,
+  }) => {
     const created = await createReport({ url: pages.url('/good') });
     const denied = await bob('DELETE', `/api/v1/reports/${created.id}`);
     expect(denied.status).toBe(404);
@@ -214,7 +232,7 @@ describe('reports API: store, show, update, delete', () => {
 });
 
 describe('reports API: validation', () => {
-  test.each([
+  test.for<[string, unknown, Record<string, string[]>]>([
     ['no url', {}, { url: ['The url field is required.'] }],
     ['empty url', { url: '' }, { url: ['The url field is required.'] }],
     ['not a url', { url: 'not a url' }, { url: ['The url field must be a valid URL.'] }],
@@ -264,13 +282,13 @@ describe('reports API: validation', () => {
         password: ['The password field must not be greater than 128 characters.'],
       },
     ],
-  ])('store, %s: 422', async (_label, form, fields) => {
+  ])('store, %s: 422', async ([_label, form, fields], { alice }) => {
     const reply = await alice('POST', '/api/v1/reports', form as Record<string, string>);
     expect(reply.status).toBe(422);
     expect(reply.json()).toEqual(invalid(fields));
   });
 
-  test('credentials in the url are refused before any fetch, and never stored', async () => {
+  test('credentials in the url are refused before any fetch, and never stored', async ({ pages, alice }) => {
     const url = pages.url('/good').replace('http://', 'http://user:secret@');
     const reply = await alice('POST', '/api/v1/reports', { url });
     expect(reply.status).toBe(422);
@@ -287,7 +305,7 @@ describe('reports API: validation', () => {
     ['empty plain text', 'text/plain', ''],
     ['plain text', 'text/plain', 'url=https://example.com/'],
   ])('a body that is %s', (_label, type, body) => {
-    const raw = (method: string, path: string) =>
+    const raw = (gateway: Gateway, method: string, path: string) =>
       send(`${gateway.url()}${path}`, {
         method,
         headers: {
@@ -300,19 +318,24 @@ describe('reports API: validation', () => {
       });
     const BAD_BODY = { message: 'The request body must be an object of fields.', status: 400 };
 
-    test('store: 400', async () => {
-      const reply = await raw('POST', '/api/v1/reports');
+    test('store: 400', async ({ gateway }) => {
+      const reply = await raw(gateway, 'POST', '/api/v1/reports');
       expect(reply.status).toBe(400);
       expect(reply.json()).toEqual(BAD_BODY);
     });
 
-    test('update (PUT and PATCH): 400; an unknown report is still 404', async () => {
+    test('update (PUT and PATCH): 400; an unknown report is still 404', async ({
+      createReport,
+      pages,
+      alice,
+      gateway,
+    }) => {
       const created = await createReport({ url: pages.url('/good') });
       for (const method of ['PUT', 'PATCH']) {
-        const reply = await raw(method, `/api/v1/reports/${created.id}`);
+        const reply = await raw(gateway, method, `/api/v1/reports/${created.id}`);
         expect(reply.status, method).toBe(400);
         expect(reply.json()).toEqual(BAD_BODY);
-        const unknown = await raw(method, '/api/v1/reports/999999');
+        const unknown = await raw(gateway, method, '/api/v1/reports/999999');
         expect(unknown.status, method).toBe(404);
       }
       expect((await alice('GET', `/api/v1/reports/${created.id}`)).json()).toEqual({
@@ -322,13 +345,13 @@ describe('reports API: validation', () => {
     });
   });
 
-  test('a JSON null body counts as no fields', async () => {
+  test('a JSON null body counts as no fields', async ({ api }) => {
     const reply = await api('POST', '/api/v1/reports', { key: ALICE_KEY, json: null });
     expect(reply.status).toBe(422);
     expect(reply.json()).toEqual(invalid({ url: ['The url field is required.'] }));
   });
 
-  test('store with a JSON url of the wrong type', async () => {
+  test('store with a JSON url of the wrong type', async ({ api }) => {
     const reply = await api('POST', '/api/v1/reports', { key: ALICE_KEY, json: { url: 42, privacy: 1.5 } });
     expect(reply.status).toBe(422);
     expect(reply.json()).toEqual(
@@ -336,7 +359,7 @@ describe('reports API: validation', () => {
     );
   });
 
-  test('update: each field, and privacy 2 without any password', async () => {
+  test('update: each field, and privacy 2 without any password', async ({ createReport, pages, alice }) => {
     const created = await createReport({ url: pages.url('/good') });
     const path = `/api/v1/reports/${created.id}`;
     const cases: [Record<string, string>, Record<string, string[]>][] = [
@@ -362,7 +385,7 @@ describe('reports API: validation', () => {
   });
 
   // As the original's controller: a value it does not know is the default (no 422).
-  test('list: each parameter outside its allowed values reads as its default', async () => {
+  test('list: each parameter outside its allowed values reads as its default', async ({ alice }) => {
     type Page = { meta: { path: string; last_page: number }; links: Record<string, string | null> };
     const defaults = (await alice('GET', '/api/v1/reports')).json() as Page;
     const { path, last_page: last } = defaults.meta;
@@ -398,7 +421,7 @@ describe('reports API: validation', () => {
 });
 
 describe('reports API: owner isolation and projects', () => {
-  test('each user lists only their reports and projects', async () => {
+  test('each user lists only their reports and projects', async ({ createReport, pages, bob, alice }) => {
     const theirs = await createReport({ url: `http://localhost:${pages.port}/good` }, BOB_KEY);
     expect(theirs.project).toBe('localhost');
     expect(theirs.url).toBe(`localhost:${pages.port}/good`);

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect } from 'vitest';
 import type { Gateway } from '../../../src/http/gateway.js';
-import { ALICE_KEY, BOB_KEY, startEmbeddedGateway } from '../../helpers/embedded.js';
+import { ALICE_KEY, BOB_KEY } from '../../helpers/embedded.js';
+import { embeddedTest } from '../../helpers/fixtures.js';
 import { pageOf } from '../../helpers/list-pages.js';
 import { send } from '../../helpers/gateway.js';
 
@@ -34,18 +35,11 @@ interface ListBody {
   };
 }
 
-let gateway: Gateway;
-
-beforeAll(async () => {
-  gateway = await startEmbeddedGateway();
-});
-afterAll(async () => {
-  await gateway?.close();
-});
+const test = embeddedTest();
 
 const auth = (key: string) => ({ authorization: `Bearer ${key}`, accept: 'application/json' });
 
-async function createSite(written: string, key: string): Promise<Site> {
+async function createSite(gateway: Gateway, written: string, key: string): Promise<Site> {
   const reply = await send(`${gateway.url()}/api/v1/websites`, {
     method: 'POST',
     headers: { ...auth(key), 'content-type': 'application/x-www-form-urlencoded' },
@@ -56,7 +50,7 @@ async function createSite(written: string, key: string): Promise<Site> {
   return { id, url };
 }
 
-async function deleteSite(site: Site, key: string): Promise<void> {
+async function deleteSite(gateway: Gateway, site: Site, key: string): Promise<void> {
   const reply = await send(`${gateway.url()}/websites/${site.id}/destroy`, {
     method: 'DELETE',
     headers: auth(key),
@@ -64,7 +58,7 @@ async function deleteSite(site: Site, key: string): Promise<void> {
   expect(reply.status).toBe(200);
 }
 
-async function list(query: Query): Promise<ListBody> {
+async function list(gateway: Gateway, query: Query): Promise<ListBody> {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) if (value !== undefined) params.set(name, String(value));
   const reply = await send(`${gateway.url()}/api/v1/websites?${params.toString()}`, {
@@ -109,9 +103,9 @@ const query: fc.Arbitrary<Query> = fc.record(
   { requiredKeys: [] },
 );
 
-test('search, sort, per_page and page agree with the reference model', async () => {
+test('search, sort, per_page and page agree with the reference model', async ({ gateway }) => {
   // Bob's websites share the hosts' alphabet: none may show up in Alice's lists.
-  const bobs = [await createSite('ab.ab', BOB_KEY), await createSite('b-a.com', BOB_KEY)];
+  const bobs = [await createSite(gateway, 'ab.ab', BOB_KEY), await createSite(gateway, 'b-a.com', BOB_KEY)];
   await fc.assert(
     fc.asyncProperty(
       dataSet,
@@ -119,20 +113,20 @@ test('search, sort, per_page and page agree with the reference model', async () 
       async ({ hosts, spellings }, queries) => {
         const sites: Site[] = [];
         try {
-          for (const spelling of spellings) sites.push(await createSite(spelling, ALICE_KEY));
+          for (const spelling of spellings) sites.push(await createSite(gateway, spelling, ALICE_KEY));
           expect(sites.map((s) => s.url)).toEqual(hosts);
           for (const q of queries) {
-            const body = await list(q);
+            const body = await list(gateway, q);
             const expected = model(sites, q);
             expect(body.meta).toEqual({ ...expected.meta, path: expect.any(String) });
             expect(body.data.map(({ id, url }) => ({ id, url }))).toEqual(expected.data);
           }
         } finally {
-          for (const site of sites) await deleteSite(site, ALICE_KEY);
+          for (const site of sites) await deleteSite(gateway, site, ALICE_KEY);
         }
       },
     ),
     { numRuns: 15 },
   );
-  for (const site of bobs) await deleteSite(site, BOB_KEY);
+  for (const site of bobs) await deleteSite(gateway, site, BOB_KEY);
 });

@@ -2,10 +2,10 @@
 // retention of raw widget events.
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../../../../src/http/gateway.js';
+import { describe, expect } from 'vitest';
 import { dayOf } from '../../../../src/services/websites/analytics/days.js';
-import { ALICE_KEY, dataDirWithWorkspaces, startEmbeddedGateway } from '../../../helpers/embedded.js';
+import { ALICE_KEY } from '../../../helpers/embedded.js';
+import { embeddedTest } from '../../../helpers/fixtures.js';
 import { send, type Reply } from '../../../helpers/gateway.js';
 import { waitFor } from '../../../helpers/wait.js';
 
@@ -13,42 +13,53 @@ const FORM = 'application/x-www-form-urlencoded;charset=UTF-8';
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0';
 const TODAY = dayOf(Date.now());
 
-let gateway: Gateway;
-let dataDir: string;
-beforeAll(async () => {
-  dataDir = dataDirWithWorkspaces('acme');
-  gateway = await startEmbeddedGateway(dataDir, {
+const test = embeddedTest({
+  workspaces: ['acme'],
+  env: {
     TRUSTED_PROXIES: '127.0.0.1',
     ANALYTICS_MAX_DISTINCT_VALUES: '3',
     // Events are kept 1 ms; the housekeeping looks every second.
     WIDGET_EVENTS_RETENTION: '1',
     HOUSEKEEPING_INTERVAL: '1s',
-  });
-});
-afterAll(async () => {
-  await gateway?.close();
-});
-
-const post = (path: string, body: string, headers: Record<string, string>): Promise<Reply> =>
-  send(`${gateway.url()}${path}`, { method: 'POST', headers, body });
-
-const collect = (fields: Record<string, string>, ip: string) =>
-  post('/api/event', new URLSearchParams(fields).toString(), {
-    'content-type': FORM,
-    'user-agent': FIREFOX,
-    'x-forwarded-for': ip,
-  });
-
-async function stats(id: number, name: string): Promise<unknown> {
-  const reply = await send(`${gateway.url()}/api/v1/stats/${id}?name=${name}&from=${TODAY}&to=${TODAY}`, {
-    headers: { accept: 'application/json', authorization: `Bearer ${ALICE_KEY}` },
-  });
-  expect(reply.status, reply.text).toBe(200);
-  return (reply.json() as { data: unknown }).data;
-}
+  },
+})
+  .extend(
+    'post',
+    ({ gateway }) =>
+      (path: string, body: string, headers: Record<string, string>): Promise<Reply> =>
+        send(`${gateway.url()}${path}`, { method: 'POST', headers, body }),
+  )
+  .extend(
+    'collect',
+    ({ post }) =>
+      (fields: Record<string, string>, ip: string) =>
+        post('/api/event', new URLSearchParams(fields).toString(), {
+          'content-type': FORM,
+          'user-agent': FIREFOX,
+          'x-forwarded-for': ip,
+        }),
+  )
+  .extend(
+    'stats',
+    ({ gateway }) =>
+      async function stats(id: number, name: string): Promise<unknown> {
+        const reply = await send(
+          `${gateway.url()}/api/v1/stats/${id}?name=${name}&from=${TODAY}&to=${TODAY}`,
+          {
+            headers: { accept: 'application/json', authorization: `Bearer ${ALICE_KEY}` },
+          },
+        );
+        expect(reply.status, reply.text).toBe(200);
+        return (reply.json() as { data: unknown }).data;
+      },
+  );
 
 describe('the collector bounds distinct values per website, dimension and day', () => {
-  test('past the bound, new values count under "(other)"; known ones keep counting', async () => {
+  test('past the bound, new values count under "(other)"; known ones keep counting', async ({
+    post,
+    collect,
+    stats,
+  }) => {
     const created = await post(
       '/api/v1/websites',
       new URLSearchParams({ url: 'bounded.example' }).toString(),
@@ -104,7 +115,7 @@ describe('the collector bounds distinct values per website, dimension and day', 
 });
 
 describe('raw widget events are kept for their retention', () => {
-  test('then deleted by the housekeeping, with no request to trigger it', async () => {
+  test('then deleted by the housekeeping, with no request to trigger it', async ({ post, dataDir }) => {
     const init = await post('/api/v1/widget/init', JSON.stringify({ workspace: 'acme' }), {
       'content-type': 'application/json',
       'x-forwarded-for': '192.0.2.50',
