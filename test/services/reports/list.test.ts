@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../../../src/http/gateway.js';
-import { ALICE_KEY, startEmbeddedGateway } from '../../helpers/embedded.js';
-import { analyzerApi, TestPages } from '../../helpers/test-pages.js';
+import { describe, expect } from 'vitest';
+import { ALICE_KEY } from '../../helpers/embedded.js';
+import { embeddedTest } from '../../helpers/fixtures.js';
+import { analyzerApi } from '../../helpers/test-pages.js';
 
 interface Listed {
   id: number;
@@ -16,49 +16,48 @@ interface Listed {
   updated_at: string;
 }
 
-let gateway: Gateway;
-let pages: TestPages;
-let api: ReturnType<typeof analyzerApi>;
-/** The 21 reports, in creation (id) order. */
-const created: Listed[] = [];
-
 /** The shipped config's services.reports.publicUrl (REPORTS_PUBLIC_URL unset), not the Host sent. */
 const PATH = 'http://analyzer.localhost:8080/api/v1/reports';
 const KINDS = ['/good', '/decent', '/bad'] as const;
 
-beforeAll(async () => {
-  pages = await TestPages.start();
-  gateway = await startEmbeddedGateway();
-  api = analyzerApi(gateway.url());
-  // good, decent, bad in turn; the last three on another host (project).
-  for (let i = 1; i <= 21; i++) {
-    const host = i > 18 ? 'localhost' : '127.0.0.1';
-    const url = `http://${host}:${pages.port}${KINDS[(i - 1) % 3]}?n=${String(i).padStart(2, '0')}`;
-    const reply = await api('POST', '/api/v1/reports', { key: ALICE_KEY, form: { url, privacy: '0' } });
-    expect(reply.status, reply.text).toBe(201);
-    const { results: _results, ...record } = (reply.json() as { data: Listed & { results: unknown } }).data;
-    created.push(record);
-  }
-});
-afterAll(async () => {
-  await gateway?.close();
-  await pages?.close();
-});
+const test = embeddedTest()
+  /** The 21 reports, in creation (id) order: good, decent, bad in turn; the last three on another host (project). */
+  .extend('created', { scope: 'file' }, async ({ gateway, pages }) => {
+    const api = analyzerApi(gateway.url());
+    const created: Listed[] = [];
+    for (let i = 1; i <= 21; i++) {
+      const host = i > 18 ? 'localhost' : '127.0.0.1';
+      const url = `http://${host}:${pages.port}${KINDS[(i - 1) % 3]}?n=${String(i).padStart(2, '0')}`;
+      const reply = await api('POST', '/api/v1/reports', { key: ALICE_KEY, form: { url, privacy: '0' } });
+      expect(reply.status, reply.text).toBe(201);
+      const { results: _results, ...record } = (reply.json() as { data: Listed & { results: unknown } }).data;
+      created.push(record);
+    }
+    return created;
+  })
+  /** The API, once the reports above exist: every test of the file reads them. */
+  .extend('api', { scope: 'file' }, ({ gateway, created: _created }) => analyzerApi(gateway.url()))
+  .extend('list', { scope: 'file' }, ({ api }) => async (query: string) => {
+    const reply = await api('GET', `/api/v1/reports${query}`, { key: ALICE_KEY });
+    expect(reply.status, reply.text).toBe(200);
+    return reply.json() as {
+      data: Listed[];
+      links: Record<string, string | null>;
+      meta: Record<string, unknown>;
+    };
+  })
+  .extend(
+    'byId',
+    { scope: 'file' },
+    ({ created }) =>
+      (wanted: number[]) =>
+        wanted.map((n) => created[n - 1]!.id),
+  );
 
-async function list(query: string) {
-  const reply = await api('GET', `/api/v1/reports${query}`, { key: ALICE_KEY });
-  expect(reply.status, reply.text).toBe(200);
-  return reply.json() as {
-    data: Listed[];
-    links: Record<string, string | null>;
-    meta: Record<string, unknown>;
-  };
-}
 const ids = (rows: Listed[]) => rows.map((r) => r.id);
-const byId = (wanted: number[]) => wanted.map((n) => created[n - 1]!.id);
 
 describe('reports list: pagination', () => {
-  test('three pages of ten by default, newest first, with links and meta', async () => {
+  test('three pages of ten by default, newest first, with links and meta', async ({ list, created }) => {
     const first = await list('');
     expect(first).toEqual({
       data: created.slice(11).reverse(),
@@ -107,7 +106,7 @@ describe('reports list: pagination', () => {
     });
   });
 
-  test('the links keep the query parameters; a page past the end is empty', async () => {
+  test('the links keep the query parameters; a page past the end is empty', async ({ list }) => {
     const query = 'sort=asc&per_page=10&result=good&search=n%3D&search_by=url';
     const past = await list(`?${query}&page=4`);
     expect(past).toEqual({
@@ -123,7 +122,7 @@ describe('reports list: pagination', () => {
     });
   });
 
-  test.each([25, 50, 100])('per_page=%i', async (perPage) => {
+  test.for([25, 50, 100])('per_page=%i', async (perPage, { list, created }) => {
     const page = await list(`?per_page=${perPage}&sort=asc`);
     expect(ids(page.data)).toEqual(ids(created));
     expect(page.meta).toEqual({
@@ -138,14 +137,18 @@ describe('reports list: pagination', () => {
     expect(page.links.next).toBeNull();
   });
 
-  test('an invalid page number reads as page 1', async () => {
+  test('an invalid page number reads as page 1', async ({ list }) => {
     expect((await list('?page=0')).meta.current_page).toBe(1);
     expect((await list('?page=x')).meta.current_page).toBe(1);
   });
 });
 
 describe('reports list: filters and sorting', () => {
-  test('search is a case-insensitive substring of the url; search_by=url is the default', async () => {
+  test('search is a case-insensitive substring of the url; search_by=url is the default', async ({
+    created,
+    list,
+    byId,
+  }) => {
     const expected = ids(created.filter((r) => r.url.includes('?n=0'))).reverse();
     expect(ids((await list('?search=N%3D0&per_page=25')).data)).toEqual(expected);
     expect(ids((await list('?search=n%3D0&search_by=url&per_page=25')).data)).toEqual(expected);
@@ -153,7 +156,7 @@ describe('reports list: filters and sorting', () => {
     expect((await list('?search=nothing-like-this')).meta.total).toBe(0);
   });
 
-  test('project and result filters, alone and together', async () => {
+  test('project and result filters, alone and together', async ({ list, byId }) => {
     expect(ids((await list('?project=localhost')).data)).toEqual(byId([21, 20, 19]));
     expect((await list('?project=127.0.0.1&per_page=25')).meta.total).toBe(18);
     expect(ids((await list('?result=bad&per_page=25')).data)).toEqual(byId([21, 18, 15, 12, 9, 6, 3]));
@@ -161,7 +164,7 @@ describe('reports list: filters and sorting', () => {
     expect((await list('?result=good&project=nowhere')).data).toEqual([]);
   });
 
-  test('sort_by url, result, generated_at and id, both ways; ties by id', async () => {
+  test('sort_by url, result, generated_at and id, both ways; ties by id', async ({ created, list }) => {
     const byUrl = [...created].sort((a, b) => (a.url < b.url ? -1 : 1));
     expect(ids((await list('?sort_by=url&sort=asc&per_page=25')).data)).toEqual(ids(byUrl));
     expect(ids((await list('?sort_by=url&per_page=25')).data)).toEqual(ids(byUrl).reverse());
@@ -175,7 +178,7 @@ describe('reports list: filters and sorting', () => {
     expect(ids((await list('?sort_by=id&sort=desc&per_page=25')).data)).toEqual(ids(created).reverse());
   });
 
-  test('records in a list carry the score but not the results', async () => {
+  test('records in a list carry the score but not the results', async ({ list, created, pages }) => {
     const [newest] = (await list('?per_page=10')).data;
     expect(newest).toEqual({
       id: created[20]!.id,
@@ -192,7 +195,7 @@ describe('reports list: filters and sorting', () => {
   });
 
   const PROJECTS = 'http://analyzer.localhost:8080/api/v1/projects';
-  const projects = async (query: string) => {
+  const projects = async (api: ReturnType<typeof analyzerApi>, query: string) => {
     const reply = await api('GET', `/api/v1/projects${query}`, { key: ALICE_KEY });
     expect(reply.status).toBe(200);
     return reply.json() as unknown;
@@ -221,19 +224,23 @@ describe('reports list: filters and sorting', () => {
     { project: 'localhost', reports: 3 },
   ];
 
-  test('projects: a paginated list of names with their report counts, A-Z by default', async () => {
-    expect(await projects('')).toEqual(envelope(BOTH, 'sort=asc&per_page=10'));
+  test('projects: a paginated list of names with their report counts, A-Z by default', async ({ api }) => {
+    expect(await projects(api, '')).toEqual(envelope(BOTH, 'sort=asc&per_page=10'));
   });
 
-  test('projects: sort=desc is Z-A; search is a case-insensitive substring of the name', async () => {
-    expect(await projects('?sort=desc&per_page=25')).toEqual(
+  test('projects: sort=desc is Z-A; search is a case-insensitive substring of the name', async ({ api }) => {
+    expect(await projects(api, '?sort=desc&per_page=25')).toEqual(
       envelope([...BOTH].reverse(), 'sort=desc&per_page=25', 25),
     );
-    expect(await projects('?search=LOCAL')).toEqual(envelope([BOTH[1]], 'search=LOCAL&sort=asc&per_page=10'));
-    expect(await projects('?search=nothing')).toEqual(envelope([], 'search=nothing&sort=asc&per_page=10'));
+    expect(await projects(api, '?search=LOCAL')).toEqual(
+      envelope([BOTH[1]], 'search=LOCAL&sort=asc&per_page=10'),
+    );
+    expect(await projects(api, '?search=nothing')).toEqual(
+      envelope([], 'search=nothing&sort=asc&per_page=10'),
+    );
   });
 
-  test('projects: per_page=5 and sort=foo read as the defaults', async () => {
-    expect(await projects('?per_page=5&sort=foo')).toEqual(envelope(BOTH, 'per_page=10&sort=asc'));
+  test('projects: per_page=5 and sort=foo read as the defaults', async ({ api }) => {
+    expect(await projects(api, '?per_page=5&sort=foo')).toEqual(envelope(BOTH, 'per_page=10&sort=asc'));
   });
 });

@@ -1,6 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { Gateway } from '../../../src/http/gateway.js';
-import { ALICE_KEY, BOB_KEY, startEmbeddedGateway } from '../../helpers/embedded.js';
+import { DEFAULT_CONFIG } from '../../helpers/default-config.js';
+import { ALICE_KEY, BOB_KEY, embeddedEnv, newDataDir } from '../../helpers/embedded.js';
+import { embeddedTest } from '../../helpers/fixtures.js';
 import { send, type Reply } from '../../helpers/gateway.js';
 
 /** The websites API through the real gateway and its embedded service, over HTTP. */
@@ -39,15 +41,6 @@ const invalid = (message: Record<string, string[]>) => ({ message, status: 422 }
 const NOT_FOUND = { message: 'Resource not found.', status: 404 };
 const UNAUTHENTICATED = { message: 'Unauthenticated.' };
 
-let gateway: Gateway;
-
-beforeAll(async () => {
-  gateway = await startEmbeddedGateway();
-});
-afterAll(async () => {
-  await gateway?.close();
-});
-
 interface Call {
   key?: string | null;
   form?: Record<string, string | string[]>;
@@ -58,33 +51,43 @@ interface Call {
   via?: Gateway;
 }
 
-/** One call as Alice (or `key`); a form body by default, as the spec's clients send. */
-function call(method: string, path: string, options: Call = {}): Promise<Reply> {
-  const key = options.key === undefined ? ALICE_KEY : options.key;
-  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
-  if (key !== null) headers.authorization = `Bearer ${key}`;
-  let body: string | undefined;
-  if (options.form) {
-    headers['content-type'] = FORM;
-    const params = new URLSearchParams();
-    for (const [name, value] of Object.entries(options.form))
-      for (const v of [value].flat()) params.append(name, v);
-    body = params.toString();
-  } else if (options.json !== undefined) {
-    headers['content-type'] = 'application/json';
-    body = JSON.stringify(options.json);
-  } else if (options.raw) {
-    headers['content-type'] = options.raw.type;
-    body = options.raw.body;
-  }
-  return send(`${(options.via ?? gateway).url()}${path}`, { method, headers, body });
-}
-
-async function create(form: Record<string, string>, key = ALICE_KEY): Promise<Website> {
-  const reply = await call('POST', '/api/v1/websites', { form, key });
-  expect(reply.status, reply.text).toBe(201);
-  return (reply.json() as { data: Website }).data;
-}
+const test = embeddedTest()
+  /** One call as Alice (or `key`); a form body by default, as the spec's clients send. */
+  .extend(
+    'call',
+    { scope: 'file' },
+    ({ gateway }) =>
+      function call(method: string, path: string, options: Call = {}): Promise<Reply> {
+        const key = options.key === undefined ? ALICE_KEY : options.key;
+        const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+        if (key !== null) headers.authorization = `Bearer ${key}`;
+        let body: string | undefined;
+        if (options.form) {
+          headers['content-type'] = FORM;
+          const params = new URLSearchParams();
+          for (const [name, value] of Object.entries(options.form))
+            for (const v of [value].flat()) params.append(name, v);
+          body = params.toString();
+        } else if (options.json !== undefined) {
+          headers['content-type'] = 'application/json';
+          body = JSON.stringify(options.json);
+        } else if (options.raw) {
+          headers['content-type'] = options.raw.type;
+          body = options.raw.body;
+        }
+        return send(`${(options.via ?? gateway).url()}${path}`, { method, headers, body });
+      },
+  )
+  .extend(
+    'create',
+    { scope: 'file' },
+    ({ call }) =>
+      async function create(form: Record<string, string>, key = ALICE_KEY): Promise<Website> {
+        const reply = await call('POST', '/api/v1/websites', { form, key });
+        expect(reply.status, reply.text).toBe(201);
+        return (reply.json() as { data: Website }).data;
+      },
+  );
 
 /** A host no other test of this file uses. */
 let unique = 0;
@@ -101,31 +104,31 @@ describe('authentication', () => {
     ['DELETE', '/websites/1/destroy'],
   ];
 
-  test.each(routes)('%s %s without a key is 401, even asking for HTML', async (method, path) => {
+  test.for(routes)('%s %s without a key is 401, even asking for HTML', async ([method, path], { call }) => {
     const reply = await call(method, path, { key: null, headers: { accept: 'text/html' } });
     expect(reply.status).toBe(401);
     expect(reply.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(reply.json()).toEqual(UNAUTHENTICATED);
   });
 
-  test.each(routes)('%s %s with an unknown key is 401', async (method, path) => {
+  test.for(routes)('%s %s with an unknown key is 401', async ([method, path], { call }) => {
     const reply = await call(method, path, { key: 'tg_not_a_key' });
     expect(reply.status).toBe(401);
     expect(reply.json()).toEqual(UNAUTHENTICATED);
   });
 
-  test.each([
+  test.for<[string, string]>([
     ['another scheme', `Basic ${ALICE_KEY}`],
     ['no scheme', ALICE_KEY],
     ['an empty bearer', 'Bearer '],
     ['a key with a suffix', `Bearer ${ALICE_KEY}x`],
-  ])('an Authorization header with %s is 401', async (_, authorization) => {
+  ])('an Authorization header with %s is 401', async ([_, authorization], { call }) => {
     const reply = await call('GET', '/api/v1/websites', { key: null, headers: { authorization } });
     expect(reply.status).toBe(401);
     expect(reply.json()).toEqual(UNAUTHENTICATED);
   });
 
-  test('the bearer scheme is case-insensitive', async () => {
+  test('the bearer scheme is case-insensitive', async ({ call }) => {
     const reply = await call('GET', '/api/v1/websites', {
       key: null,
       headers: { authorization: `bearer ${ALICE_KEY}` },
@@ -135,7 +138,7 @@ describe('authentication', () => {
 });
 
 describe('store', () => {
-  test('only url: 201 with the defaults, the body saying status 200', async () => {
+  test('only url: 201 with the defaults, the body saying status 200', async ({ call }) => {
     const url = host('minimal');
     const reply = await call('POST', '/api/v1/websites', { form: { url } });
     expect(reply.status).toBe(201);
@@ -145,7 +148,7 @@ describe('store', () => {
     expect(body.data.updated_at).toBe(body.data.created_at);
   });
 
-  test('every field, form-encoded: stored normalised, the password only as true', async () => {
+  test('every field, form-encoded: stored normalised, the password only as true', async ({ call }) => {
     const reply = await call('POST', '/api/v1/websites', {
       form: {
         url: 'https://www.Every-Field.example/blog/?utm=x#top',
@@ -173,7 +176,7 @@ describe('store', () => {
     expect(reply.text).not.toContain('s3cret');
   });
 
-  test('a JSON body, numbers as numbers', async () => {
+  test('a JSON body, numbers as numbers', async ({ call }) => {
     const reply = await call('POST', '/api/v1/websites', {
       json: { url: 'json-body.example', privacy: 0, email: 1, exclude_bots: 0, exclude_ips: '192.0.2.1' },
     });
@@ -190,7 +193,7 @@ describe('store', () => {
     });
   });
 
-  test('unknown fields are ignored', async () => {
+  test('unknown fields are ignored', async ({ call }) => {
     const reply = await call('POST', '/api/v1/websites', {
       form: {
         url: 'unknown-fields.example',
@@ -206,7 +209,7 @@ describe('store', () => {
     expect(data.id).not.toBe(999);
   });
 
-  test('empty exclusion lists are stored as null', async () => {
+  test('empty exclusion lists are stored as null', async ({ call }) => {
     const reply = await call('POST', '/api/v1/websites', {
       form: { url: 'empty-lists.example', exclude_params: ' \n \n', exclude_ips: '' },
     });
@@ -214,7 +217,7 @@ describe('store', () => {
     expect(reply.json()).toEqual({ data: defaults('empty-lists.example'), status: 200 });
   });
 
-  test.each([
+  test.for<[string, string]>([
     ['http://plain-http.example', 'plain-http.example'],
     ['HTTPS://WWW.Upper.Example/', 'upper.example'],
     ['bare-host.example', 'bare-host.example'],
@@ -225,13 +228,13 @@ describe('store', () => {
     ['  spaced.example  ', 'spaced.example'],
     ['http://bücher-idn.example', 'xn--bcher-idn-q9a.example'],
     ['http://192.0.2.44:81/', '192.0.2.44'],
-  ])('url %j is stored as %j', async (url, stored) => {
+  ])('url %j is stored as %j', async ([url, stored], { call }) => {
     const reply = await call('POST', '/api/v1/websites', { form: { url } });
     expect(reply.status).toBe(201);
     expect((reply.json() as { data: Website }).data.url).toBe(stored);
   });
 
-  test.each([
+  test.for<[string, Record<string, string | string[]>, string]>([
     ['missing', {}, 'The url field is required.'],
     ['empty', { url: '' }, 'The url field is required.'],
     ['blank', { url: '   ' }, 'The url field is required.'],
@@ -252,13 +255,13 @@ describe('store', () => {
       'The url field must not be greater than 2048 characters.',
     ],
     ['an array', { url: ['a.example', 'b.example'] }, 'The url field is required.'],
-  ])('url %s: 422', async (_, form, message) => {
+  ])('url %s: 422', async ([_, form, message], { call }) => {
     const reply = await call('POST', '/api/v1/websites', { form });
     expect(reply.status).toBe(422);
     expect(reply.json()).toEqual(invalid({ url: [message] }));
   });
 
-  test('a host the owner already has is refused, however it is written', async () => {
+  test('a host the owner already has is refused, however it is written', async ({ create, call }) => {
     await create({ url: 'https://taken.example' });
     for (const url of ['taken.example', 'http://www.TAKEN.example/other', 'taken.example:8443']) {
       const reply = await call('POST', '/api/v1/websites', { form: { url } });
@@ -267,14 +270,14 @@ describe('store', () => {
     }
   });
 
-  test('another owner may have the same host', async () => {
+  test('another owner may have the same host', async ({ create }) => {
     const url = host('shared');
     await create({ url });
     const bobs = await create({ url }, BOB_KEY);
     expect(bobs.url).toBe(url);
   });
 
-  test.each([
+  test.for<[string, string, string]>([
     ['privacy', '3', 'The selected privacy is invalid.'],
     ['privacy', '-1', 'The selected privacy is invalid.'],
     ['privacy', 'public', 'The selected privacy is invalid.'],
@@ -317,13 +320,13 @@ describe('store', () => {
       'The exclude_ips field has an invalid IP address or CIDR range: "example.com".',
     ],
     ['password', 'x'.repeat(256), 'The password field must not be greater than 255 characters.'],
-  ])('%s %j: 422', async (field, value, message) => {
+  ])('%s %j: 422', async ([field, value, message], { call }) => {
     const reply = await call('POST', '/api/v1/websites', { form: { url: host('invalid'), [field]: value } });
     expect(reply.status).toBe(422);
     expect(reply.json()).toEqual(invalid({ [field]: [message] }));
   });
 
-  test('a JSON value of the wrong type: 422', async () => {
+  test('a JSON value of the wrong type: 422', async ({ call }) => {
     const reply = await call('POST', '/api/v1/websites', {
       json: { url: host('types'), password: 1234, exclude_params: ['a'], email: true },
     });
@@ -337,7 +340,7 @@ describe('store', () => {
     );
   });
 
-  test('privacy 2 without a password: 422', async () => {
+  test('privacy 2 without a password: 422', async ({ call }) => {
     const reply = await call('POST', '/api/v1/websites', { form: { url: host('nopass'), privacy: '2' } });
     expect(reply.status).toBe(422);
     expect(reply.json()).toEqual(
@@ -345,14 +348,14 @@ describe('store', () => {
     );
   });
 
-  test('a password with another privacy is kept (it takes effect with privacy 2)', async () => {
+  test('a password with another privacy is kept (it takes effect with privacy 2)', async ({ call }) => {
     const url = host('pass-kept');
     const reply = await call('POST', '/api/v1/websites', { form: { url, privacy: '0', password: 'later' } });
     expect(reply.status).toBe(201);
     expect(reply.json()).toEqual({ data: { ...defaults(url), privacy: 0, password: true }, status: 200 });
   });
 
-  test('every failing field in one 422', async () => {
+  test('every failing field in one 422', async ({ call }) => {
     const reply = await call('POST', '/api/v1/websites', {
       form: { privacy: '7', email: '3', exclude_bots: 'x', exclude_ips: 'nope' },
     });
@@ -368,7 +371,7 @@ describe('store', () => {
     );
   });
 
-  test('a taken host and a missing password together', async () => {
+  test('a taken host and a missing password together', async ({ create, call }) => {
     const url = host('both');
     await create({ url });
     const reply = await call('POST', '/api/v1/websites', { form: { url, privacy: '2' } });
@@ -381,7 +384,7 @@ describe('store', () => {
     );
   });
 
-  test.each([
+  test.for<[string, { type: string; body: string }, number, string]>([
     ['malformed JSON', { type: 'application/json', body: '{"url": ' }, 400, 'The JSON body is malformed.'],
     [
       'a JSON array',
@@ -407,20 +410,20 @@ describe('store', () => {
       415,
       'Unsupported Content-Type: send application/json or application/x-www-form-urlencoded.',
     ],
-  ])('%s: a JSON error, not a 500', async (_, raw, status, message) => {
+  ])('%s: a JSON error, not a 500', async ([_, raw, status, message], { call }) => {
     const reply = await call('POST', '/api/v1/websites', { raw });
     expect(reply.status).toBe(status);
     expect(reply.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(reply.json()).toEqual({ message, status });
   });
 
-  test('no body at all: url is required', async () => {
+  test('no body at all: url is required', async ({ call }) => {
     const reply = await call('POST', '/api/v1/websites');
     expect(reply.status).toBe(422);
     expect(reply.json()).toEqual(invalid({ url: ['The url field is required.'] }));
   });
 
-  test('JSON null counts as no fields', async () => {
+  test('JSON null counts as no fields', async ({ call }) => {
     const reply = await call('POST', '/api/v1/websites', { raw: { type: 'application/json', body: 'null' } });
     expect(reply.status).toBe(422);
     expect(reply.json()).toEqual(invalid({ url: ['The url field is required.'] }));
@@ -428,29 +431,32 @@ describe('store', () => {
 });
 
 describe('show', () => {
-  test('the owner sees the record', async () => {
+  test('the owner sees the record', async ({ create, call }) => {
     const site = await create({ url: host('show'), email: '1' });
     const reply = await call('GET', `/api/v1/websites/${site.id}`);
     expect(reply.status).toBe(200);
     expect(reply.json()).toEqual({ data: site, status: 200 });
   });
 
-  test('another owner gets the 404 of a missing record', async () => {
+  test('another owner gets the 404 of a missing record', async ({ create, call }) => {
     const site = await create({ url: host('private') });
     const reply = await call('GET', `/api/v1/websites/${site.id}`, { key: BOB_KEY });
     expect(reply.status).toBe(404);
     expect(reply.json()).toEqual(NOT_FOUND);
   });
 
-  test.each(['999999', '0', 'abc', '1e3', '-1', '99999999999999999999'])('id %j: 404', async (id) => {
-    const reply = await call('GET', `/api/v1/websites/${id}`);
-    expect(reply.status).toBe(404);
-    expect(reply.json()).toEqual(NOT_FOUND);
-  });
+  test.for(['999999', '0', 'abc', '1e3', '-1', '99999999999999999999'])(
+    'id %j: 404',
+    async (id, { call }) => {
+      const reply = await call('GET', `/api/v1/websites/${id}`);
+      expect(reply.status).toBe(404);
+      expect(reply.json()).toEqual(NOT_FOUND);
+    },
+  );
 });
 
 describe('update', () => {
-  test('PUT changes the fields sent and ignores url', async () => {
+  test('PUT changes the fields sent and ignores url', async ({ create, call }) => {
     const site = await create({ url: host('put') });
     const reply = await call('PUT', `/api/v1/websites/${site.id}`, {
       form: {
@@ -479,14 +485,14 @@ describe('update', () => {
     expect(shown.json()).toEqual(reply.json());
   });
 
-  test('PATCH changes one field and keeps the others', async () => {
+  test('PATCH changes one field and keeps the others', async ({ create, call }) => {
     const site = await create({ url: host('patch'), exclude_params: 'a\nb', exclude_ips: '192.0.2.9' });
     const reply = await call('PATCH', `/api/v1/websites/${site.id}`, { form: { email: '1' } });
     expect(reply.status).toBe(200);
     expect(reply.json()).toEqual({ data: { ...site, email: 1, updated_at: ISO }, status: 200 });
   });
 
-  test('a JSON body', async () => {
+  test('a JSON body', async ({ create, call }) => {
     const site = await create({ url: host('patch-json') });
     const reply = await call('PATCH', `/api/v1/websites/${site.id}`, {
       json: { exclude_bots: 0, privacy: 0 },
@@ -498,7 +504,7 @@ describe('update', () => {
     });
   });
 
-  test('an empty exclusion list clears it; an absent one stays', async () => {
+  test('an empty exclusion list clears it; an absent one stays', async ({ create, call }) => {
     const site = await create({ url: host('clear'), exclude_params: 'a', exclude_ips: '192.0.2.1' });
     const reply = await call('PATCH', `/api/v1/websites/${site.id}`, { form: { exclude_params: '' } });
     expect(reply.json()).toEqual({ data: { ...site, exclude_params: null, updated_at: ISO }, status: 200 });
@@ -509,7 +515,7 @@ describe('update', () => {
     });
   });
 
-  test('privacy 2 needs a password the first time, not once one is set', async () => {
+  test('privacy 2 needs a password the first time, not once one is set', async ({ create, call }) => {
     const site = await create({ url: host('to-password') });
     const refused = await call('PATCH', `/api/v1/websites/${site.id}`, { form: { privacy: '2' } });
     expect(refused.status).toBe(422);
@@ -539,7 +545,7 @@ describe('update', () => {
     });
   });
 
-  test('an empty password is no password', async () => {
+  test('an empty password is no password', async ({ create, call }) => {
     const site = await create({ url: host('empty-pass') });
     const reply = await call('PUT', `/api/v1/websites/${site.id}`, { form: { privacy: '2', password: '' } });
     expect(reply.status).toBe(422);
@@ -548,14 +554,14 @@ describe('update', () => {
     );
   });
 
-  test('an empty body changes nothing but updated_at', async () => {
+  test('an empty body changes nothing but updated_at', async ({ create, call }) => {
     const site = await create({ url: host('nothing') });
     const reply = await call('PUT', `/api/v1/websites/${site.id}`);
     expect(reply.status).toBe(200);
     expect(reply.json()).toEqual({ data: { ...site, updated_at: ISO }, status: 200 });
   });
 
-  test('invalid fields: 422, and nothing changes', async () => {
+  test('invalid fields: 422, and nothing changes', async ({ create, call }) => {
     const site = await create({ url: host('bad-update') });
     const reply = await call('PUT', `/api/v1/websites/${site.id}`, {
       form: { privacy: '9', email: '1', exclude_ips: '10.0.0.300' },
@@ -570,21 +576,24 @@ describe('update', () => {
     expect((await call('GET', `/api/v1/websites/${site.id}`)).json()).toEqual({ data: site, status: 200 });
   });
 
-  test.each(['PUT', 'PATCH'])("%s of another owner's website: 404, and it is unchanged", async (method) => {
-    const site = await create({ url: host('not-yours') });
-    const reply = await call(method, `/api/v1/websites/${site.id}`, { key: BOB_KEY, form: { email: '1' } });
-    expect(reply.status).toBe(404);
-    expect(reply.json()).toEqual(NOT_FOUND);
-    expect((await call('GET', `/api/v1/websites/${site.id}`)).json()).toEqual({ data: site, status: 200 });
-  });
+  test.for(['PUT', 'PATCH'])(
+    "%s of another owner's website: 404, and it is unchanged",
+    async (method, { create, call }) => {
+      const site = await create({ url: host('not-yours') });
+      const reply = await call(method, `/api/v1/websites/${site.id}`, { key: BOB_KEY, form: { email: '1' } });
+      expect(reply.status).toBe(404);
+      expect(reply.json()).toEqual(NOT_FOUND);
+      expect((await call('GET', `/api/v1/websites/${site.id}`)).json()).toEqual({ data: site, status: 200 });
+    },
+  );
 
-  test('a missing id: 404 before validation', async () => {
+  test('a missing id: 404 before validation', async ({ call }) => {
     const reply = await call('PATCH', '/api/v1/websites/987654', { form: { privacy: '9' } });
     expect(reply.status).toBe(404);
     expect(reply.json()).toEqual(NOT_FOUND);
   });
 
-  test('a malformed body: 400', async () => {
+  test('a malformed body: 400', async ({ create, call }) => {
     const site = await create({ url: host('malformed-update') });
     const reply = await call('PATCH', `/api/v1/websites/${site.id}`, {
       raw: { type: 'application/json', body: '{' },
@@ -595,10 +604,10 @@ describe('update', () => {
 });
 
 describe('delete', () => {
-  test.each([
+  test.for<[string, (id: number) => string]>([
     ['DELETE /websites/{id}/destroy (the spec)', (id: number) => `/websites/${id}/destroy`],
     ['DELETE /api/v1/websites/{id} (real clients)', (id: number) => `/api/v1/websites/${id}`],
-  ])('%s', async (_, path) => {
+  ])('%s', async ([_, path], { create, call }) => {
     const site = await create({ url: host('delete') });
     const reply = await call('DELETE', path(site.id));
     expect(reply.status).toBe(200);
@@ -615,10 +624,10 @@ describe('delete', () => {
     expect(again.id).toBeGreaterThan(site.id);
   });
 
-  test.each([
+  test.for<[string, (id: number) => string]>([
     ['/websites/%d/destroy', (id: number) => `/websites/${id}/destroy`],
     ['/api/v1/websites/%d', (id: number) => `/api/v1/websites/${id}`],
-  ])('another owner cannot delete through %s', async (_, path) => {
+  ])('another owner cannot delete through %s', async ([_, path], { create, call }) => {
     const site = await create({ url: host('keep') });
     const reply = await call('DELETE', path(site.id), { key: BOB_KEY });
     expect(reply.status).toBe(404);
@@ -626,9 +635,9 @@ describe('delete', () => {
     expect((await call('GET', `/api/v1/websites/${site.id}`)).json()).toEqual({ data: site, status: 200 });
   });
 
-  test.each(['/websites/abc/destroy', '/api/v1/websites/abc', '/websites/424242/destroy'])(
+  test.for(['/websites/abc/destroy', '/api/v1/websites/abc', '/websites/424242/destroy'])(
     'DELETE %s: 404',
-    async (path) => {
+    async (path, { call }) => {
       const reply = await call('DELETE', path);
       expect(reply.status).toBe(404);
       expect(reply.json()).toEqual(NOT_FOUND);
@@ -637,13 +646,13 @@ describe('delete', () => {
 });
 
 describe('other paths', () => {
-  test('an unknown path under /api/v1 is the 404 shape', async () => {
+  test('an unknown path under /api/v1 is the 404 shape', async ({ call }) => {
     const reply = await call('GET', '/api/v1/nothing-here');
     expect(reply.status).toBe(404);
     expect(reply.json()).toEqual(NOT_FOUND);
   });
 
-  test('the websites API does not answer on the analyzer host', async () => {
+  test('the websites API does not answer on the analyzer host', async ({ create, call }) => {
     const site = await create({ url: host('other-host') });
     const reply = await call('GET', `/api/v1/websites/${site.id}`, {
       headers: { host: 'analyzer.localhost' },
@@ -652,7 +661,7 @@ describe('other paths', () => {
     expect(reply.json()).toEqual(NOT_FOUND);
   });
 
-  test('it answers on any other host', async () => {
+  test('it answers on any other host', async ({ create, call }) => {
     const site = await create({ url: host('any-host') });
     const reply = await call('GET', `/api/v1/websites/${site.id}`, {
       headers: { host: 'stats.example.net' },
@@ -662,39 +671,50 @@ describe('other paths', () => {
   });
 });
 
-describe('list', () => {
-  /** A gateway of its own, so the totals are exactly what this block creates. */
-  let own: Gateway;
-  /** The shipped config's services.websites.publicUrl (WEBSITES_PUBLIC_URL unset), not the Host sent. */
-  const base = 'http://localhost:8080/api/v1/websites';
-  /** Alice's 25 hosts, created in a shuffled order so the ids do not follow the hosts. */
-  const hosts = Array.from({ length: 25 }, (_, i) => `site-${String(i + 1).padStart(2, '0')}.example`);
-  // i*7 mod 25 visits every index once (7 and 25 are coprime).
-  const shuffled = hosts.map((_, i) => hosts[(i * 7) % hosts.length]!);
-  const extra = ['alpha-beta.example', 'percent.example', 'zulu.example'];
-  const byHost = new Map<string, Website>();
+/** Alice's 25 hosts of the list block, created in a shuffled order so the ids do not follow the hosts. */
+const hosts = Array.from({ length: 25 }, (_, i) => `site-${String(i + 1).padStart(2, '0')}.example`);
+// i*7 mod 25 visits every index once (7 and 25 are coprime).
+const shuffled = hosts.map((_, i) => hosts[(i * 7) % hosts.length]!);
+const extra = ['alpha-beta.example', 'percent.example', 'zulu.example'];
 
-  const list = async (query: string, key = ALICE_KEY) =>
-    call('GET', `/api/v1/websites${query}`, { via: own, key });
-  const page = (query: string, n: number) => `${base}?${query}${query ? '&' : ''}page=${n}`;
-
-  beforeAll(async () => {
-    own = await startEmbeddedGateway();
+const listTest = test
+  /** The list block's gateway of its own, so the totals are exactly what the block creates. */
+  .extend('own', { scope: 'file' }, ({ gateways }) =>
+    gateways.start(DEFAULT_CONFIG, embeddedEnv(newDataDir())),
+  )
+  /** Alice's hosts and extra ones, and one of Bob's, created through `own`; by host. */
+  .extend('byHost', { scope: 'file' }, async ({ own, call }) => {
+    const byHost = new Map<string, Website>();
     for (const url of [...shuffled, ...extra]) {
       const reply = await call('POST', '/api/v1/websites', { via: own, form: { url } });
       expect(reply.status).toBe(201);
       byHost.set(url, (reply.json() as { data: Website }).data);
     }
     await call('POST', '/api/v1/websites', { via: own, key: BOB_KEY, form: { url: 'bobs-only.example' } });
-  });
-  afterAll(async () => {
-    await own?.close();
-  });
+    return byHost;
+  })
+  .extend(
+    'list',
+    { scope: 'file' },
+    ({ own, call, byHost: _created }) =>
+      async (query: string, key = ALICE_KEY) =>
+        call('GET', `/api/v1/websites${query}`, { via: own, key }),
+  )
+  .extend(
+    'records',
+    { scope: 'file' },
+    ({ byHost }) =>
+      (names: string[]) =>
+        names.map((name) => byHost.get(name)!),
+  );
 
-  const records = (names: string[]) => names.map((name) => byHost.get(name)!);
+describe('list', () => {
+  /** The shipped config's services.websites.publicUrl (WEBSITES_PUBLIC_URL unset), not the Host sent. */
+  const base = 'http://localhost:8080/api/v1/websites';
+  const page = (query: string, n: number) => `${base}?${query}${query ? '&' : ''}page=${n}`;
   const allAsc = [...extra, ...hosts].sort();
 
-  test('three pages of ten (the default), A-Z, with links and meta', async () => {
+  listTest('three pages of ten (the default), A-Z, with links and meta', async ({ list, records }) => {
     const pages = [1, 2, 3].map((n) => allAsc.slice((n - 1) * 10, n * 10));
     for (const [i, names] of pages.entries()) {
       const n = i + 1;
@@ -723,7 +743,7 @@ describe('list', () => {
     }
   });
 
-  test('the links keep search, sort and per_page', async () => {
+  listTest('the links keep search, sort and per_page', async ({ list, records }) => {
     const query = 'search=SITE&sort=desc&per_page=10';
     const reply = await list(`?${query}&page=2`);
     expect(reply.status).toBe(200);
@@ -736,14 +756,14 @@ describe('list', () => {
     });
   });
 
-  test('sort=desc is Z-A, sort=asc A-Z', async () => {
+  listTest('sort=desc is Z-A, sort=asc A-Z', async ({ list, records }) => {
     const desc = await list('?sort=desc&per_page=100');
     expect((desc.json() as { data: Website[] }).data).toEqual(records([...allAsc].reverse()));
     const asc = await list('?sort=asc&per_page=100');
     expect((asc.json() as { data: Website[] }).data).toEqual(records(allAsc));
   });
 
-  test('search is a case-insensitive substring of the host', async () => {
+  listTest('search is a case-insensitive substring of the host', async ({ list, records }) => {
     const reply = await list('?search=Site-1&per_page=100');
     expect(reply.json()).toEqual({
       data: records(hosts.slice(9, 19)),
@@ -758,7 +778,7 @@ describe('list', () => {
     });
   });
 
-  test.each([
+  listTest.for<[string, string[]]>([
     ['_', []],
     ['a-b', ['alpha-beta.example']],
     ['%', []],
@@ -766,13 +786,13 @@ describe('list', () => {
     ['a%', []],
     ['.EXAMPLE', allAsc],
     ['nothing-like-this', []],
-  ])('search %j matches literally', async (search, expected) => {
+  ])('search %j matches literally', async ([search, expected], { list, records }) => {
     const reply = await list(`?search=${encodeURIComponent(search)}&per_page=100`);
     expect(reply.status).toBe(200);
     expect((reply.json() as { data: Website[] }).data).toEqual(records(expected));
   });
 
-  test('no match: an empty page, from and to null', async () => {
+  listTest('no match: an empty page, from and to null', async ({ list }) => {
     const reply = await list('?search=zzz');
     expect(reply.json()).toEqual({
       data: [],
@@ -787,7 +807,7 @@ describe('list', () => {
     });
   });
 
-  test('a page past the last is empty, with the way back', async () => {
+  listTest('a page past the last is empty, with the way back', async ({ list }) => {
     const reply = await list('?per_page=25&page=5');
     expect(reply.json()).toEqual({
       data: [],
@@ -802,7 +822,7 @@ describe('list', () => {
     });
   });
 
-  test('a huge page reads as page 1e9: an empty page, exact numbers', async () => {
+  listTest('a huge page reads as page 1e9: an empty page, exact numbers', async ({ list }) => {
     const reply = await list('?page=100000000000000000000');
     expect(reply.status).toBe(200);
     expect(reply.json()).toEqual({
@@ -818,7 +838,7 @@ describe('list', () => {
     });
   });
 
-  test.each(['abc', '0', '-2', '1.5', ''])('page %j reads as page 1', async (n) => {
+  listTest.for(['abc', '0', '-2', '1.5', ''])('page %j reads as page 1', async (n, { list, records }) => {
     const reply = await list(`?per_page=10&page=${n}`);
     const body = reply.json() as { data: Website[]; meta: { current_page: number } };
     expect(reply.status).toBe(200);
@@ -826,11 +846,11 @@ describe('list', () => {
     expect(body.data).toEqual(records(allAsc.slice(0, 10)));
   });
 
-  test.each([
+  listTest.for<[string, number]>([
     ['10', 10],
     ['100', 28],
     ['27', 27],
-  ])('per_page=%s', async (perPage, count) => {
+  ])('per_page=%s', async ([perPage, count], { list, records }) => {
     const reply = await list(`?per_page=${perPage}`);
     expect(reply.status).toBe(200);
     const body = reply.json() as { data: Website[]; meta: { per_page: number } };
@@ -838,17 +858,17 @@ describe('list', () => {
     expect(body.meta.per_page).toBe(Number(perPage));
   });
 
-  test.each([
+  listTest.for<[string, Record<string, string[]>]>([
     ['search=a&search=b', { search: ['The search field must be a string.'] }],
     [`search=${'s'.repeat(256)}`, { search: ['The search field must not be greater than 255 characters.'] }],
-  ])('?%s: 422', async (query, message) => {
+  ])('?%s: 422', async ([query, message], { list }) => {
     const reply = await list(`?${query}`);
     expect(reply.status).toBe(422);
     expect(reply.json()).toEqual(invalid(message));
   });
 
   // As the original's controller: a per_page outside 10–100 or a sort other than asc/desc is the default.
-  test.each([
+  listTest.for<[string, string]>([
     ['per_page=5', 'per_page=10&sort=asc'],
     ['per_page=9', 'per_page=10&sort=asc'],
     ['per_page=101', 'per_page=10&sort=asc'],
@@ -859,7 +879,7 @@ describe('list', () => {
     ['sort=foo', 'sort=asc&per_page=10'],
     ['sort=DESC', 'sort=asc&per_page=10'],
     ['sort=sideways&per_page=1', 'sort=asc&per_page=10'],
-  ])('?%s reads as the defaults (sort asc, per_page 10)', async (query, linked) => {
+  ])('?%s reads as the defaults (sort asc, per_page 10)', async ([query, linked], { list, records }) => {
     const reply = await list(`?${query}`);
     expect(reply.status).toBe(200);
     expect(reply.json()).toEqual({
@@ -870,7 +890,7 @@ describe('list', () => {
     });
   });
 
-  test('empty search, sort and per_page mean their defaults', async () => {
+  listTest('empty search, sort and per_page mean their defaults', async ({ list, records }) => {
     const reply = await list('?search=&sort=&per_page=');
     expect(reply.status).toBe(200);
     const body = reply.json() as { data: Website[]; meta: { per_page: number; total: number } };
@@ -879,7 +899,7 @@ describe('list', () => {
     expect(body.meta.total).toBe(28);
   });
 
-  test('an owner sees only their own websites', async () => {
+  listTest('an owner sees only their own websites', async ({ list }) => {
     const reply = await list('', BOB_KEY);
     expect(reply.json()).toEqual({
       data: [{ ...defaults('bobs-only.example') }],
@@ -898,7 +918,10 @@ describe('list', () => {
 });
 
 describe('search of IDN hosts (stored in punycode)', () => {
-  test('a whole Unicode label or domain finds its punycode host; a part of a label does not', async () => {
+  test('a whole Unicode label or domain finds its punycode host; a part of a label does not', async ({
+    create,
+    call,
+  }) => {
     const site = await create({ url: 'http://www.Bücher.de/' });
     expect(site.url).toBe('xn--bcher-kva.de');
     const found = async (search: string) => {

@@ -2,59 +2,61 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../../../src/http/gateway.js';
+import { describe, expect } from 'vitest';
 import { burst } from '../../helpers/burst.js';
 import { expectLimited } from '../../helpers/clients.js';
-import { dataDirWithWorkspaces, NO_ADDRESS_BUDGETS, startEmbeddedGateway } from '../../helpers/embedded.js';
+import { NO_ADDRESS_BUDGETS } from '../../helpers/embedded.js';
+import { embeddedTest } from '../../helpers/fixtures.js';
 import { limitHeaders, send, type Reply } from '../../helpers/gateway.js';
-import { RedisServer } from '../../helpers/redis-server.js';
 import { visitorJwt } from '../../helpers/tokens.js';
 
 const SESSION_MESSAGE = 'Too many widget requests for this conversation. Please slow down.';
 
-let redis: RedisServer;
-let gateway: Gateway;
-let pool: Pool;
-let dataDir: string;
 let nextIp = 1;
 
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  dataDir = dataDirWithWorkspaces('acme');
-  gateway = await startEmbeddedGateway(dataDir, {
-    REDIS_URL: redis.url,
-    TRUSTED_PROXIES: '127.0.0.1',
-    ...NO_ADDRESS_BUDGETS,
-  });
-  pool = new Pool(gateway.url(), { connections: 20, pipelining: 1 });
-});
-afterAll(async () => {
-  await pool?.close();
-  await gateway?.close();
-  await redis?.kill();
-});
-
-function post(path: string, headers: Record<string, string>, body?: unknown): Promise<Reply> {
-  return send(`${gateway.url()}${path}`, {
-    method: 'POST',
-    dispatcher: pool,
-    headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
-
-/** A visitor from its own address, with a token from init. */
-async function visitor(): Promise<{ ip: string; token: string; sessionId: string }> {
-  const ip = `192.0.2.${nextIp++}`;
-  const reply = await post('/api/v1/widget/init', { 'x-forwarded-for': ip }, { workspace: 'acme' });
-  expect(reply.status).toBe(200);
-  const { token, session_id } = reply.json() as { token: string; session_id: string };
-  return { ip, token, sessionId: session_id };
-}
+const test = embeddedTest({
+  redis: true,
+  workspaces: ['acme'],
+  env: { TRUSTED_PROXIES: '127.0.0.1', ...NO_ADDRESS_BUDGETS },
+})
+  .extend('pool', { scope: 'file' }, ({ gateway }, { onCleanup }) => {
+    const pool = new Pool(gateway.url(), { connections: 20, pipelining: 1 });
+    onCleanup(() => pool.close());
+    return pool;
+  })
+  .extend(
+    'post',
+    { scope: 'file' },
+    ({ gateway, pool }) =>
+      function post(path: string, headers: Record<string, string>, body?: unknown): Promise<Reply> {
+        return send(`${gateway.url()}${path}`, {
+          method: 'POST',
+          dispatcher: pool,
+          headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      },
+  )
+  /** A visitor from its own address, with a token from init. */
+  .extend(
+    'visitor',
+    { scope: 'file' },
+    ({ post }) =>
+      async function visitor(): Promise<{ ip: string; token: string; sessionId: string }> {
+        const ip = `192.0.2.${nextIp++}`;
+        const reply = await post('/api/v1/widget/init', { 'x-forwarded-for': ip }, { workspace: 'acme' });
+        expect(reply.status).toBe(200);
+        const { token, session_id } = reply.json() as { token: string; session_id: string };
+        return { ip, token, sessionId: session_id };
+      },
+  );
 
 describe('widget-session: 300/min per visitor token', () => {
-  test('messages, events and conversation operations share one budget; leads keep their own', async () => {
+  test('messages, events and conversation operations share one budget; leads keep their own', async ({
+    visitor,
+    post,
+    gateway,
+  }) => {
     const { token, ip } = await visitor();
     const auth = { authorization: `Bearer ${token}`, 'x-forwarded-for': ip };
     const calls: [string, unknown, number][] = [
@@ -110,7 +112,7 @@ describe('widget-session: 300/min per visitor token', () => {
     expect(limitHeaders(fresh)).toMatchObject({ 'x-ratelimit-limit': '300', 'x-ratelimit-remaining': '299' });
   });
 
-  test('a fresh token of a resumed session keeps the session’s budget', async () => {
+  test('a fresh token of a resumed session keeps the session’s budget', async ({ visitor, post }) => {
     const { token, ip } = await visitor();
     await post(
       '/api/v1/widget/messages',
@@ -136,7 +138,7 @@ describe('widget-session: 300/min per visitor token', () => {
 });
 
 describe('widget-leads: 30/min per visitor token', () => {
-  test('the 31st lead is refused', async () => {
+  test('the 31st lead is refused', async ({ visitor, post }) => {
     const { token, ip } = await visitor();
     const auth = { authorization: `Bearer ${token}`, 'x-forwarded-for': ip };
     const lead = { name: 'Ann', email: 'ann@example.com', consent: true };
@@ -152,7 +154,7 @@ describe('widget-leads: 30/min per visitor token', () => {
 });
 
 describe('an expired visitor token', () => {
-  test('gets 401 from the gateway, with the rate-limit headers', async () => {
+  test('gets 401 from the gateway, with the rate-limit headers', async ({ visitor, dataDir, post }) => {
     const { sessionId, ip } = await visitor();
     // Signed with the secret the service generated under DATA_DIR, expired beyond the 5 s tolerance.
     const secret = readFileSync(join(dataDir, 'widget-jwt.secret'), 'utf8').trim();
@@ -178,7 +180,7 @@ describe('an expired visitor token', () => {
 });
 
 describe('per-IP limits: typing 600, satisfaction 60, coupon 120 per minute', () => {
-  test('the 61st rating from one address is refused, whatever the session', async () => {
+  test('the 61st rating from one address is refused, whatever the session', async ({ visitor, post }) => {
     const ip = `192.0.2.${nextIp++}`;
     const visitors = await Promise.all([visitor(), visitor()]);
     const replies = await burst(

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../../../../src/http/gateway.js';
+import { describe, expect } from 'vitest';
 import { dayOf } from '../../../../src/services/websites/analytics/days.js';
 import { DIMENSIONS } from '../../../../src/services/websites/analytics/stats-source.js';
 import { ALICE_KEY, BOB_KEY, startEmbeddedGateway } from '../../../helpers/embedded.js';
+import { embeddedTest } from '../../../helpers/fixtures.js';
 import { send, type Reply } from '../../../helpers/gateway.js';
 
 /**
@@ -22,14 +22,6 @@ const RECORDED = { message: 'Recorded.', status: 200 };
 const NOT_FOUND = { message: 'Resource not found.', status: 404 };
 const EXCLUDED = { message: 'This visit is excluded from tracking.', status: 403 };
 
-let gateway: Gateway;
-beforeAll(async () => {
-  gateway = await startEmbeddedGateway(undefined, { TRUSTED_PROXIES: '127.0.0.1' });
-});
-afterAll(async () => {
-  await gateway?.close();
-});
-
 let unique = 0;
 const host = (label: string) => `${label}-${++unique}.example`;
 /** A visitor address no other test uses (its own per-IP window). */
@@ -44,48 +36,70 @@ interface Visit {
   'event[unit]'?: string;
 }
 
-function collect(
-  fields: Visit | Record<string, string>,
-  options: { ua?: string; ip?: string; lang?: string; headers?: Record<string, string> } = {},
-): Promise<Reply> {
-  return send(`${gateway.url()}/api/event`, {
-    method: 'POST',
-    headers: {
-      'content-type': FORM,
-      'user-agent': options.ua ?? CHROME,
-      'x-forwarded-for': options.ip ?? visitorIp(),
-      ...(options.lang ? { 'accept-language': options.lang } : {}),
-      ...options.headers,
-    },
-    body: new URLSearchParams(fields as Record<string, string>).toString(),
-  });
-}
-
-function api(path: string, key = ALICE_KEY): Promise<Reply> {
-  return send(`${gateway.url()}${path}`, {
-    headers: { accept: 'application/json', authorization: `Bearer ${key}` },
-  });
-}
-
-async function website(form: Record<string, string>, key = ALICE_KEY): Promise<number> {
-  const reply = await send(`${gateway.url()}/api/v1/websites`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': FORM, accept: 'application/json' },
-    body: new URLSearchParams(form).toString(),
-  });
-  expect(reply.status, reply.text).toBe(201);
-  return (reply.json() as { data: { id: number } }).data.id;
-}
-
-/** The data rows of a stats query (today's range unless given). */
-async function stats(id: number, query: string, key = ALICE_KEY): Promise<unknown> {
-  const reply = await api(`/api/v1/stats/${id}?${query}`, key);
-  expect(reply.status, reply.text).toBe(200);
-  return (reply.json() as { data: unknown }).data;
-}
+const test = embeddedTest({ env: { TRUSTED_PROXIES: '127.0.0.1' } })
+  .extend(
+    'collect',
+    { scope: 'file' },
+    ({ gateway }) =>
+      function collect(
+        fields: Visit | Record<string, string>,
+        options: { ua?: string; ip?: string; lang?: string; headers?: Record<string, string> } = {},
+      ): Promise<Reply> {
+        return send(`${gateway.url()}/api/event`, {
+          method: 'POST',
+          headers: {
+            'content-type': FORM,
+            'user-agent': options.ua ?? CHROME,
+            'x-forwarded-for': options.ip ?? visitorIp(),
+            ...(options.lang ? { 'accept-language': options.lang } : {}),
+            ...options.headers,
+          },
+          body: new URLSearchParams(fields as Record<string, string>).toString(),
+        });
+      },
+  )
+  .extend(
+    'api',
+    { scope: 'file' },
+    ({ gateway }) =>
+      function api(path: string, key = ALICE_KEY): Promise<Reply> {
+        return send(`${gateway.url()}${path}`, {
+          headers: { accept: 'application/json', authorization: `Bearer ${key}` },
+        });
+      },
+  )
+  .extend(
+    'website',
+    { scope: 'file' },
+    ({ gateway }) =>
+      async function website(form: Record<string, string>, key = ALICE_KEY): Promise<number> {
+        const reply = await send(`${gateway.url()}/api/v1/websites`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': FORM, accept: 'application/json' },
+          body: new URLSearchParams(form).toString(),
+        });
+        expect(reply.status, reply.text).toBe(201);
+        return (reply.json() as { data: { id: number } }).data.id;
+      },
+  )
+  /** The data rows of a stats query (today's range unless given). */
+  .extend(
+    'stats',
+    { scope: 'file' },
+    ({ api }) =>
+      async function stats(id: number, query: string, key = ALICE_KEY): Promise<unknown> {
+        const reply = await api(`/api/v1/stats/${id}?${query}`, key);
+        expect(reply.status, reply.text).toBe(200);
+        return (reply.json() as { data: unknown }).data;
+      },
+  );
 
 describe('the collector', () => {
-  test('records a visit: 200, and the visitor, landing page and referrer counted', async () => {
+  test('records a visit: 200, and the visitor, landing page and referrer counted', async ({
+    website,
+    collect,
+    stats,
+  }) => {
     const site = host('visit');
     const id = await website({ url: site });
     const reply = await collect(
@@ -126,7 +140,11 @@ describe('the collector', () => {
     expect(views.filter((h) => h.count > 0)).toEqual([{ value: hour, count: 1 }]);
   });
 
-  test('a page reached from the same site is a pageview only: no visitor, landing page or referrer', async () => {
+  test('a page reached from the same site is a pageview only: no visitor, landing page or referrer', async ({
+    website,
+    collect,
+    stats,
+  }) => {
     const site = host('internal');
     const id = await website({ url: site });
     expect((await collect({ page: `https://${site}/`, referrer: '' })).status).toBe(200);
@@ -153,7 +171,7 @@ describe('the collector', () => {
     ]);
   });
 
-  test('an unknown host is 404; a missing or malformed page is 422', async () => {
+  test('an unknown host is 404; a missing or malformed page is 422', async ({ collect }) => {
     const unknown = await collect({ page: `https://${host('nobody')}/` });
     expect(unknown.status).toBe(404);
     expect(unknown.json()).toEqual(NOT_FOUND);
@@ -165,7 +183,11 @@ describe('the collector', () => {
     expect(bad.json()).toEqual({ message: { page: ['The page must be a valid URL.'] }, status: 422 });
   });
 
-  test('exclude_ips: a listed IP and a CIDR range are 403, others are recorded', async () => {
+  test('exclude_ips: a listed IP and a CIDR range are 403, others are recorded', async ({
+    website,
+    collect,
+    stats,
+  }) => {
     const site = host('ips');
     const id = await website({ url: site, exclude_ips: '203.0.113.7\n2001:db8::/32\n192.0.2.0/24' });
     for (const ip of ['203.0.113.7', '192.0.2.200', '2001:db8::1']) {
@@ -177,7 +199,10 @@ describe('the collector', () => {
     expect(await stats(id, `name=pageviews&from=${TODAY}`)).toEqual([{ value: TODAY, count: 1 }]);
   });
 
-  test('an X-Forwarded-For from the visitor itself is not trusted past the gateway', async () => {
+  test('an X-Forwarded-For from the visitor itself is not trusted past the gateway', async ({
+    website,
+    collect,
+  }) => {
     const site = host('spoof');
     await website({ url: site, exclude_ips: '203.0.113.9' });
     // The visitor claims 203.0.113.9 in front of its real address: the gateway trusts 127.0.0.1
@@ -186,7 +211,11 @@ describe('the collector', () => {
     expect(reply.status).toBe(200);
   });
 
-  test('exclude_ips applies to the address the gateway limited by, past blank and ip:port hops', async () => {
+  test('exclude_ips applies to the address the gateway limited by, past blank and ip:port hops', async ({
+    website,
+    collect,
+    stats,
+  }) => {
     const site = host('chain');
     const excluded = visitorIp();
     const id = await website({ url: site, exclude_ips: excluded });
@@ -215,7 +244,11 @@ describe('the collector', () => {
     expect(await stats(id, `name=pageviews&from=${TODAY}`)).toEqual([{ value: TODAY, count: 1 }]);
   });
 
-  test('exclude_bots: a bot user agent is 403, recorded when the setting is off', async () => {
+  test('exclude_bots: a bot user agent is 403, recorded when the setting is off', async ({
+    website,
+    collect,
+    stats,
+  }) => {
     const on = host('bots-on');
     await website({ url: on });
     const refused = await collect({ page: `https://${on}/` }, { ua: GOOGLEBOT });
@@ -227,7 +260,11 @@ describe('the collector', () => {
     expect(await stats(id, 'name=pages')).toEqual([{ value: '/', count: 1 }]);
   });
 
-  test('exclude_params: listed parameters are removed from the page; "&" removes every one', async () => {
+  test('exclude_params: listed parameters are removed from the page; "&" removes every one', async ({
+    website,
+    collect,
+    stats,
+  }) => {
     const some = host('params');
     const a = await website({ url: some, exclude_params: 'token\nsession' });
     await collect({ page: `https://${some}/p?token=1&keep=2&session=3` });
@@ -242,7 +279,12 @@ describe('the collector', () => {
     expect(await stats(b, 'name=pages')).toEqual([{ value: '/r', count: 1 }]);
   });
 
-  test('events: counted by name (form and JSON), not as pageviews; a bad value is 422', async () => {
+  test('events: counted by name (form and JSON), not as pageviews; a bad value is 422', async ({
+    website,
+    collect,
+    gateway,
+    stats,
+  }) => {
     const site = host('events');
     const id = await website({ url: site });
     const page = `https://${site}/checkout`;
@@ -277,7 +319,11 @@ describe('the collector', () => {
     });
   });
 
-  test('CORS: the preflight from any origin, and the headers on the answer', async () => {
+  test('CORS: the preflight from any origin, and the headers on the answer', async ({
+    gateway,
+    website,
+    collect,
+  }) => {
     const pre = await send(`${gateway.url()}/api/event`, {
       method: 'OPTIONS',
       headers: {
@@ -301,7 +347,9 @@ describe('the collector', () => {
 });
 
 describe('the tracking script', () => {
-  test('GET /js/script.js: JavaScript with an ETag and Cache-Control; 304 on If-None-Match', async () => {
+  test('GET /js/script.js: JavaScript with an ETag and Cache-Control; 304 on If-None-Match', async ({
+    gateway,
+  }) => {
     const reply = await send(`${gateway.url()}/js/script.js`);
     expect(reply.status).toBe(200);
     expect(reply.headers['content-type']).toBe('application/javascript; charset=utf-8');
@@ -323,18 +371,18 @@ describe('the tracking script', () => {
   });
 });
 
-describe('the stats API', () => {
-  let id: number;
-  beforeAll(async () => {
-    const site = host('stats');
-    id = await website({ url: site });
-    // /a ×3, /b ×2, /Abc ×1, /c ×1: every one a visitor (no referrer).
-    for (const path of ['/a', '/a', '/a', '/b', '/b', '/Abc', '/c']) {
-      expect((await collect({ page: `https://${site}${path}` })).status).toBe(200);
-    }
-  });
+/** `id`: one website with /a ×3, /b ×2, /Abc ×1, /c ×1, every one a visitor (no referrer). */
+const statsTest = test.extend('id', { scope: 'file' }, async ({ website, collect }) => {
+  const site = host('stats');
+  const id = await website({ url: site });
+  for (const path of ['/a', '/a', '/a', '/b', '/b', '/Abc', '/c']) {
+    expect((await collect({ page: `https://${site}${path}` })).status).toBe(200);
+  }
+  return id;
+});
 
-  test('the list envelope, largest first by default, with links', async () => {
+describe('the stats API', () => {
+  statsTest('the list envelope, largest first by default, with links', async ({ id, api }) => {
     const reply = await api(`/api/v1/stats/${id}?name=pages`);
     expect(reply.status).toBe(200);
     const path = `http://localhost:8080/api/v1/stats/${id}`;
@@ -356,7 +404,7 @@ describe('the stats API', () => {
     });
   });
 
-  test('sort=min, search (case-insensitive), paging', async () => {
+  statsTest('sort=min, search (case-insensitive), paging', async ({ id, stats, api }) => {
     expect(await stats(id, 'name=pages&sort=min')).toEqual([
       { value: '/Abc', count: 1 },
       { value: '/c', count: 1 },
@@ -371,7 +419,7 @@ describe('the stats API', () => {
     expect((second.json() as { data: unknown[]; meta: { total: number } }).data).toEqual([]);
   });
 
-  test('an out-of-range per_page and an unknown sort fall back to the defaults', async () => {
+  statsTest('an out-of-range per_page and an unknown sort fall back to the defaults', async ({ id, api }) => {
     for (const query of ['per_page=5', 'per_page=101', 'per_page=x', 'sort=up']) {
       const reply = await api(`/api/v1/stats/${id}?name=pages&${query}`);
       expect(reply.status).toBe(200);
@@ -381,53 +429,59 @@ describe('the stats API', () => {
     }
   });
 
-  test('ranges: a range without today is empty; the series is zero-filled per day', async () => {
-    expect(await stats(id, 'name=pages&from=2020-01-01&to=2020-01-31')).toEqual([]);
-    expect(await stats(id, 'name=visitors&from=2020-01-01&to=2020-01-03')).toEqual([
-      { value: '2020-01-01', count: 0 },
-      { value: '2020-01-02', count: 0 },
-      { value: '2020-01-03', count: 0 },
-    ]);
-    const defaultRange = (await api(`/api/v1/stats/${id}?name=pageviews&per_page=100`)).json() as {
-      data: { value: string; count: number }[];
-    };
-    expect(defaultRange.data).toHaveLength(30);
-    expect(defaultRange.data.at(-1)).toEqual({ value: TODAY, count: 7 });
-  });
+  statsTest(
+    'ranges: a range without today is empty; the series is zero-filled per day',
+    async ({ id, stats, api }) => {
+      expect(await stats(id, 'name=pages&from=2020-01-01&to=2020-01-31')).toEqual([]);
+      expect(await stats(id, 'name=visitors&from=2020-01-01&to=2020-01-03')).toEqual([
+        { value: '2020-01-01', count: 0 },
+        { value: '2020-01-02', count: 0 },
+        { value: '2020-01-03', count: 0 },
+      ]);
+      const defaultRange = (await api(`/api/v1/stats/${id}?name=pageviews&per_page=100`)).json() as {
+        data: { value: string; count: number }[];
+      };
+      expect(defaultRange.data).toHaveLength(30);
+      expect(defaultRange.data.at(-1)).toEqual({ value: TODAY, count: 7 });
+    },
+  );
 
-  test('name=realtime: the visits of the last minutes, newest first, in snake_case, paged', async () => {
-    const reply = await api(`/api/v1/stats/${id}?name=realtime&minutes=5&per_page=10`);
-    expect(reply.status).toBe(200);
-    const path = `http://localhost:8080/api/v1/stats/${id}`;
-    const body = reply.json() as { data: { at: string }[] };
-    const visit = (page: string) => ({
-      at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/) as unknown,
-      page,
-      referrer: null,
-      // The geo database's country of 198.51.100.0/24, as the countries dimension counts it.
-      country: 'AU',
-      browser: 'Chrome',
-      operating_system: 'Windows',
-      device: 'desktop',
-    });
-    const links = `${path}?name=realtime&minutes=5&per_page=10&sort=max&page=1`;
-    expect(body).toEqual({
-      data: ['/c', '/Abc', '/b', '/b', '/a', '/a', '/a'].map(visit),
-      links: { first: links, last: links, prev: null, next: null },
-      meta: { current_page: 1, from: 1, last_page: 1, path, per_page: 10, to: 7, total: 7 },
-      status: 200,
-    });
-    const times = body.data.map((v) => v.at);
-    expect(times).toEqual([...times].sort().reverse());
-    const second = (await api(`/api/v1/stats/${id}?name=realtime&per_page=10&page=2`)).json() as {
-      data: unknown[];
-      meta: { total: number };
-    };
-    expect(second.data).toEqual([]);
-    expect(second.meta.total).toBe(7);
-  });
+  statsTest(
+    'name=realtime: the visits of the last minutes, newest first, in snake_case, paged',
+    async ({ id, api }) => {
+      const reply = await api(`/api/v1/stats/${id}?name=realtime&minutes=5&per_page=10`);
+      expect(reply.status).toBe(200);
+      const path = `http://localhost:8080/api/v1/stats/${id}`;
+      const body = reply.json() as { data: { at: string }[] };
+      const visit = (page: string) => ({
+        at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/) as unknown,
+        page,
+        referrer: null,
+        // The geo database's country of 198.51.100.0/24, as the countries dimension counts it.
+        country: 'AU',
+        browser: 'Chrome',
+        operating_system: 'Windows',
+        device: 'desktop',
+      });
+      const links = `${path}?name=realtime&minutes=5&per_page=10&sort=max&page=1`;
+      expect(body).toEqual({
+        data: ['/c', '/Abc', '/b', '/b', '/a', '/a', '/a'].map(visit),
+        links: { first: links, last: links, prev: null, next: null },
+        meta: { current_page: 1, from: 1, last_page: 1, path, per_page: 10, to: 7, total: 7 },
+        status: 200,
+      });
+      const times = body.data.map((v) => v.at);
+      expect(times).toEqual([...times].sort().reverse());
+      const second = (await api(`/api/v1/stats/${id}?name=realtime&per_page=10&page=2`)).json() as {
+        data: unknown[];
+        meta: { total: number };
+      };
+      expect(second.data).toEqual([]);
+      expect(second.meta.total).toBe(7);
+    },
+  );
 
-  test('name=realtime: minutes outside 1–30 is a 422; another owner gets 404', async () => {
+  statsTest('name=realtime: minutes outside 1–30 is a 422; another owner gets 404', async ({ id, api }) => {
     for (const minutes of ['0', '31', 'x', '1.5']) {
       const reply = await api(`/api/v1/stats/${id}?name=realtime&minutes=${minutes}`);
       expect(reply.status, minutes).toBe(422);
@@ -441,12 +495,12 @@ describe('the stats API', () => {
     expect(other.json()).toEqual(NOT_FOUND);
   });
 
-  test.each(DIMENSIONS)('name=%s answers its rows', async (name) => {
+  statsTest.for(DIMENSIONS)('name=%s answers its rows', async (name, { id, api }) => {
     const reply = await api(`/api/v1/stats/${id}?name=${name}`);
     expect(reply.status).toBe(200);
   });
 
-  test('a bad name, date or range is 422 in the Laravel shape', async () => {
+  statsTest('a bad name, date or range is 422 in the Laravel shape', async ({ id, api }) => {
     const cases: [string, Record<string, string[]>][] = [
       ['', { name: ['The name field is required.'] }],
       ['name=users', { name: ['The selected name is invalid.'] }],
@@ -467,24 +521,27 @@ describe('the stats API', () => {
     }
   });
 
-  test("another user's website, a missing one and a bad id are 404; no key is 401", async () => {
-    for (const path of [
-      `/api/v1/stats/${id}?name=pages`,
-      '/api/v1/stats/999999?name=pages',
-      '/api/v1/stats/x',
-    ]) {
-      const reply = await api(path, path.includes(String(id)) ? BOB_KEY : ALICE_KEY);
-      expect(reply.status, path).toBe(404);
-      expect(reply.json()).toEqual(NOT_FOUND);
-    }
-    const anonymous = await send(`${gateway.url()}/api/v1/stats/${id}?name=pages`);
-    expect(anonymous.status).toBe(401);
-    expect(anonymous.json()).toEqual({ message: 'Unauthenticated.' });
-  });
+  statsTest(
+    "another user's website, a missing one and a bad id are 404; no key is 401",
+    async ({ id, api, gateway }) => {
+      for (const path of [
+        `/api/v1/stats/${id}?name=pages`,
+        '/api/v1/stats/999999?name=pages',
+        '/api/v1/stats/x',
+      ]) {
+        const reply = await api(path, path.includes(String(id)) ? BOB_KEY : ALICE_KEY);
+        expect(reply.status, path).toBe(404);
+        expect(reply.json()).toEqual(NOT_FOUND);
+      }
+      const anonymous = await send(`${gateway.url()}/api/v1/stats/${id}?name=pages`);
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.json()).toEqual({ message: 'Unauthenticated.' });
+    },
+  );
 });
 
 describe('the account API', () => {
-  test("GET /api/v1/account: the key owner's account", async () => {
+  test("GET /api/v1/account: the key owner's account", async ({ api, gateway }) => {
     const reply = await api('/api/v1/account', BOB_KEY);
     expect(reply.status).toBe(200);
     expect(reply.json()).toEqual({
