@@ -1,11 +1,11 @@
 // The statistics and report pages over plain HTTP through the shipped config's gateway (embedded
 // services, a real SQLite file): exact statuses, headers, cookies, CSV, and the 429 of the
 // password and sign-in forms' limiter.
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../../../../src/http/gateway.js';
+import { describe, expect } from 'vitest';
 import { CONTENT_SECURITY_POLICY } from '../../../../src/services/pages/layout.js';
 import { clientAddresses, rateLimitedBody } from '../../../helpers/clients.js';
-import { ALICE_KEY, newDataDir, startEmbeddedGateway } from '../../../helpers/embedded.js';
+import { ALICE_KEY } from '../../../helpers/embedded.js';
+import { embeddedTest } from '../../../helpers/fixtures.js';
 import { send, type Reply } from '../../../helpers/gateway.js';
 import { dayOf } from '../../../../src/services/websites/analytics/days.js';
 import { REPORT_PASSWORD, seed, SITE_PASSWORD, SITES, XSS, type Seeded } from '../../../helpers/pages.js';
@@ -13,41 +13,45 @@ import { REPORT_PASSWORD, seed, SITE_PASSWORD, SITES, XSS, type Seeded } from '.
 const LIMITED = 'Too many password attempts. Please try again later.';
 const ANALYZER = 'analyzer.localhost';
 
-let gateway: Gateway;
-let base: string;
-let seeded: Seeded;
 /** The seed's clock: its visits are at this time less whole days (and one minute). */
 const NOW = Date.now();
 const newClient = clientAddresses('203.0.113.');
 
-beforeAll(async () => {
-  const dataDir = newDataDir();
-  gateway = await startEmbeddedGateway(dataDir, { TRUSTED_PROXIES: '127.0.0.1' });
-  base = gateway.url();
-  seeded = await seed(base, dataDir, NOW);
-});
-afterAll(() => gateway?.close());
-
-const get = (path: string, headers: Record<string, string> = {}) =>
-  send(`${base}${path}`, { headers: { 'x-forwarded-for': newClient(), ...headers } });
-
-function postForm(
-  path: string,
-  form: Record<string, string>,
-  headers: Record<string, string> = {},
-): Promise<Reply> {
-  const host = headers.host ?? new URL(base).host;
-  return send(`${base}${path}`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      origin: `http://${host}`,
-      'x-forwarded-for': newClient(),
-      ...headers,
-    },
-    body: new URLSearchParams(form).toString(),
-  });
-}
+const test = embeddedTest({ env: { TRUSTED_PROXIES: '127.0.0.1' } })
+  .extend('seeded', { scope: 'file' }, ({ gateway, dataDir }): Promise<Seeded> =>
+    seed(gateway.url(), dataDir, NOW),
+  )
+  /** The gateway's URL, once the seed is in: every test reads it. */
+  .extend('base', { scope: 'file' }, ({ gateway, seeded: _seeded }) => gateway.url())
+  .extend(
+    'get',
+    { scope: 'file' },
+    ({ base }) =>
+      (path: string, headers: Record<string, string> = {}) =>
+        send(`${base}${path}`, { headers: { 'x-forwarded-for': newClient(), ...headers } }),
+  )
+  .extend(
+    'postForm',
+    { scope: 'file' },
+    ({ base }) =>
+      function postForm(
+        path: string,
+        form: Record<string, string>,
+        headers: Record<string, string> = {},
+      ): Promise<Reply> {
+        const host = headers.host ?? new URL(base).host;
+        return send(`${base}${path}`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/x-www-form-urlencoded',
+            origin: `http://${host}`,
+            'x-forwarded-for': newClient(),
+            ...headers,
+          },
+          body: new URLSearchParams(form).toString(),
+        });
+      },
+  );
 
 /** The page's markup with whitespace around tags removed and runs of it as one space. */
 const squeeze = (text: string) => text.replace(/\s+/g, ' ').replace(/> /g, '>').replace(/ </g, '<');
@@ -56,7 +60,7 @@ const squeeze = (text: string) => text.replace(/\s+/g, ' ').replace(/> /g, '>').
 const cookiePair = (setCookie: string) => setCookie.split(';')[0]!;
 
 describe('statistics pages', () => {
-  test('a public page: HTML, the pages headers, the recorded visits, escaped values', async () => {
+  test('a public page: HTML, the pages headers, the recorded visits, escaped values', async ({ get }) => {
     const reply = await get(`/${SITES.public}`);
     expect(reply.status).toBe(200);
     expect(reply.headers).toMatchObject({
@@ -75,7 +79,7 @@ describe('statistics pages', () => {
     expect(body).not.toContain('<img src=x');
   });
 
-  test('the overview: visitors and pageviews by UTC hour of the range, all 24 hours', async () => {
+  test('the overview: visitors and pageviews by UTC hour of the range, all 24 hours', async ({ get }) => {
     const reply = await get(`/${SITES.public}`);
     expect(reply.status).toBe(200);
     const body = squeeze(reply.text);
@@ -111,7 +115,9 @@ describe('statistics pages', () => {
     expect(hours.match(/<td class="num">0<\/td><td class="num">0<\/td><\/tr>/g)).toHaveLength(24);
   });
 
-  test('the search of a dimension page: the matching rows, kept in the CSV link and the range form', async () => {
+  test('the search of a dimension page: the matching rows, kept in the CSV link and the range form', async ({
+    get,
+  }) => {
     const today = dayOf(NOW);
     const from = dayOf(NOW - 29 * 86_400_000);
     const reply = await get(`/${SITES.public}/pages?search=PRIC`);
@@ -139,7 +145,7 @@ describe('statistics pages', () => {
     );
   });
 
-  test('a search with markup is shown as text in the field, the summary and the links', async () => {
+  test('a search with markup is shown as text in the field, the summary and the links', async ({ get }) => {
     const reply = await get(`/${SITES.public}/referrers?search=${encodeURIComponent(XSS)}`);
     expect(reply.status).toBe(200);
     const escaped = '&lt;img src=x onerror=&quot;document.title=&#39;pwned&#39;&quot;&gt;';
@@ -152,7 +158,7 @@ describe('statistics pages', () => {
     expect(body).not.toContain('<img src=x');
   });
 
-  test('the CSV of a dimension: exact headers and rows, CSV-escaped', async () => {
+  test('the CSV of a dimension: exact headers and rows, CSV-escaped', async ({ get }) => {
     const reply = await get(`/${SITES.public}/pages.csv`);
     expect(reply.status).toBe(200);
     expect(reply.headers['content-type']).toBe('text/csv; charset=utf-8');
@@ -171,26 +177,30 @@ describe('statistics pages', () => {
     );
   });
 
-  test.each([
-    '/unknown.example',
-    `/${SITES.private}`,
-    `/${SITES.private}/pages.csv`,
-    `/${SITES.public}/nope`,
-  ])('%s: the HTML 404 page for a stranger', async (path) => {
-    const reply = await get(path);
-    expect(reply.status).toBe(404);
-    expect(reply.headers['content-type']).toBe('text/html; charset=utf-8');
-    expect(reply.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
-    expect(reply.text).toContain('<h1>Page not found</h1>');
-  });
+  test.for(['/unknown.example', `/${SITES.private}`, `/${SITES.private}/pages.csv`, `/${SITES.public}/nope`])(
+    '%s: the HTML 404 page for a stranger',
+    async (path, { get }) => {
+      const reply = await get(path);
+      expect(reply.status).toBe(404);
+      expect(reply.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(reply.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
+      expect(reply.text).toContain('<h1>Page not found</h1>');
+    },
+  );
 
-  test.each(['/api/v1/nope', '/js', '/openapi.json'])('%s stays a JSON 404 of the API', async (path) => {
-    const reply = await get(path);
-    expect(reply.status).toBe(404);
-    expect(reply.json()).toEqual({ message: 'Resource not found.', status: 404 });
-  });
+  test.for(['/api/v1/nope', '/js', '/openapi.json'])(
+    '%s stays a JSON 404 of the API',
+    async (path, { get }) => {
+      const reply = await get(path);
+      expect(reply.status).toBe(404);
+      expect(reply.json()).toEqual({ message: 'Resource not found.', status: 404 });
+    },
+  );
 
-  test('sign-in: a signed HttpOnly SameSite=Lax session cookie with a bounded lifetime', async () => {
+  test('sign-in: a signed HttpOnly SameSite=Lax session cookie with a bounded lifetime', async ({
+    postForm,
+    get,
+  }) => {
     const reply = await postForm('/_/login', { key: ALICE_KEY, next: `/${SITES.private}` });
     expect(reply.status).toBe(303);
     expect(reply.headers.location).toBe(`/${SITES.private}`);
@@ -206,7 +216,11 @@ describe('statistics pages', () => {
     );
   });
 
-  test('the password form: 401 on a wrong password, then a cookie for this site only', async () => {
+  test('the password form: 401 on a wrong password, then a cookie for this site only', async ({
+    postForm,
+    seeded,
+    get,
+  }) => {
     const wrong = await postForm(`/_/unlock/${SITES.locked}`, { password: 'nope' });
     expect(wrong.status).toBe(401);
     expect(wrong.headers['set-cookie']).toBeUndefined();
@@ -222,13 +236,13 @@ describe('statistics pages', () => {
     expect((await get(`/${SITES.locked}/pages`, { cookie })).status).toBe(200);
   });
 
-  test('a POST from another origin is refused with 403', async () => {
+  test('a POST from another origin is refused with 403', async ({ postForm }) => {
     const reply = await postForm('/_/login', { key: ALICE_KEY }, { origin: 'http://evil.example' });
     expect(reply.status).toBe(403);
     expect(reply.headers['set-cookie']).toBeUndefined();
   });
 
-  test('the 11th password attempt of a minute from one IP gets 429', async () => {
+  test('the 11th password attempt of a minute from one IP gets 429', async ({ postForm }) => {
     const ip = newClient();
     for (let i = 0; i < 10; i++) {
       const reply = await postForm(
@@ -249,7 +263,7 @@ describe('statistics pages', () => {
 describe('report pages', () => {
   const analyzer = { host: ANALYZER };
 
-  test('a public report shows the result, the score and every check, escaped', async () => {
+  test('a public report shows the result, the score and every check, escaped', async ({ get, seeded }) => {
     const reply = await get(`/${seeded.reports.public}`, analyzer);
     expect(reply.status).toBe(200);
     expect(reply.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
@@ -260,7 +274,7 @@ describe('report pages', () => {
     expect(body).not.toContain('<img src=x');
   });
 
-  test('a private report is a 404 to a stranger, a password one shows its form', async () => {
+  test('a private report is a 404 to a stranger, a password one shows its form', async ({ get, seeded }) => {
     expect((await get(`/${seeded.reports.private}`, analyzer)).status).toBe(404);
     expect((await get('/999999', analyzer)).status).toBe(404);
     const form = await get(`/${seeded.reports.locked}`, analyzer);
@@ -268,7 +282,7 @@ describe('report pages', () => {
     expect(form.text).toContain(`action="/_/unlock/${seeded.reports.locked}"`);
   });
 
-  test('the password of a report page opens it', async () => {
+  test('the password of a report page opens it', async ({ postForm, seeded, get }) => {
     const headers = { host: ANALYZER };
     const wrong = await postForm(`/_/unlock/${seeded.reports.locked}`, { password: 'x' }, headers);
     expect(wrong.status).toBe(401);
@@ -282,7 +296,7 @@ describe('report pages', () => {
     expect((await get(`/${seeded.reports.locked}`, { ...analyzer, cookie })).status).toBe(200);
   });
 
-  test('the report password form is limited too', async () => {
+  test('the report password form is limited too', async ({ postForm, seeded }) => {
     const ip = newClient();
     const headers = { host: ANALYZER, 'x-forwarded-for': ip };
     for (let i = 0; i < 10; i++)
