@@ -2,9 +2,12 @@ import { test as base } from 'vitest';
 import type { Gateway, GatewayOptions } from '../../src/runtime/gateway.js';
 import { sha256Hex } from '../../src/credentials/digest.js';
 import { StaticTokenStore } from '../../src/identity/token-verification.js';
+import { openDatabase } from '../../src/db/database.js';
 import { DEFAULT_CONFIG, defaultEnv } from './default-config.js';
+import { dataDirWithWorkspaces, embeddedEnv } from './embedded.js';
 import { startGateway } from './gateway.js';
 import { RedisServer } from './redis-server.js';
+import { TestPages } from './test-pages.js';
 import { TestUpstream } from './upstream.js';
 
 /** Starts gateways for a test file, and closes every one of them after its last test. */
@@ -92,5 +95,49 @@ export function shippedConfigTest(env: Record<string, string> = {}) {
       defaultEnv(upstream.url, { REDIS_URL: redis.url, TRUSTED_PROXIES: '127.0.0.1', ...env }),
       { workspaceTokens: new StaticTokenStore([{ id: '7', sha256: sha256Hex('s3cret') }]) },
     ),
+  );
+}
+
+export interface EmbeddedSetup {
+  /** More environment for the shipped config (see embeddedEnv), e.g. TRUSTED_PROXIES. */
+  readonly env?: Record<string, string>;
+  /** True to count in the file's redis-server (REDIS_URL); else the in-process store counts. */
+  readonly redis?: boolean;
+  /** Workspaces the database holds before the start, as `tollgate tokens create` makes them. */
+  readonly workspaces?: readonly string[];
+}
+
+/**
+ * `test` for a file of the embedded services: the shipped config with its embedded services, in
+ * this process, on a fresh data directory, started when a test first names it and closed after
+ * the file's last test:
+ * - `dataDir`: the gateway's data directory (a real SQLite file);
+ * - `gateway`: the gateway of `setup`;
+ * - `db`: a second connection to the gateway's database file, as an operator's;
+ * - `pages`: the local test pages the report tests analyse.
+ */
+export function embeddedTest(setup: EmbeddedSetup = {}) {
+  const env = setup.env ?? {};
+  const files = test
+    .extend('dataDir', { scope: 'file' }, (): string => dataDirWithWorkspaces(...(setup.workspaces ?? [])))
+    .extend('db', { scope: 'file' }, ({ dataDir }, { onCleanup }) => {
+      const db = openDatabase(dataDir);
+      onCleanup(() => {
+        db.close();
+      });
+      return db;
+    })
+    .extend('pages', { scope: 'file' }, async ({}, { onCleanup }) => {
+      const pages = await TestPages.start();
+      onCleanup(() => pages.close());
+      return pages;
+    });
+  if (setup.redis) {
+    return files.extend('gateway', { scope: 'file' }, ({ dataDir, redis, gateways }) =>
+      gateways.start(DEFAULT_CONFIG, embeddedEnv(dataDir, { REDIS_URL: redis.url, ...env })),
+    );
+  }
+  return files.extend('gateway', { scope: 'file' }, ({ dataDir, gateways }) =>
+    gateways.start(DEFAULT_CONFIG, embeddedEnv(dataDir, env)),
   );
 }

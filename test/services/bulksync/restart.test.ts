@@ -1,0 +1,68 @@
+// Synced data and workspace tokens live in the SQLite file: a new gateway on the same DATA_DIR
+// finds them all, and can finish a multi-batch sync the previous one started.
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { openDatabase } from '../../../src/db/database.js';
+import type { Gateway } from '../../../src/runtime/gateway.js';
+import { createWorkspaceToken } from '../../../src/services/accounts/workspaces.js';
+import { newDataDir, startEmbeddedGateway } from '../../helpers/embedded.js';
+import { send } from '../../helpers/gateway.js';
+import { RedisServer } from '../../helpers/redis-server.js';
+
+let redis: RedisServer;
+let gateway: Gateway | undefined;
+
+beforeAll(async () => {
+  redis = await RedisServer.start();
+});
+afterAll(async () => {
+  await gateway?.close();
+  await redis?.kill();
+});
+
+test('a restarted gateway serves the same catalogue with the same token', async () => {
+  const dataDir = newDataDir();
+  gateway = await startEmbeddedGateway(dataDir, { REDIS_URL: redis.url });
+  const db = openDatabase(dataDir);
+  const { token } = createWorkspaceToken(db, 'durable');
+  db.close();
+
+  const wp = (path: string, body?: object) =>
+    send(`${gateway!.url()}/v1/wp/${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body && JSON.stringify(body),
+    });
+  const post = (id: string) => ({ id, title: `Post ${id}`, url: `https://shop.example/${id}` });
+
+  expect((await wp('posts/sync', { items: [post('a'), post('b')] })).status).toBe(200);
+  const mug = { id: 1, name: 'Mug', url: 'https://shop.example/mug', price: 9.5 };
+  expect((await wp('products/sync', { items: [mug] })).status).toBe(200);
+  const coupon = { id: 'c1', code: 'SAVE10', discount_type: 'percent', amount: 10 };
+  expect((await wp('coupons/sync', { items: [coupon] })).status).toBe(200);
+  // A multi-batch sync of posts, started before the restart.
+  expect((await wp('posts/sync', { sync_id: 'across', done: false, items: [post('c')] })).status).toBe(200);
+  const before = (await wp('handshake')).json() as { counts: object; last_sync: object };
+  expect(before.counts).toEqual({ posts: 3, products: 1, coupons: 1 });
+
+  await gateway.close();
+  gateway = await startEmbeddedGateway(dataDir, { REDIS_URL: redis.url });
+
+  const after = await wp('handshake');
+  expect(after.status).toBe(200);
+  expect(after.json()).toEqual(before);
+  // The same products again: unchanged, so they were really there.
+  expect(((await wp('products/sync', { items: [mug] })).json() as { unchanged: number }).unchanged).toBe(1);
+  // The sync started before the restart completes: "a" and "b" were not in it.
+  const done = await wp('posts/sync', { sync_id: 'across', items: [post('d')] });
+  expect(done.json()).toEqual({
+    sync_id: 'across',
+    kind: 'posts',
+    received: 1,
+    created: 1,
+    updated: 0,
+    unchanged: 0,
+    deleted: 2,
+    done: true,
+    total: 2,
+  });
+});
