@@ -102,39 +102,41 @@ for _ = 1, tonumber(ARGV[1]) do
   local n = tonumber(ARGV[a])
   a = a + 1
   local first = a
-  local s1, s2, s3 = {}, {}, {}
   local used = {}
+  local st -- the state of sliding windows and token buckets, made only when the request has one
   local blocked = 0
   for i = 1, n do
-    local key = KEYS[k + i]
-    local limit = tonumber(ARGV[a])
     local mode = ARGV[a + 2]
-    local cost = tonumber(ARGV[a + 3])
     local u
     if mode == '1' or mode == '0' then
-      u = tonumber(redis.call('GET', key) or '0')
-      a = a + 4
-    elseif mode == 's1' or mode == 's0' then
-      local period = tonumber(ARGV[a + 1])
-      s1[i], s2[i], s3[i] = sliding(key, period)
-      u = sliding_used(s1[i], s2[i], s3[i], period)
+      u = tonumber(redis.call('GET', KEYS[k + i]) or '0')
+      if mode == '1' and u + tonumber(ARGV[a + 3]) > tonumber(ARGV[a]) then blocked = 1 end
       a = a + 4
     else
+      st = st or {}
+      local limit = tonumber(ARGV[a])
       local period = tonumber(ARGV[a + 1])
-      local rate = tonumber(ARGV[a + 4])
-      s1[i], s2[i] = bucket(key)
-      u = bucket_used(s1[i], s2[i], period, rate, limit)
-      a = a + 5
+      local cost = tonumber(ARGV[a + 3])
+      if mode == 's1' or mode == 's0' then
+        local w, cur, prev = sliding(KEYS[k + i], period)
+        st[i] = { w, cur, prev }
+        u = sliding_used(w, cur, prev, period)
+        a = a + 4
+      else
+        local tat, frac = bucket(KEYS[k + i])
+        st[i] = { tat, frac }
+        u = bucket_used(tat, frac, period, tonumber(ARGV[a + 4]), limit)
+        a = a + 5
+      end
+      if (mode == 's1' or mode == 'b1') and u + cost > limit then blocked = 1 end
     end
     used[i] = u
-    if u + cost > limit and string.sub(mode, -1) == '1' then blocked = 1 end
   end
   o = o + 1
   out[o] = blocked
   local b = first
   for i = 1, n do
     local key = KEYS[k + i]
-    local limit = tonumber(ARGV[b])
     local period = tonumber(ARGV[b + 1])
     local mode = ARGV[b + 2]
     local cost = tonumber(ARGV[b + 3])
@@ -162,7 +164,8 @@ for _ = 1, tonumber(ARGV[1]) do
       o = o + 2
       b = b + 4
     elseif mode == 's1' or mode == 's0' then
-      local w, cur, prev = s1[i], s2[i], s3[i]
+      local limit = tonumber(ARGV[b])
+      local w, cur, prev = st[i][1], st[i][2], st[i][3]
       if blocked == 0 then
         cur = cur + cost
         c = c + cost
@@ -174,8 +177,9 @@ for _ = 1, tonumber(ARGV[1]) do
       o = o + 3
       b = b + 4
     else
+      local limit = tonumber(ARGV[b])
       local rate = tonumber(ARGV[b + 4])
-      local tat, frac = s1[i], s2[i]
+      local tat, frac = st[i][1], st[i][2]
       if blocked == 0 then
         frac = frac + cost * period
         tat = tat + math.floor(frac / rate)
