@@ -97,5 +97,9 @@ runs.forEach((r, i) => {
   out.push(`<text x="${W - M.right + 38}" y="${ly + 4}">${r.name}: ${r.admitted.length}</text>`);
   out.push(`<text x="${W - M.right + 38}" y="${ly + 18}" fill="#555">most in 10 s: ${r.worstSpan}</text>`);
 });
+out.push(
+  `<text x="${W - M.right + 12}" y="${M.top + 150}" fill="#1f77b4">dashed: the clock's 10 s</text>`,
+  `<text x="${W - M.right + 12}" y="${M.top + 164}" fill="#1f77b4">boundaries (sliding)</text>`,
+);
 out.push('</svg>', '');
 process.stdout.write(out.join('\n'));
