@@ -1,13 +1,20 @@
 import ms from 'ms';
 import type { CanonicalTarget } from '../routing/request-target.js';
-import type { CompiledLimiter, RuleTable } from '../rules/compile.js';
+import type { CompiledLimiter, CompiledWindow, RuleTable } from '../rules/compile.js';
 import type { RequestIdentity } from '../identity/resolve.js';
 import { windowKey } from '../limits/plan.js';
 import { redactedSeed, redactedUrl } from '../store/redis-connection.js';
 
+/** A window's algorithm, when not the default fixed: " sliding", " token-bucket (burst 20)". */
+const algorithmText = (w: CompiledWindow) =>
+  w.algorithm === 'fixed' ? '' : w.algorithm === 'sliding' ? ' sliding' : ` token-bucket (burst ${w.burst})`;
+
 const windowText = (l: CompiledLimiter) =>
   l.windows
-    .map((w) => `${w.limit}/${ms(w.periodMs)}${w.parts.length ? ` by ${w.parts.join('+')}` : ''}`)
+    .map(
+      (w) =>
+        `${w.limit}/${ms(w.periodMs)}${algorithmText(w)}${w.parts.length ? ` by ${w.parts.join('+')}` : ''}`,
+    )
     .join(', ');
 
 /** A limiter's Envoy descriptors: "domain [key=value, key=*]". */
@@ -86,7 +93,7 @@ export function describeRequest(
   for (const l of route.limiters) {
     lines.push(`limiter ${l.name}${l.shadow ? ' (shadow)' : ''}:`);
     l.windows.forEach((w, i) => {
-      lines.push(`  ${w.limit} per ${ms(w.periodMs, { long: true })}, key parts:`);
+      lines.push(`  ${w.limit} per ${ms(w.periodMs, { long: true })}${algorithmText(w)}, key parts:`);
       for (const p of w.parts) lines.push(`    ${p} = ${identity.raw?.get(p)} -> ${identity.hashed.get(p)}`);
       lines.push(`    store key: ${windowKey(keyPrefix, l, i, (p) => identity.hashed.get(p)!)}`);
     });

@@ -361,20 +361,54 @@ const upstream = z.strictObject({
   }),
 });
 
-const window = z.strictObject({
-  limit: positiveInt.meta({ description: 'Requests allowed per period.' }),
-  period: duration
-    .refine((p) => p >= 1000, 'period must be at least 1s')
-    .meta({ description: "The window's length (at least 1s). A window starts at its key's first hit." }),
-  key: z
-    .array(keyPart)
-    .default([])
-    .meta({
-      description:
-        "The key parts that identify whose budget a request spends. Required on a route's limiters; " +
-        "a limiter that only answers Envoy's descriptors keys by their values instead.",
+const window = z
+  .strictObject({
+    limit: positiveInt.meta({
+      description: 'Requests allowed per period (token-bucket: tokens that come back per period).',
     }),
-});
+    period: duration
+      .refine((p) => p >= 1000, 'period must be at least 1s')
+      .meta({
+        description:
+          "The window's length (at least 1s). A fixed window starts at its key's first hit; sliding " +
+          'windows are aligned on the clock.',
+      }),
+    algorithm: z
+      .enum(['fixed', 'sliding', 'token-bucket'])
+      .default('fixed')
+      .meta({
+        description:
+          'fixed: limit per period from the first hit; sliding: a sliding-window counter (the previous ' +
+          "window's count weighted by overlap); token-bucket: GCRA, limit per period with a burst. See docs/limiting.md.",
+      }),
+    burst: positiveInt.optional().meta({
+      description: 'token-bucket only: requests that may pass at once (what the bucket holds); unset: limit.',
+    }),
+    key: z
+      .array(keyPart)
+      .default([])
+      .meta({
+        description:
+          "The key parts that identify whose budget a request spends. Required on a route's limiters; " +
+          "a limiter that only answers Envoy's descriptors keys by their values instead.",
+      }),
+  })
+  .superRefine((w, ctx) => {
+    if (w.burst !== undefined && w.algorithm !== 'token-bucket')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['burst'],
+        message: 'burst applies to algorithm: token-bucket only',
+      });
+    // The store decides in integers below 2^53 (limit × period, burst × period in ms).
+    const most = w.algorithm === 'token-bucket' ? (w.burst ?? w.limit) : w.limit;
+    if (w.algorithm !== 'fixed' && most * w.period > Number.MAX_SAFE_INTEGER)
+      ctx.addIssue({
+        code: 'custom',
+        path: [w.algorithm === 'token-bucket' && w.burst !== undefined ? 'burst' : 'limit'],
+        message: `${w.algorithm}: limit (or burst) × period in ms must stay below 2^53`,
+      });
+  });
 
 const descriptorEntry = z.strictObject({
   key: z.string().min(1).meta({ description: "The entry's key, e.g. remote_address or generic_key." }),

@@ -30,10 +30,14 @@ export function retryAfterSeconds(resetAtMs: number, nowMs: number): number {
   return Math.max(1, Math.ceil((resetAtMs - nowMs) / 1000));
 }
 
+/** When a retry of a refused window's request can pass: its reset for a fixed window. */
+const retryAt = (r: WindowResult): number => r.retryAtMs ?? r.resetAtMs;
+
 /**
  * Turns the store's answer into a decision. Refused when any enforced window was spent; the headers
- * then describe the spent window that resets last (the earliest moment a retry can pass). Allowed
- * requests report the window with the fewest remaining hits, ties going to the later reset.
+ * then describe the spent window whose retry passes last (the earliest moment a retry can pass:
+ * Retry-After). Allowed requests report the window with the fewest remaining hits, ties going to
+ * the later reset.
  */
 export function decide(
   windows: readonly RouteWindow[],
@@ -50,7 +54,7 @@ export function decide(
       if (!r.allowed) shadowLimited = true;
       continue;
     }
-    if (!r.allowed && (spent === -1 || r.resetAtMs > results[spent]!.resetAtMs)) spent = i;
+    if (!r.allowed && (spent === -1 || retryAt(r) > retryAt(results[spent]!))) spent = i;
     const remaining = Math.max(0, r.limit - r.count);
     if (
       remaining < lowestRemaining ||
@@ -65,7 +69,7 @@ export function decide(
     return {
       allowed: false,
       report: report(windows[spent]!, r, 0, nowMs),
-      retryAfterSec: retryAfterSeconds(r.resetAtMs, nowMs),
+      retryAfterSec: retryAfterSeconds(retryAt(r), nowMs),
       blockedBy: windows[spent]!.limiter,
       shadowLimited,
     };

@@ -2,15 +2,33 @@
  * The key scheme, in one place: every store key, WindowRequest and policy name, for HTTP requests
  * and for Envoy's descriptors alike. The keys are what Redis holds: changing one resets counters.
  */
-import type { CompiledLimiter, CompiledWindow, KeyPart, RouteWindow } from '../rules/model.js';
+import type {
+  CompiledLimiter,
+  CompiledWindow,
+  KeyPart,
+  RouteWindow,
+  WindowAlgorithm,
+} from '../rules/model.js';
 import type { WindowRequest } from '../store/window-store.js';
 
 /** The hashed value of each key part for one request (credential parts already replaced by their fallback). */
 export type PartValues = (part: KeyPart) => string;
 
+/**
+ * A window's period in its store key: the period in ms for a fixed window (as before the other
+ * algorithms), with ".sliding" or ".token-bucket" after it for the others. So a reload that
+ * changes a window's algorithm starts it on fresh keys: no state of one algorithm is read as another's.
+ */
+export const periodSegment = (periodMs: number, algorithm: WindowAlgorithm = 'fixed'): string =>
+  algorithm === 'fixed' ? String(periodMs) : `${periodMs}.${algorithm}`;
+
 /** The constant middle of a window's HTTP store key, ":<limiter>:<period>:<parts>", built once per config. */
-export const keyStem = (limiter: string, periodMs: number, parts: readonly KeyPart[]): string =>
-  `:${limiter}:${periodMs}:${parts.join('+')}`;
+export const keyStem = (
+  limiter: string,
+  periodMs: number,
+  parts: readonly KeyPart[],
+  algorithm: WindowAlgorithm = 'fixed',
+): string => `:${limiter}:${periodSegment(periodMs, algorithm)}:${parts.join('+')}`;
 
 /** A window's name in the IETF RateLimit headers: "<limiter>.<index>". */
 export const policyName = (limiter: CompiledLimiter, index: number): string => `${limiter.name}.${index}`;
@@ -55,7 +73,8 @@ export function descriptorWindowKey(
   match: { readonly limiter: CompiledLimiter; readonly tag: string },
   windowIndex: number,
 ): string {
-  return `${prefix}{${match.tag}}:${match.limiter.name}:${match.limiter.windows[windowIndex]!.periodMs}:descriptor`;
+  const w = match.limiter.windows[windowIndex]!;
+  return `${prefix}{${match.tag}}:${match.limiter.name}:${periodSegment(w.periodMs, w.algorithm)}:descriptor`;
 }
 
 /** What the store checks and counts for one window of a limiter under `key`; `cost` left out: 1. */
@@ -67,8 +86,24 @@ export function windowRequest(
 ): WindowRequest {
   const enforce = !limiter.shadow;
   const cacheWhenSpent = enforce && limiter.overLimitCache;
-  // Two literals: the HTTP path's requests carry no cost property at all, as before.
-  return cost === undefined
-    ? { key, limit: window.limit, periodMs: window.periodMs, enforce, cacheWhenSpent }
-    : { key, limit: window.limit, periodMs: window.periodMs, enforce, cacheWhenSpent, cost };
+  const { periodMs } = window;
+  if (window.algorithm === 'fixed') {
+    // Two literals: the HTTP path's fixed windows carry no cost property at all, as before.
+    return cost === undefined
+      ? { key, limit: window.limit, periodMs, enforce, cacheWhenSpent }
+      : { key, limit: window.limit, periodMs, enforce, cacheWhenSpent, cost };
+  }
+  const shaped =
+    window.algorithm === 'sliding'
+      ? { key, limit: window.limit, periodMs, enforce, cacheWhenSpent, algorithm: 'sliding' as const }
+      : {
+          key,
+          limit: window.burst,
+          periodMs,
+          enforce,
+          cacheWhenSpent,
+          algorithm: 'token-bucket' as const,
+          rate: window.limit,
+        };
+  return cost === undefined ? shaped : { ...shaped, cost };
 }

@@ -14,7 +14,7 @@ import { keyStem, routeWindow } from '../limits/keys.js';
 import { Router } from '../routing/router.js';
 import { hasTlsSettings, isTlsUrl } from '../store/redis-connection.js';
 import type * as model from './model.js';
-import type { CompiledLimiter, KeyPart } from './model.js';
+import type { CompiledLimiter, CompiledWindow, KeyPart } from './model.js';
 
 export type { CompiledLimiter, CompiledWindow, RouteWindow } from './model.js';
 
@@ -24,8 +24,13 @@ export type CompiledRoute = model.CompiledRoute<CorsPolicy>;
 /** The rule table of this gateway's config. */
 export type RuleTable = model.RuleTable<GatewayConfig, CorsPolicy>;
 
-/** A limiter's config; descriptors may be left out (limiters built in code). */
-export type LimiterInput = Omit<LimiterConfig, 'descriptors'> & Partial<Pick<LimiterConfig, 'descriptors'>>;
+type WindowConfig = LimiterConfig['windows'][number];
+
+/** A limiter's config; descriptors and a window's algorithm may be left out (limiters built in code). */
+export type LimiterInput = Omit<LimiterConfig, 'descriptors' | 'windows'> &
+  Partial<Pick<LimiterConfig, 'descriptors'>> & {
+    readonly windows: readonly (Omit<WindowConfig, 'algorithm'> & Partial<Pick<WindowConfig, 'algorithm'>>)[];
+  };
 
 /** `globalShadow` is the config's global shadow switch: every limiter then counts without refusing. */
 export function compileLimiter(
@@ -37,13 +42,18 @@ export function compileLimiter(
   const keys = cfg.windows.map((w) => w.key);
   const shared = keys[0]!.find((p) => keys.every((k) => k.includes(p)));
   const tagPart = shared ?? keys[0]![0];
-  const windows = cfg.windows.map((w) => ({
-    limit: w.limit,
-    periodMs: w.period,
-    parts: w.key,
-    keyStem: keyStem(name, w.period, w.key),
-    otherParts: w.key.filter((p) => p !== tagPart),
-  }));
+  const windows = cfg.windows.map((w): CompiledWindow => {
+    const algorithm = w.algorithm ?? 'fixed';
+    return {
+      limit: w.limit,
+      periodMs: w.period,
+      algorithm,
+      burst: algorithm === 'token-bucket' ? (w.burst ?? w.limit) : w.limit,
+      parts: w.key,
+      keyStem: keyStem(name, w.period, w.key, algorithm),
+      otherParts: w.key.filter((p) => p !== tagPart),
+    };
+  });
   return {
     name,
     message: cfg.message,
@@ -240,8 +250,8 @@ export function compileConfig(config: GatewayConfig): { table: RuleTable } | { i
       issues.push({ path: ['routes', r, 'limiters'], message: `limiter "${twice}" is listed twice` });
   }
   for (const limiter of limiters.values()) {
-    // Two windows with the same period and key would share one store key and count each hit twice.
-    const ids = limiter.windows.map((w) => `${w.periodMs}:${w.parts.join('+')}`);
+    // Two windows with the same period, algorithm and key would share one store key and count each hit twice.
+    const ids = limiter.windows.map((w) => `${w.periodMs}:${w.algorithm}:${w.parts.join('+')}`);
     if (new Set(ids).size !== ids.length) {
       issues.push({
         path: ['limiters', limiter.name, 'windows'],

@@ -19,11 +19,18 @@ export interface DescriptorPattern {
   readonly entries: readonly { readonly key: string; readonly value?: string | undefined }[];
 }
 
+/** How a window counts: see docs/limiting.md and src/limits/window-maths/. */
+export type WindowAlgorithm = 'fixed' | 'sliding' | 'token-bucket';
+
 export interface CompiledWindow {
+  /** Hits per period (token-bucket: tokens that come back per period). */
   readonly limit: number;
   readonly periodMs: number;
+  readonly algorithm: WindowAlgorithm;
+  /** token-bucket: what the bucket holds (config burst, or limit); otherwise the limit. */
+  readonly burst: number;
   readonly parts: readonly KeyPart[];
-  /** The constant middle of the window's store key, ":<limiter>:<period>:<parts>", built once. */
+  /** The constant middle of the window's store key, ":<limiter>:<period>[<algorithm>]:<parts>", built once. */
   readonly keyStem: string;
   /** The parts whose values follow the stem: all but the limiter's hash-tag part. */
   readonly otherParts: readonly KeyPart[];

@@ -1,4 +1,19 @@
 import {
+  slidingResetAt,
+  slidingRetryAt,
+  slidingRoll,
+  slidingUsed,
+  type SlidingCounts,
+} from '../limits/window-maths/sliding.js';
+import {
+  bucketResetAt,
+  bucketRetryAt,
+  bucketRoll,
+  bucketSpend,
+  bucketUsed,
+  type Bucket,
+} from '../limits/window-maths/token-bucket.js';
+import {
   READY,
   type Readiness,
   type StoreObserver,
@@ -9,7 +24,16 @@ import {
 
 interface Window {
   count: number;
+  /** When the entry holds nothing any more (fixed: the window's reset). */
   resetAtMs: number;
+  /** A sliding window's counts, or a token bucket's TAT. */
+  state?: SlidingCounts | Bucket;
+}
+
+/** A sliding or token-bucket window's state at now, before this request is counted. */
+interface Peeked {
+  readonly state: SlidingCounts | Bucket;
+  readonly used: number;
 }
 
 export interface MemoryStoreOptions {
@@ -21,13 +45,16 @@ export interface MemoryStoreOptions {
 }
 
 /**
- * Fixed windows in this process: the same semantics as the Redis store, for a single instance.
- * Memory is bounded. Windows are kept in one Map per period, where creation order is also expiry
- * order, so expired windows are dropped from the front and, when the store is full, the window
- * that resets soonest is the one evicted (never one the current request uses).
+ * Windows in this process: the same semantics as the Redis store, for a single instance.
+ * Memory is bounded. Fixed windows are kept in one Map per period, where creation order is also
+ * expiry order, so expired windows are dropped from the front and, when the store is full, the
+ * window that resets soonest is the one evicted (never one the current request uses). Sliding
+ * windows and token buckets have Maps of their own, re-inserted at each hit: there that order is
+ * last-hit order, close to (not exactly) expiry order, so a sweep may leave some expired entries
+ * for later and eviction takes the least recently hit.
  */
 export class MemoryStore implements WindowStore {
-  readonly #byPeriod = new Map<number, Map<string, Window>>();
+  readonly #byPeriod = new Map<number | string, Map<string, Window>>();
   #size = 0;
   readonly #maxKeys: number;
   readonly #now: () => number;
@@ -53,27 +80,39 @@ export class MemoryStore implements WindowStore {
     return Promise.resolve(results);
   }
 
-  // Loops rather than map/some callbacks: no closure per request.
+  // Loops rather than map/some callbacks: no closure per request. Fixed windows (no algorithm)
+  // take the first branch only, as before the other algorithms came.
   #hit(requests: readonly WindowRequest[]): WindowResult[] {
     const now = this.#now();
     const n = requests.length;
     const live: (Window | undefined)[] = new Array(n);
+    let peeked: (Peeked | undefined)[] | undefined;
     let blocked = false;
     for (let i = 0; i < n; i++) {
       const r = requests[i]!;
-      const w = this.#byPeriod.get(r.periodMs)?.get(r.key);
-      live[i] = w && w.resetAtMs > now ? w : undefined;
-      if (r.enforce && (live[i]?.count ?? 0) + (r.cost ?? 1) > r.limit) blocked = true;
+      if (r.algorithm === undefined) {
+        const w = this.#byPeriod.get(r.periodMs)?.get(r.key);
+        live[i] = w && w.resetAtMs > now ? w : undefined;
+        if (r.enforce && (live[i]?.count ?? 0) + (r.cost ?? 1) > r.limit) blocked = true;
+      } else {
+        const p = peek(r, this.#byPeriod.get(groupOf(r))?.get(r.key)?.state, now);
+        (peeked ??= new Array(n))[i] = p;
+        if (r.enforce && p.used + (r.cost ?? 1) > r.limit) blocked = true;
+      }
     }
     const results: WindowResult[] = new Array(n);
     for (let i = 0; i < n; i++) {
       const r = requests[i]!;
+      if (r.algorithm !== undefined) {
+        results[i] = this.#count(r, peeked![i]!, blocked, requests, now);
+        continue;
+      }
       let w = live[i];
       const allowed = (w?.count ?? 0) + (r.cost ?? 1) <= r.limit;
       if (!blocked) {
         if (!w) {
           w = { count: 0, resetAtMs: now + r.periodMs };
-          this.#insert(r, w, requests, now);
+          this.#insert(r.periodMs, r.key, w, requests, now);
         }
         w.count += r.cost ?? 1;
       }
@@ -85,6 +124,47 @@ export class MemoryStore implements WindowStore {
       };
     }
     return results;
+  }
+
+  /** A sliding window or token bucket: counted unless the request is blocked, and its result. */
+  #count(
+    r: WindowRequest,
+    p: Peeked,
+    blocked: boolean,
+    requests: readonly WindowRequest[],
+    now: number,
+  ): WindowResult {
+    const cost = r.cost ?? 1;
+    const allowed = p.used + cost <= r.limit;
+    let state = p.state;
+    if (!blocked) {
+      state =
+        r.algorithm === 'sliding'
+          ? { ...(state as SlidingCounts), current: (state as SlidingCounts).current + cost }
+          : bucketSpend(state as Bucket, r.periodMs, r.rate!, cost);
+      const resetAtMs = resetAt(r, state, now);
+      // Re-inserted at the back (#insert drops the old entry), where its new expiry belongs.
+      this.#insert(groupOf(r), r.key, { count: 0, resetAtMs, state }, requests, now);
+    }
+    const count = blocked ? p.used : p.used + cost;
+    if (r.algorithm === 'sliding') {
+      const s = state as SlidingCounts;
+      return {
+        count,
+        limit: r.limit,
+        allowed,
+        resetAtMs: slidingResetAt(s, now, r.periodMs),
+        retryAtMs: slidingRetryAt(s, now, r.periodMs, r.limit, cost),
+      };
+    }
+    const b = state as Bucket;
+    return {
+      count,
+      limit: r.limit,
+      allowed,
+      resetAtMs: bucketResetAt(b, now),
+      retryAtMs: bucketRetryAt(b, now, r.periodMs, r.rate!, r.limit, cost),
+    };
   }
 
   /** Drops expired windows: from the front of each period's Map, stopping at the first live one. */
@@ -112,19 +192,25 @@ export class MemoryStore implements WindowStore {
     this.#size = 0;
   }
 
-  #insert(r: WindowRequest, w: Window, current: readonly WindowRequest[], now: number): void {
-    let windows = this.#byPeriod.get(r.periodMs);
-    if (!windows) this.#byPeriod.set(r.periodMs, (windows = new Map()));
-    const stale = windows.get(r.key);
+  #insert(
+    group: number | string,
+    key: string,
+    w: Window,
+    current: readonly WindowRequest[],
+    now: number,
+  ): void {
+    let windows = this.#byPeriod.get(group);
+    if (!windows) this.#byPeriod.set(group, (windows = new Map()));
+    const stale = windows.get(key);
     if (stale) {
-      windows.delete(r.key); // expired: re-insert at the back, where its new expiry belongs
+      windows.delete(key); // expired: re-insert at the back, where its new expiry belongs
       this.#size--;
     }
     if (this.#size >= this.#maxKeys) this.sweep(now); // cheap: stops at the first live window
     while (this.#size >= this.#maxKeys && this.#evictSoonest(current)) {
       // evicted one
     }
-    windows.set(r.key, w);
+    windows.set(key, w);
     this.#size++;
   }
 
@@ -143,4 +229,24 @@ export class MemoryStore implements WindowStore {
     this.#size--;
     return true;
   }
+}
+
+/** The Map a non-fixed window lives in: its algorithm and period (fixed windows: the period alone). */
+const groupOf = (r: WindowRequest): string => `${r.algorithm}:${r.periodMs}`;
+
+/** A sliding window's or token bucket's state at `now` and what it holds, before this request. */
+function peek(r: WindowRequest, stored: SlidingCounts | Bucket | undefined, now: number): Peeked {
+  if (r.algorithm === 'sliding') {
+    const state = slidingRoll(stored as SlidingCounts | undefined, now, r.periodMs);
+    return { state, used: slidingUsed(state, now, r.periodMs) };
+  }
+  const state = bucketRoll(stored as Bucket | undefined, now);
+  return { state, used: bucketUsed(state, now, r.periodMs, r.rate!, r.limit) };
+}
+
+/** When the entry holds nothing any more. */
+function resetAt(r: WindowRequest, state: SlidingCounts | Bucket, now: number): number {
+  return r.algorithm === 'sliding'
+    ? slidingResetAt(state as SlidingCounts, now, r.periodMs)
+    : bucketResetAt(state as Bucket, now);
 }

@@ -4,12 +4,18 @@ import { WrappingStore, type WindowRequest, type WindowResult, type WindowStore 
 interface SpentWindow {
   readonly limit: number;
   readonly resetAtMs: number;
+  /** Sliding and token bucket: when the next request passes; refused from the cache until then. */
+  readonly retryAtMs: number | undefined;
+  /** Until when the cache refuses: retryAtMs, or (fixed) resetAtMs. */
+  readonly untilMs: number;
 }
 
 /**
- * Remembers spent windows in process until they reset (bounded LRU), and refuses requests that
- * hit one without asking the inner store: a flooding key costs no round trip. An entry applies
- * only while the limit is unchanged, so a reload that raises a limit takes effect at once.
+ * Remembers spent windows in process until the next request would pass (bounded LRU): a fixed
+ * window until it resets, a sliding window or token bucket until its retry time (of a request of
+ * cost 1, so one is cached only from a request of cost 1). Refuses requests that hit one without
+ * asking the inner store: a flooding key costs no round trip. An entry applies only while the
+ * limit is unchanged, so a reload that raises a limit takes effect at once.
  */
 export class OverLimitCache extends WrappingStore {
   readonly #spent: LRUCache<string, SpentWindow>;
@@ -38,7 +44,7 @@ export class OverLimitCache extends WrappingStore {
       for (let i = 0; i < requests.length; i++) {
         const r = requests[i]!;
         const spent = this.#spent.get(r.key);
-        if (spent && spent.limit === r.limit && spent.resetAtMs > now) (cached ??= [])[i] = spent;
+        if (spent && spent.limit === r.limit && spent.untilMs > now) (cached ??= [])[i] = spent;
       }
     }
     if (cached) {
@@ -48,9 +54,17 @@ export class OverLimitCache extends WrappingStore {
       for (let i = 0; i < requests.length; i++) {
         const r = requests[i]!;
         const spent = cached[i];
-        results[i] = spent
-          ? { count: r.limit, limit: r.limit, resetAtMs: spent.resetAtMs, allowed: false }
-          : { count: 0, limit: r.limit, resetAtMs: now + r.periodMs, allowed: true };
+        results[i] = !spent
+          ? { count: 0, limit: r.limit, resetAtMs: now + r.periodMs, allowed: true }
+          : spent.retryAtMs === undefined
+            ? { count: r.limit, limit: r.limit, resetAtMs: spent.resetAtMs, allowed: false }
+            : {
+                count: r.limit,
+                limit: r.limit,
+                resetAtMs: spent.resetAtMs,
+                allowed: false,
+                retryAtMs: spent.retryAtMs,
+              };
       }
       return Promise.resolve(results);
     }
@@ -62,8 +76,22 @@ export class OverLimitCache extends WrappingStore {
     for (let i = 0; i < results.length; i++) {
       const r = requests[i]!;
       const result = results[i]!;
-      if (r.cacheWhenSpent && result.count >= r.limit) {
-        this.#spent.set(r.key, { limit: r.limit, resetAtMs: result.resetAtMs });
+      if (!r.cacheWhenSpent || result.count < r.limit) continue;
+      const retryAtMs = result.retryAtMs;
+      if (retryAtMs === undefined) {
+        this.#spent.set(r.key, {
+          limit: r.limit,
+          resetAtMs: result.resetAtMs,
+          retryAtMs,
+          untilMs: result.resetAtMs,
+        });
+      } else if ((r.cost ?? 1) === 1) {
+        this.#spent.set(r.key, {
+          limit: r.limit,
+          resetAtMs: result.resetAtMs,
+          retryAtMs,
+          untilMs: retryAtMs,
+        });
       }
     }
     return results;

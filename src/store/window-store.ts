@@ -1,6 +1,13 @@
-/** One fixed window to check and count: `limit` hits per `periodMs`, starting at the key's first hit. */
+/**
+ * How a window counts (config `algorithm`); absent on a request: fixed, `limit` hits per `periodMs`
+ * from the key's first hit. See src/limits/window-maths/ for the other two.
+ */
+export type Algorithm = 'fixed' | 'sliding' | 'token-bucket';
+
+/** One window to check and count. */
 export interface WindowRequest {
   readonly key: string;
+  /** Hits per period; for a token bucket, its burst (what the bucket holds). */
   readonly limit: number;
   readonly periodMs: number;
   /** False for shadow limiters: a spent window of theirs never blocks the request. */
@@ -9,6 +16,10 @@ export interface WindowRequest {
   readonly cacheWhenSpent: boolean;
   /** Hits this request adds (Envoy's hits_addend); absent: 1. The window has room when count + cost ≤ limit. */
   readonly cost?: number;
+  /** Absent: fixed (the cheap path: nothing else is read). */
+  readonly algorithm?: 'sliding' | 'token-bucket';
+  /** A token bucket's refill: tokens per period (config `limit`). */
+  readonly rate?: number;
 }
 
 export interface WindowResult {
@@ -19,6 +30,11 @@ export interface WindowResult {
   readonly resetAtMs: number;
   /** Whether the window had room for this request (all of its cost). */
   readonly allowed: boolean;
+  /**
+   * Sliding and token bucket: the first moment a request of this cost would pass if nothing else
+   * were counted (Retry-After, and how long the over-limit cache may refuse). Absent: resetAtMs.
+   */
+  readonly retryAtMs?: number;
 }
 
 /**
@@ -49,6 +65,26 @@ export function scriptWindowResult(
   const cost = w.cost ?? 1;
   const before = blocked ? count : count - cost;
   return { count, limit: w.limit, resetAtMs: nowMs + ttlMs, allowed: before + cost <= w.limit };
+}
+
+/** A sliding or token-bucket window's result from the script: also the ms until a retry passes. */
+export function scriptAlgorithmResult(
+  w: WindowRequest,
+  count: number,
+  resetInMs: number,
+  retryInMs: number,
+  blocked: boolean,
+  nowMs: number,
+): WindowResult {
+  const cost = w.cost ?? 1;
+  const before = blocked ? count : count - cost;
+  return {
+    count,
+    limit: w.limit,
+    resetAtMs: nowMs + resetInMs,
+    allowed: before + cost <= w.limit,
+    retryAtMs: nowMs + retryInMs,
+  };
 }
 
 /** What a store reports of each request it answers (GatewayMetrics' store metrics). */

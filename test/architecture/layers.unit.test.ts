@@ -22,6 +22,7 @@ const CODE_MAP = {
     'rules/model.ts',
     'routing',
     'identity',
+    'limits/window-maths',
     'store',
     'limits',
     'cors',
@@ -198,7 +199,7 @@ function documentedOrder(heading: string): string[] {
 test("CONTRIBUTING.md's code map lists the folders in this order", () => {
   expect(documentedOrder('What both sides share')).toEqual(CODE_MAP.shared);
   expect(documentedOrder('The gateway, lowest first')).toEqual(
-    CODE_MAP.gateway.filter((e) => e !== 'rules/model.ts'),
+    CODE_MAP.gateway.filter((e) => !e.includes('/')), // a file or subfolder standing apart: in its folder's row
   );
   expect(documentedOrder('The embedded services, lowest first')).toEqual(CODE_MAP.services);
 });

@@ -16,7 +16,15 @@ const limiter = (shadow: boolean): RouteWindow => ({
     descriptors: [],
   },
   index: 0,
-  window: { limit: 1, periodMs: 1000, parts: ['ip'], keyStem: ':x:1000:ip', otherParts: [] },
+  window: {
+    limit: 1,
+    periodMs: 1000,
+    algorithm: 'fixed',
+    burst: 1,
+    parts: ['ip'],
+    keyStem: ':x:1000:ip',
+    otherParts: [],
+  },
   policyName: shadow ? 'shadow.0' : 'enforced.0',
 });
 

@@ -22,6 +22,7 @@ describe('batchScriptArgs', () => {
       'b',
       'a',
       2, // requests
+      '', // the time: Redis' own
       2, // first request: 2 windows
       2,
       60_000,
@@ -40,7 +41,7 @@ describe('batchScriptArgs', () => {
   });
 
   test("a window's cost (hits to add) follows its enforce flag", () => {
-    expect(batchScriptArgs([[w('a', 10, 1000, true, 4)]])).toEqual([1, 'a', 1, 1, 10, 1000, 1, 4]);
+    expect(batchScriptArgs([[w('a', 10, 1000, true, 4)]])).toEqual([1, 'a', 1, '', 1, 10, 1000, 1, 4]);
   });
 });
 
