@@ -1,10 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import { HttpError, NOT_FOUND } from '../kit/errors.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A catch-all that only answers a 404 with a hint (not in the OpenAPI document). */
+    notFoundHint?: boolean;
+  }
+}
+
 /**
  * The reports API's paths on the websites host: still the 404 of an unknown path, in the same
  * shape, but saying where the reports API answers (a client that forgot the analyzer host). A
- * not-found handler of their prefixes, not routes: the websites API gains no paths.
+ * not-found handler of their prefixes (and, for GET, two catch-all routes that only answer that 404):
+ * the websites API gains no operations.
  */
 
 /** The reports API's prefixes: what a client that lost the analyzer host sends here. */
@@ -28,9 +36,14 @@ export async function registerReportsHint(app: FastifyInstance, publicUrl: strin
   for (const prefix of REPORTS_PREFIXES) {
     await app.register(
       async (scope) => {
-        scope.setNotFoundHandler(() => {
+        const hint = (): never => {
           throw new HttpError(404, message, 'not_found');
-        });
+        };
+        scope.setNotFoundHandler(hint);
+        // GET would otherwise match the statistics pages' /:domain/*, whose 404 is not this one.
+        // Marked as a 404's stand-in: not an operation, so the OpenAPI document leaves it out.
+        scope.get('/', { config: { notFoundHint: true } }, hint);
+        scope.get('/*', { config: { notFoundHint: true } }, hint);
       },
       { prefix },
     );
