@@ -70,7 +70,10 @@ function pieces(text: string): Piece[] {
   return out;
 }
 
-/** The host of the URL a variable holds (lower case, no port). */
+/**
+ * The host of the URL a variable holds (lower case, no port). A bad value is reported here, at the
+ * first reference that needs its host, naming the variable an operator set.
+ */
 function hostOf(name: string, value: string): string {
   let host: string;
   try {
@@ -79,7 +82,9 @@ function hostOf(name: string, value: string): string {
     host = '';
   }
   if (!host)
-    throw new MissingVariableError(`environment variable ${name} is not a URL with a host: ${value}`);
+    throw new MissingVariableError(
+      `environment variable ${name} is not a URL with a host: "${value}" (use e.g. https://api.example.com)`,
+    );
   return host;
 }
 

@@ -32,7 +32,7 @@ describe('interpolate: nested defaults and a URL host', () => {
 
   test('the host of a value that is no URL is an error that names it', () => {
     expect(() => interpolate('${BAD.host}', env)).toThrow(
-      'environment variable BAD is not a URL with a host: not a url',
+      'environment variable BAD is not a URL with a host: "not a url" (use e.g. https://api.example.com)',
     );
   });
 

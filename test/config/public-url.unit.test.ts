@@ -82,8 +82,10 @@ describe('in the config', () => {
     ).toMatch(
       /^conf\.yaml:\d+:\d+: services\.websites\.publicUrl: must be a scheme and host only \(no path, query or fragment\), got "https:\/\/x\.example\/api"$/,
     );
+    // REPORTS_PUBLIC_URL's host names the reports routes' host too: the first reference that needs
+    // that host reports the bad value, naming the variable the operator set.
     expect(configErrorOf(DEFAULT_CONFIG, { ...BASE_ENV, REPORTS_PUBLIC_URL: 'analyzer.example' })).toMatch(
-      /^conf\.yaml:\d+:\d+: services\.reports\.publicUrl: not a URL: "analyzer\.example"/,
+      /^conf\.yaml:\d+:\d+: routes\[0\]\.hosts\[0\]: environment variable REPORTS_PUBLIC_URL is not a URL with a host: "analyzer\.example" \(use e\.g\. https:\/\/api\.example\.com\)$/,
     );
   });
 });

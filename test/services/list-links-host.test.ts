@@ -160,15 +160,29 @@ describe('with no public URL', () => {
     expect(addresses(await list(base, path, 'evil.example'))).toEqual(expected);
   });
 
-  test.each(['//evil.example/api/v1/websites', '//api/v1/websites', '/api/v1//websites'])(
-    'the path %s is no list (a link starting "//" would lead off-site)',
+  test('the path /api/v1//websites is no list (a link starting "//" would lead off-site)', async () => {
+    const base = await alone('websites', withoutPublicUrls(DEFAULT_CONFIG));
+    const reply = await list(base, '/api/v1//websites', 'evil.example');
+    expect({ status: reply.status, body: reply.json() }).toEqual({
+      status: 404,
+      body: { message: 'Resource not found.', status: 404 },
+    });
+  });
+
+  // A path starting "//" is no API path but a statistics page of an empty domain: the pages' HTML
+  // 404 (issue 20: unknown paths get it), whose only links stay on this site.
+  test.each(['//evil.example/api/v1/websites', '//api/v1/websites'])(
+    "the path %s is no list but the pages' 404, its links on this site",
     async (path) => {
       const base = await alone('websites', withoutPublicUrls(DEFAULT_CONFIG));
       const reply = await list(base, path, 'evil.example');
-      expect({ status: reply.status, body: reply.json() }).toEqual({
+      expect({ status: reply.status, type: reply.headers['content-type'] }).toEqual({
         status: 404,
-        body: { message: 'Resource not found.', status: 404 },
+        type: 'text/html; charset=utf-8',
       });
+      expect(reply.text).toContain('<h1>Page not found</h1>');
+      const links = [...reply.text.matchAll(/<a\b[^>]*\shref="([^"]*)"/g)].map((m) => m[1]!);
+      expect(links).toEqual(['/', `/_/login?next=${encodeURIComponent(path)}`]);
     },
   );
 });

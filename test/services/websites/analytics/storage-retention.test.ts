@@ -105,11 +105,13 @@ describe('the collector bounds distinct values per website, dimension and day', 
       { value: 'three.example', count: 1 },
       { value: 'two.example', count: 1 },
     ]);
+    // Events carry their value sums (issue 20): "w"'s value counts under "(other)" with it.
+    const five = [{ count: 1, total: 5, unit: '' }];
     expect(sorted(await stats(id, 'events'))).toEqual([
-      { value: '(other)', count: 1 },
-      { value: 'x', count: 1 },
-      { value: 'y', count: 1 },
-      { value: 'z', count: 1 },
+      { value: '(other)', count: 1, values: five },
+      { value: 'x', count: 1, values: five },
+      { value: 'y', count: 1, values: five },
+      { value: 'z', count: 1, values: five },
     ]);
   });
 });

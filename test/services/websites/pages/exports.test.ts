@@ -208,7 +208,7 @@ describe('CSV exports', () => {
     expect(reply.status).toBe(200);
     const { rows, sum } = largeRows();
     const cells = [
-      ...reply.text.matchAll(/<td class="value">([^<]*)<\/td>\s*<td class="num">([^<]*)<\/td>/g),
+      ...reply.text.matchAll(/<td class="value bar s\d+">([^<]*)<\/td>\s*<td class="num">([^<]*)<\/td>/g),
     ];
     expect(cells.map((m) => [m[1], Number(m[2]!.replace(/,/g, ''))])).toEqual(rows.slice(100, 200));
     expect(reply.text.replace(/\s+/g, ' ')).toContain(
