@@ -274,7 +274,10 @@ describe('tollgate start reloads its config file', () => {
       (limit) => limit === '200',
       { timeoutMs: 10_000, what: 'the edited limit to apply' },
     );
-    expect(logged(gp, 'config reloaded')).toHaveLength(1);
+    // The log line may reach stdout after the new limit answers on the socket: wait for it.
+    expect(
+      await gp.waitForLog((l) => l.msg === 'config reloaded', { what: 'the reload log line' }),
+    ).toHaveLength(1);
     expect(await reloadsOf(gp)).toEqual({ success: 1, failure: 0 });
 
     // Replaced by an invalid file (written next to it and renamed over it, as editors do).
@@ -333,7 +336,10 @@ describe('tollgate start reloads its config file', () => {
       (limit) => limit === '150',
       { timeoutMs: 10_000, what: 'the SIGHUP reload to apply' },
     );
-    expect(logged(gp, 'config reloaded')).toHaveLength(1);
+    // The log line may reach stdout after the new limit answers on the socket: wait for it.
+    expect(
+      await gp.waitForLog((l) => l.msg === 'config reloaded', { what: 'the reload log line' }),
+    ).toHaveLength(1);
     expect(await reloadsOf(gp)).toEqual({ success: 1, failure: 0 });
     expect(gp.stderr).toBe('');
     expect(await gp.stop()).toBe(0);

@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/database.js';
 import { prepared } from '../../db/statements.js';
@@ -81,6 +81,24 @@ export function userForKey(db: Db, key: string, touch = true): number | undefine
     );
   }
   return row.user_id;
+}
+
+/**
+ * A short digest of a stored key hash, kept in a statistics-page session: rotating the key (a new
+ * hash) ends every page session signed in with the old one.
+ */
+export function keyTag(keyHash: Buffer): string {
+  return createHash('sha256').update(keyHash).digest('base64url').slice(0, 16);
+}
+
+/** The tag of the presented API key (see keyTag). */
+export const presentedKeyTag = (key: string): string => keyTag(sha256(key));
+
+/** Whether `tag` is the tag of one of the user's current API keys (false for no such user). */
+export function userHasKeyTag(db: Db, userId: number, tag: string): boolean {
+  return prepared<[number], { key_hash: Buffer }>(db, 'SELECT key_hash FROM api_keys WHERE user_id = ?')
+    .all(userId)
+    .some((row) => keyTag(row.key_hash) === tag);
 }
 
 /** A user as `tollgate users list` shows it: never a key. */

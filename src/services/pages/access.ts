@@ -30,15 +30,19 @@ export const SESSION_COOKIE = 'tg_session';
 /** The signed cookie of one unlocked password page: `w` a website, `r` a report. */
 export const unlockCookie = (kind: 'w' | 'r', id: number) => `tg_unlock_${kind}${id}`;
 
-/** "s.<user>.<expires ms>": the expiry is inside the signed value, so a kept cookie cannot outlive it. */
-export function sessionValue(userId: number, expiresMs: number): string {
-  return `s.${userId}.${expiresMs}`;
+/**
+ * "s.<user>.<expires ms>.<key tag>": the expiry is inside the signed value, so a kept cookie cannot
+ * outlive it; the tag of the API key signed in with, so a rotated key ends the session at once.
+ */
+export function sessionValue(userId: number, expiresMs: number, keyTag: string): string {
+  return `s.${userId}.${expiresMs}.${keyTag}`;
 }
 
-export function sessionUser(value: string, nowMs: number): number | undefined {
-  const m = /^s\.(\d{1,15})\.(\d{1,15})$/.exec(value);
+/** The user and key tag of an unexpired session value, or undefined. */
+export function sessionUser(value: string, nowMs: number): { user: number; keyTag: string } | undefined {
+  const m = /^s\.(\d{1,15})\.(\d{1,15})\.([A-Za-z0-9_-]{16})$/.exec(value);
   if (!m || Number(m[2]) <= nowMs) return undefined;
-  return Number(m[1]);
+  return { user: Number(m[1]), keyTag: m[3]! };
 }
 
 /**

@@ -3,7 +3,7 @@ import fastifyCookie, { type CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { readOrCreateSecret } from '../../credentials/secret-file.js';
 import type { Db } from '../../db/database.js';
-import { userExists, userForKey } from '../accounts/accounts.js';
+import { presentedKeyTag, userForKey, userHasKeyTag } from '../accounts/accounts.js';
 import type { ServiceContext } from '../context.js';
 import { verifyPassword } from '../accounts/passwords.js';
 import {
@@ -44,14 +44,19 @@ export class PageSessions {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The signed-in owner (a valid, unexpired cookie of a user that still exists), or undefined. */
+  /**
+   * The signed-in owner (a valid, unexpired cookie of a user that still holds the API key it signed
+   * in with: checked on every request, so a rotated key or a deleted user ends it at once), or undefined.
+   */
   viewer(request: FastifyRequest): number | undefined {
     const raw = request.cookies[SESSION_COOKIE];
     if (!raw) return undefined;
     const unsigned = request.unsignCookie(raw);
     if (!unsigned.valid || unsigned.value === null) return undefined;
-    const user = sessionUser(unsigned.value, this.now());
-    return user !== undefined && userExists(this.db, user) ? user : undefined;
+    const session = sessionUser(unsigned.value, this.now());
+    return session !== undefined && userHasKeyTag(this.db, session.user, session.keyTag)
+      ? session.user
+      : undefined;
   }
 
   unlocked(request: FastifyRequest, kind: 'w' | 'r', guarded: Guarded): boolean {
@@ -93,10 +98,12 @@ export class PageSessions {
     app.post(LOGIN_PATH, PAGE_ROUTE, async (request: FormRequest, reply) => {
       if (!checkOrigin(request, reply)) return reply;
       const next = safeNext(request.body?.next, '/');
-      const key = request.body?.key;
-      const user = typeof key === 'string' && key !== '' ? userForKey(this.db, key) : undefined;
+      const sent = request.body?.key;
+      const key = typeof sent === 'string' ? sent : '';
+      const user = key !== '' ? userForKey(this.db, key) : undefined;
       if (user === undefined) return sendPage(reply, 401, loginPage(next, 'That API key is not valid.'));
-      void reply.setCookie(SESSION_COOKIE, sessionValue(user, this.now() + this.sessionTtl), {
+      const value = sessionValue(user, this.now() + this.sessionTtl, presentedKeyTag(key));
+      void reply.setCookie(SESSION_COOKIE, value, {
         ...cookieFlags(request, this.sessionTtl),
         path: '/',
       });

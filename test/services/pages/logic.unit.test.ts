@@ -103,9 +103,11 @@ describe('access', () => {
     expect(pageAccess(site(2, null), undefined, false)).toBe('hidden');
   });
 
-  test('a session ends at its expiry', () => {
-    expect(sessionUser(sessionValue(3, NOW + 1), NOW)).toBe(3);
-    expect(sessionUser(sessionValue(3, NOW), NOW)).toBeUndefined();
+  test('a session ends at its expiry, and carries the tag of its key', () => {
+    const tag = 'AbCd_-0123456789';
+    expect(sessionUser(sessionValue(3, NOW + 1, tag), NOW)).toEqual({ user: 3, keyTag: tag });
+    expect(sessionUser(sessionValue(3, NOW, tag), NOW)).toBeUndefined();
+    expect(sessionUser(`s.3.${NOW + 1}`, NOW)).toBeUndefined();
     expect(sessionUser('s.3', NOW)).toBeUndefined();
   });
 

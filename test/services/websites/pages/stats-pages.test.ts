@@ -210,7 +210,7 @@ describe('statistics pages', () => {
     expect(reply.status).toBe(303);
     expect(reply.headers.location).toBe(`/${SITES.private}`);
     expect(reply.headers['set-cookie']).toMatch(
-      /^tg_session=s\.1\.\d{13}\.[A-Za-z0-9+/]{43}; Max-Age=43200; Path=\/; HttpOnly; SameSite=Lax$/,
+      /^tg_session=s\.1\.\d{13}\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9+/]{43}; Max-Age=43200; Path=\/; HttpOnly; SameSite=Lax$/,
     );
     const cookie = cookiePair(reply.headers['set-cookie']!);
     expect((await get(`/${SITES.private}`, { cookie })).status).toBe(200);
