@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../../src/runtime/gateway.js';
+import { describe, expect } from 'vitest';
 import { startCli, type CliProcess } from '../helpers/cli.js';
-import { ALICE_KEY, embeddedEnv, newDataDir, startEmbeddedGateway } from '../helpers/embedded.js';
+import { DEFAULT_CONFIG } from '../helpers/default-config.js';
+import { ALICE_KEY, embeddedEnv, newDataDir } from '../helpers/embedded.js';
+import { test as base } from '../helpers/fixtures.js';
 import { send } from '../helpers/gateway.js';
 
 /** `tollgate serve websites --port 0` as its own process, listening. */
@@ -10,28 +11,31 @@ const serveAlone = (dataDir: string): Promise<CliProcess> =>
     env: embeddedEnv(dataDir, { LOG_LEVEL: 'info' }),
   });
 
+const test = base
+  .extend('service', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const service = await serveAlone(newDataDir());
+    onCleanup(async () => {
+      await service.stop();
+    });
+    return service;
+  })
+  // The gateway has its own data directory: the service's records live with the service.
+  .extend('gateway', { scope: 'file' }, ({ service, gateways }) =>
+    gateways.start(DEFAULT_CONFIG, embeddedEnv(newDataDir(), { WEBSITES_UPSTREAM: service.url })),
+  );
+
 describe('tollgate serve: one embedded service alone, fronted by a gateway elsewhere', () => {
-  let service: CliProcess;
-  let gateway: Gateway;
-
-  beforeAll(async () => {
-    service = await serveAlone(newDataDir());
-    // The gateway has its own data directory: the service's records live with the service.
-    gateway = await startEmbeddedGateway(newDataDir(), { WEBSITES_UPSTREAM: service.url });
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await service?.stop();
-  });
-
-  test('answers on its own port', async () => {
+  test('answers on its own port', async ({ service }) => {
     const reply = await send(`${service.url}/api/v1/websites`, {
       headers: { authorization: `Bearer ${ALICE_KEY}` },
     });
     expect(reply.status).toBe(200);
   });
 
-  test('the gateway forwards to it, and records made through it live in its database', async () => {
+  test('the gateway forwards to it, and records made through it live in its database', async ({
+    service,
+    gateway,
+  }) => {
     const created = await send(`${gateway.url()}/api/v1/websites`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ALICE_KEY}`, 'content-type': 'application/x-www-form-urlencoded' },
@@ -46,13 +50,13 @@ describe('tollgate serve: one embedded service alone, fronted by a gateway elsew
     ]);
   });
 
-  test('a missing key is refused by the service, through the gateway', async () => {
+  test('a missing key is refused by the service, through the gateway', async ({ gateway }) => {
     const reply = await send(`${gateway.url()}/api/v1/websites`, { headers: { accept: 'text/html' } });
     expect(reply.status).toBe(401);
     expect(reply.json()).toEqual({ message: 'Unauthenticated.' });
   });
 
-  test('stops cleanly on SIGTERM', async () => {
+  test('stops cleanly on SIGTERM', async ({ service }) => {
     service.signal('SIGTERM');
     expect((await service.exit).code).toBe(0);
   });

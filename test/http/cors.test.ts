@@ -3,7 +3,6 @@
 // 429 and 502 — with exact header values, through real sockets and a real redis-server.
 import type { IncomingHttpHeaders } from 'node:http';
 import { describe, expect } from 'vitest';
-import type { Gateway } from '../../src/runtime/gateway.js';
 import { clientAddresses } from '../helpers/clients.js';
 import { test as serversTest } from '../helpers/fixtures.js';
 import { gatewayYaml, send, type Reply } from '../helpers/gateway.js';
@@ -96,19 +95,22 @@ const test = serversTest
       DOWN_URL: `http://127.0.0.1:${await freePort()}`,
       LISTED_ORIGINS: `${SHOP}, http://localhost:3000`,
     }),
+  )
+  .extend(
+    'url',
+    { scope: 'file' },
+    ({ gateway }) =>
+      (path: string) =>
+        `${gateway.url()}${path}`,
+  )
+  .extend(
+    'preflight',
+    { scope: 'file' },
+    ({ url }) =>
+      function preflight(path: string, headers: Record<string, string>): Promise<Reply> {
+        return send(url(path), { method: 'OPTIONS', headers });
+      },
   );
-
-/** The file's gateway, for the helpers below. */
-let gateway: Gateway;
-test.beforeAll(({ gateway: fileGateway }) => {
-  gateway = fileGateway;
-});
-
-const url = (path: string) => `${gateway.url()}${path}`;
-
-function preflight(path: string, headers: Record<string, string>): Promise<Reply> {
-  return send(url(path), { method: 'OPTIONS', headers });
-}
 
 /** The headers of a reply without the per-connection ones (date, connection, keep-alive). */
 function headersOf(reply: Reply): Record<string, string> {
@@ -141,7 +143,10 @@ const limitedBy = (remaining: number, reply: Reply) => ({
 const seenOf = (path: string) => seen.filter((s) => s.url.startsWith(path)).map((s) => s.method);
 
 describe('preflights', () => {
-  test('an allowed preflight: 204 with the policy, answered by the gateway, never counted', async () => {
+  test('an allowed preflight: 204 with the policy, answered by the gateway, never counted', async ({
+    url,
+    preflight,
+  }) => {
     const ip = newClient();
     for (let i = 0; i < 5; i++) {
       const reply = await preflight('/limited', {
@@ -171,7 +176,9 @@ describe('preflights', () => {
     expect(real.headers['x-ratelimit-remaining']).toBe('2');
   });
 
-  test('a listed origin is echoed, with credentials; the request id is the client’s', async () => {
+  test('a listed origin is echoed, with credentials; the request id is the client’s', async ({
+    preflight,
+  }) => {
     const reply = await preflight('/listed/item', {
       origin: SHOP,
       'access-control-request-method': 'DELETE',
@@ -190,7 +197,7 @@ describe('preflights', () => {
     });
   });
 
-  test.each([
+  test.for<[string, Record<string, string>, string, string]>([
     [
       'an origin not listed',
       { origin: 'https://shop.example.evil.test', 'access-control-request-method': 'POST' },
@@ -219,27 +226,30 @@ describe('preflights', () => {
       'cors_header_not_allowed',
       'A requested header is not allowed in cross-origin requests.',
     ],
-  ])('%s: 403 without CORS headers, not counted, not forwarded', async (_, headers, code, message) => {
-    const ip = newClient();
-    const before = seen.length;
-    const reply = await preflight('/listed', { ...headers, 'x-forwarded-for': ip });
-    expect(reply.status).toBe(403);
-    expect(reply.json()).toEqual({ error: { code, message } });
-    expect(headersOf(reply)).toEqual({
-      'content-type': 'application/json',
-      'content-length': String(reply.text.length),
-      vary: PREFLIGHT_VARY,
-      'x-request-id': expect.stringMatching(UUID),
-    });
-    expect(seen.length).toBe(before);
-    const real = await send(url('/listed'), {
-      method: 'POST',
-      headers: { origin: SHOP, 'x-forwarded-for': ip },
-    });
-    expect(real.headers['x-ratelimit-remaining']).toBe('2');
-  });
+  ])(
+    '%s: 403 without CORS headers, not counted, not forwarded',
+    async ([_, headers, code, message], { preflight, url }) => {
+      const ip = newClient();
+      const before = seen.length;
+      const reply = await preflight('/listed', { ...headers, 'x-forwarded-for': ip });
+      expect(reply.status).toBe(403);
+      expect(reply.json()).toEqual({ error: { code, message } });
+      expect(headersOf(reply)).toEqual({
+        'content-type': 'application/json',
+        'content-length': String(reply.text.length),
+        vary: PREFLIGHT_VARY,
+        'x-request-id': expect.stringMatching(UUID),
+      });
+      expect(seen.length).toBe(before);
+      const real = await send(url('/listed'), {
+        method: 'POST',
+        headers: { origin: SHOP, 'x-forwarded-for': ip },
+      });
+      expect(real.headers['x-ratelimit-remaining']).toBe('2');
+    },
+  );
 
-  test('an OPTIONS request that is no preflight is routed and counted as any other', async () => {
+  test('an OPTIONS request that is no preflight is routed and counted as any other', async ({ url }) => {
     const ip = newClient();
     // No Access-Control-Request-Method: the listed route (all methods) forwards it.
     const reply = await send(url('/listed'), {
@@ -252,7 +262,9 @@ describe('preflights', () => {
     expect(seen.at(-1)).toMatchObject({ method: 'OPTIONS', url: '/listed' });
   });
 
-  test('a preflight for a method whose route has no CORS goes where an OPTIONS request goes', async () => {
+  test('a preflight for a method whose route has no CORS goes where an OPTIONS request goes', async ({
+    preflight,
+  }) => {
     // PUT /limited is the plain route's (no CORS): the OPTIONS request is forwarded there.
     const reply = await preflight('/limited', { origin: SHOP, 'access-control-request-method': 'PUT' });
     expect(reply.status).toBe(200);
@@ -265,7 +277,7 @@ describe('preflights', () => {
 });
 
 describe('real responses on a CORS route', () => {
-  test('a forwarded response: the gateway’s CORS headers only, the upstream’s dropped', async () => {
+  test('a forwarded response: the gateway’s CORS headers only, the upstream’s dropped', async ({ url }) => {
     const ip = newClient();
     const reply = await send(url('/limited'), {
       method: 'POST',
@@ -287,7 +299,7 @@ describe('real responses on a CORS route', () => {
     expect(seen.at(-1)!.headers.origin).toBe('https://anyone.example');
   });
 
-  test('the upstream’s Vary is kept, with Origin added once', async () => {
+  test('the upstream’s Vary is kept, with Origin added once', async ({ url }) => {
     const post = (vary: string) =>
       send(url(`/limited?vary=${encodeURIComponent(vary)}`), {
         method: 'POST',
@@ -298,7 +310,7 @@ describe('real responses on a CORS route', () => {
     expect((await post('*')).headers.vary).toBe('*');
   });
 
-  test('401 for a missing visitor token carries the CORS headers', async () => {
+  test('401 for a missing visitor token carries the CORS headers', async ({ url }) => {
     const reply = await send(url('/visitor'), {
       method: 'POST',
       headers: { origin: SHOP, 'x-forwarded-for': newClient() },
@@ -315,7 +327,7 @@ describe('real responses on a CORS route', () => {
     expect(seenOf('/visitor')).toEqual([]);
   });
 
-  test('413 for a body over the route’s bound carries the CORS headers', async () => {
+  test('413 for a body over the route’s bound carries the CORS headers', async ({ url }) => {
     const reply = await send(url('/small'), {
       method: 'POST',
       headers: { origin: SHOP, 'content-type': 'application/json' },
@@ -330,7 +342,7 @@ describe('real responses on a CORS route', () => {
     expect(seenOf('/small')).toEqual([]);
   });
 
-  test('429 carries the CORS headers, so a page can read Retry-After', async () => {
+  test('429 carries the CORS headers, so a page can read Retry-After', async ({ url }) => {
     const ip = newClient();
     const auth = `Bearer ${await visitorJwt(`s-${ip}`)}`;
     for (let i = 0; i < 5; i++) {
@@ -363,7 +375,7 @@ describe('real responses on a CORS route', () => {
     expect(reset - retryAfter).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000));
   });
 
-  test('502 for an unreachable upstream carries the CORS headers', async () => {
+  test('502 for an unreachable upstream carries the CORS headers', async ({ url }) => {
     const reply = await send(url('/down'), {
       method: 'POST',
       headers: { origin: SHOP, 'x-forwarded-for': newClient() },
@@ -377,7 +389,7 @@ describe('real responses on a CORS route', () => {
 });
 
 describe('origins a policy does not allow', () => {
-  test('get no CORS headers (nor the upstream’s), and are counted as usual', async () => {
+  test('get no CORS headers (nor the upstream’s), and are counted as usual', async ({ url }) => {
     const ip = newClient();
     const from = (origin?: string) =>
       send(url('/listed'), {
@@ -414,7 +426,7 @@ describe('origins a policy does not allow', () => {
     expect(limited.headers.vary).toBe('Origin');
   });
 
-  test('an inline policy on one route', async () => {
+  test('an inline policy on one route', async ({ url, preflight }) => {
     const allowed = await preflight('/inline', {
       origin: 'https://a.example',
       'access-control-request-method': 'PUT',
@@ -432,7 +444,7 @@ describe('origins a policy does not allow', () => {
     expect(real.headers['access-control-allow-origin']).toBe('https://a.example');
   });
 
-  test('a route without CORS is untouched: no Vary, the upstream’s headers pass', async () => {
+  test('a route without CORS is untouched: no Vary, the upstream’s headers pass', async ({ url }) => {
     const reply = await send(url('/elsewhere'), { method: 'POST', headers: { origin: SHOP } });
     expect(reply.headers.vary).toBeUndefined();
     expect(reply.headers['access-control-allow-origin']).toBe('https://evil.example');

@@ -1,59 +1,65 @@
 // Workspace API tokens end to end: issued and revoked by the CLI, verified by the gateway (its
 // cached database store keys the wp-plugin limiter), counted in a real Redis.
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect } from 'vitest';
 import { runCli, type CliResult } from '../helpers/cli.js';
-import type { Gateway } from '../../src/runtime/gateway.js';
 import { burst } from '../helpers/burst.js';
 import { expectLimited } from '../helpers/clients.js';
-import { newDataDir, startEmbeddedGateway } from '../helpers/embedded.js';
+import { DEFAULT_CONFIG } from '../helpers/default-config.js';
+import { embeddedEnv, newDataDir, startEmbeddedGateway } from '../helpers/embedded.js';
+import { test as base } from '../helpers/fixtures.js';
 import { send, type Reply } from '../helpers/gateway.js';
-import { RedisServer } from '../helpers/redis-server.js';
 import { waitFor } from '../helpers/wait.js';
 
 const WP_MESSAGE = 'Too many bulk-sync requests for this workspace. Please slow down.';
 const MISSING = { error: { code: 'missing_token', message: 'API token missing.' } };
 const INVALID = { error: { code: 'invalid_token', message: 'API token is invalid or has been revoked.' } };
 
-let redis: RedisServer;
-let gateway: Gateway;
-let dataDir: string;
-
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  dataDir = newDataDir();
-  gateway = await startEmbeddedGateway(dataDir, { REDIS_URL: redis.url });
-});
-afterAll(async () => {
-  await gateway?.close();
-  await redis?.kill();
-});
-
-/** `tollgate ARGS --config config/gateway.yaml` as a real process on this file's data directory. */
-const cli = (args: string[], dir = dataDir): Promise<CliResult> =>
-  runCli([...args, '--config', 'config/gateway.yaml'], { env: { DATA_DIR: dir, LOG_LEVEL: 'silent' } });
-
-/** A token issued by `tollgate tokens create --workspace NAME`. */
-async function issue(workspace: string): Promise<{ id: string; token: string }> {
-  const run = await cli(['tokens', 'create', '--workspace', workspace]);
-  expect(run.code).toBe(0);
-  const m = /^created token ([0-9a-f]+) for workspace "([^"]+)" \(shown once\):\n(\S+)\n$/.exec(run.stdout);
-  expect(m).not.toBeNull();
-  expect(m![2]).toBe(workspace);
-  expect(m![3]!.startsWith(`${m![1]}|`)).toBe(true);
-  return { id: m![1]!, token: m![3]! };
-}
-
-const handshake = (authorization?: string, base = gateway.url()): Promise<Reply> =>
-  send(`${base}/v1/wp/handshake`, {
-    method: 'POST',
-    headers: authorization === undefined ? {} : { authorization },
-  });
+const test = base
+  .extend('dataDir', { scope: 'file' }, (): string => newDataDir())
+  .extend('gateway', { scope: 'file' }, ({ dataDir, redis, gateways }) =>
+    gateways.start(DEFAULT_CONFIG, embeddedEnv(dataDir, { REDIS_URL: redis.url })),
+  )
+  /** `tollgate ARGS --config config/gateway.yaml` as a real process on this file's data directory. */
+  .extend(
+    'cli',
+    { scope: 'file' },
+    ({ dataDir }) =>
+      (args: string[], dir = dataDir): Promise<CliResult> =>
+        runCli([...args, '--config', 'config/gateway.yaml'], { env: { DATA_DIR: dir, LOG_LEVEL: 'silent' } }),
+  )
+  /** A token issued by `tollgate tokens create --workspace NAME`. */
+  .extend(
+    'issue',
+    { scope: 'file' },
+    ({ cli }) =>
+      async function issue(workspace: string): Promise<{ id: string; token: string }> {
+        const run = await cli(['tokens', 'create', '--workspace', workspace]);
+        expect(run.code).toBe(0);
+        const m = /^created token ([0-9a-f]+) for workspace "([^"]+)" \(shown once\):\n(\S+)\n$/.exec(
+          run.stdout,
+        );
+        expect(m).not.toBeNull();
+        expect(m![2]).toBe(workspace);
+        expect(m![3]!.startsWith(`${m![1]}|`)).toBe(true);
+        return { id: m![1]!, token: m![3]! };
+      },
+  )
+  .extend(
+    'handshake',
+    { scope: 'file' },
+    ({ gateway }) =>
+      (authorization?: string, base = gateway.url()): Promise<Reply> =>
+        send(`${base}/v1/wp/handshake`, {
+          method: 'POST',
+          headers: authorization === undefined ? {} : { authorization },
+        }),
+  );
 
 describe('a token from the CLI', () => {
   test(
     'authenticates the handshake, counted by the wp-plugin limiter (60 per minute)',
     { timeout: 60_000 },
-    async () => {
+    async ({ issue, handshake }) => {
       const { id, token } = await issue('acme');
       const reply = await handshake(`Bearer ${token}`);
       expect(reply.status).toBe(200);
@@ -66,7 +72,7 @@ describe('a token from the CLI', () => {
   test(
     'the 61st request of the minute gets the exact 429, on any /v1/wp endpoint',
     { timeout: 60_000 },
-    async () => {
+    async ({ issue, handshake, gateway }) => {
       const { token } = await issue('busy');
       const authorization = `Bearer ${token}`;
       const replies = await burst(59, () => handshake(authorization), 8);
@@ -95,7 +101,7 @@ describe('a token from the CLI', () => {
   test(
     'a wrong secret for a real id is 401 and does not spend the real token budget',
     { timeout: 60_000 },
-    async () => {
+    async ({ issue, handshake }) => {
       const { id, token } = await issue('guarded');
       expect((await handshake(`Bearer ${token}`)).headers['x-ratelimit-remaining']).toBe('59');
       for (let i = 0; i < 5; i++) {
@@ -109,7 +115,7 @@ describe('a token from the CLI', () => {
   test(
     'no token, or one of the wrong shape, is 401 with the original bodies',
     { timeout: 60_000 },
-    async () => {
+    async ({ handshake }) => {
       for (const authorization of [undefined, 'Basic dXNlcjpwYXNz', 'Bearer']) {
         const reply = await handshake(authorization);
         expect({ status: reply.status, body: reply.json() }).toEqual({ status: 401, body: MISSING });
@@ -125,7 +131,7 @@ describe('a token from the CLI', () => {
   test(
     'revoked with the CLI: refused within the 5 s cache time, and not before the revoke',
     { timeout: 60_000 },
-    async () => {
+    async ({ cli, issue, handshake }) => {
       const { id, token } = await issue('leaving');
       expect((await handshake(`Bearer ${token}`)).status).toBe(200);
       expect((await handshake(`Bearer ${token}`)).status).toBe(200); // now cached by the gateway
@@ -151,7 +157,7 @@ describe('BOOTSTRAP_WORKSPACE_TOKEN', () => {
   test(
     'ensures the token at start, in BOOTSTRAP_WORKSPACE, and restores it after a revoke',
     { timeout: 60_000 },
-    async () => {
+    async ({ cli, handshake, redis }) => {
       const bootDir = newDataDir();
       const env = {
         REDIS_URL: redis.url,

@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { reloadFromFile } from '../../src/cli/reloader.js';
 import { loadConfigText } from '../../src/rules/load.js';
-import type { Gateway } from '../../src/runtime/gateway.js';
 import { hashPart } from '../../src/identity/hash.js';
 import { windowKey } from '../../src/limits/plan.js';
 import { test as serversTest } from '../helpers/fixtures.js';
@@ -57,6 +56,21 @@ const test = serversTest
     config(redis.url, upstream.url, `http://127.0.0.1:${await freePort()}`),
   )
   .extend('gateway', { scope: 'file' }, ({ text, gateways }) => gateways.start(text))
+  /** Helpers on the file's gateway. */
+  .extend(
+    'get',
+    { scope: 'file' },
+    ({ gateway }) =>
+      (path: string, headers: Record<string, string> = {}) =>
+        send(`${gateway.url()}${path}`, { headers }),
+  )
+  .extend(
+    'metrics',
+    { scope: 'file' },
+    ({ gateway }) =>
+      () =>
+        scrape(gateway.adminUrl!),
+  )
   .extend('only', { scope: 'file' }, ({ upstream, gateways }) =>
     gateways.start(
       gatewayYaml(
@@ -71,18 +85,8 @@ routes:
     ),
   );
 
-/** The file's gateway, for the helpers below. */
-let gateway: Gateway;
-test.beforeAll(({ gateway: fileGateway }) => {
-  gateway = fileGateway;
-});
-
-const get = (path: string, headers: Record<string, string> = {}) =>
-  send(`${gateway.url()}${path}`, { headers });
-const metrics = () => scrape(gateway.adminUrl!);
-
 describe('GET /metrics on the admin listener', () => {
-  test('before any traffic: the reload counters at 0, no request samples', async () => {
+  test('before any traffic: the reload counters at 0, no request samples', async ({ gateway }) => {
     const reply = await send(`${gateway.adminUrl}/metrics`);
     expect(reply.status).toBe(200);
     expect(reply.headers['content-type']).toBe(CONTENT_TYPE);
@@ -102,7 +106,10 @@ describe('GET /metrics on the admin listener', () => {
     expect(reply.text).toContain('# TYPE process_cpu_user_seconds_total counter');
   });
 
-  test('known traffic gives exact counts per limiter, decision, route, upstream and result', async () => {
+  test('known traffic gives exact counts per limiter, decision, route, upstream and result', async ({
+    get,
+    metrics,
+  }) => {
     const ipA = { 'x-forwarded-for': '198.51.100.1' };
     for (let i = 0; i < 3; i++) expect((await get('/a/x', ipA)).status).toBe(200);
     const refused = await get('/a/x', ipA);
@@ -157,7 +164,11 @@ describe('GET /metrics on the admin listener', () => {
     expect(sampleValue(m, 'tollgate_store_errors_total')).toBe(0);
   });
 
-  test('no label value carries a client IP, user agent, token or key hash', async () => {
+  test('no label value carries a client IP, user agent, token or key hash', async ({
+    gateway,
+    get,
+    metrics,
+  }) => {
     const ip = '203.0.113.199';
     const agent = 'Distinctive-Agent/7.3 (metrics-leak-probe)';
     const token = 'Bearer tok-9f8e7d6c5b4a';
@@ -201,7 +212,7 @@ describe('GET /metrics on the admin listener', () => {
     ]);
   });
 
-  test('reloads are counted by result', async ({ text, dir }) => {
+  test('reloads are counted by result', async ({ text, dir, gateway, metrics }) => {
     const before = samples(await metrics(), 'tollgate_requests_total');
 
     await gateway.reload(loadConfigText(text, 'same.yaml', {}));
@@ -227,7 +238,7 @@ describe('GET /metrics on the admin listener', () => {
     ]);
   });
 
-  test('the admin listener answers 404 JSON for other paths, 405 for other methods', async () => {
+  test('the admin listener answers 404 JSON for other paths, 405 for other methods', async ({ gateway }) => {
     const admin = gateway.adminUrl!;
     expect(admin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(admin).not.toBe(gateway.url());
@@ -256,7 +267,7 @@ describe('GET /metrics on the admin listener', () => {
     }
   });
 
-  test('/metrics on the public port is routed like any other path', async () => {
+  test('/metrics on the public port is routed like any other path', async ({ get }) => {
     const reply = await get('/metrics');
     expect(reply.status).toBe(404);
     expect(reply.text).toBe(ROUTE_NOT_FOUND);
@@ -264,6 +275,8 @@ describe('GET /metrics on the admin listener', () => {
 
   test('once Redis is gone, requests count as store_error and the store errors are counted', async ({
     redis,
+    get,
+    metrics,
   }) => {
     await redis.kill();
     const before = sampleValue(await metrics(), 'tollgate_store_duration_seconds_count')!;

@@ -2,17 +2,18 @@
 // bulk-sync handlers as /v1/wp/*) and the widget's GET /api/v1/widget/conversation/messages (the
 // POST form's page, read from the query string). Over real sockets: each service alone, as
 // `tollgate serve` runs it, and behind a gateway that routes these paths to it.
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect } from 'vitest';
 import { servicesConfigFrom } from '../../src/cli/services-config.js';
 import { loadConfigText } from '../../src/rules/load.js';
 import type { ServiceName } from '../../src/service-names.js';
-import type { Db } from '../../src/db/database.js';
 import type { Gateway } from '../../src/runtime/gateway.js';
 import { CHANGED_KINDS, FULL_SYNC_KINDS } from '../../src/services/bulksync/kinds.js';
 import { openServiceDatabase, startService, type RunningService } from '../../src/services/registry.js';
 import { createWorkspaceToken } from '../../src/services/accounts/workspaces.js';
-import { newDataDir, startEmbeddedGateway } from '../helpers/embedded.js';
-import { gatewayYaml, send, silentLogger, startGateway, type Reply } from '../helpers/gateway.js';
+import { DEFAULT_CONFIG } from '../helpers/default-config.js';
+import { embeddedEnv, newDataDir } from '../helpers/embedded.js';
+import { test as base } from '../helpers/fixtures.js';
+import { gatewayYaml, send, silentLogger, type Reply } from '../helpers/gateway.js';
 import { TEST_JWT_SECRET } from '../helpers/tokens.js';
 
 /** A gateway whose only routes send these paths to the embedded services, with no limiter in the way. */
@@ -39,32 +40,61 @@ const WP_ENDPOINTS = [
   ...CHANGED_KINDS.map((k) => `${k}/changed`),
 ];
 
-let dataDir: string;
-let db: Db;
-let gateway: Gateway;
-const alone: Partial<Record<ServiceName, RunningService>> = {};
-let token: string;
+/** The embedded services alone, as `tollgate serve` runs them, on one database file. */
+interface Services {
+  readonly dataDir: string;
+  readonly env: Record<string, string>;
+  readonly token: string;
+  readonly alone: Partial<Record<ServiceName, RunningService>>;
+}
 
-beforeAll(async () => {
-  dataDir = newDataDir();
-  const env = { DATA_DIR: dataDir, WIDGET_JWT_SECRET: TEST_JWT_SECRET };
-  const config = servicesConfigFrom(loadConfigText(CONFIG, 'test.yaml', env).config);
-  db = openServiceDatabase(config, silentLogger);
-  token = createWorkspaceToken(db, 'shop').token;
-  for (const name of ['bulksync', 'widget'] as const) {
-    alone[name] = await startService(name, { db, config, logger: silentLogger }, '127.0.0.1', 0);
-  }
-  gateway = await startGateway(CONFIG, env);
-});
-afterAll(async () => {
-  await gateway?.close();
-  for (const service of Object.values(alone)) await service.close();
-  db?.close();
-});
+const test = base
+  .extend('services', { scope: 'file' }, async ({}, { onCleanup }): Promise<Services> => {
+    const dataDir = newDataDir();
+    const env = { DATA_DIR: dataDir, WIDGET_JWT_SECRET: TEST_JWT_SECRET };
+    const config = servicesConfigFrom(loadConfigText(CONFIG, 'test.yaml', env).config);
+    const db = openServiceDatabase(config, silentLogger);
+    const token = createWorkspaceToken(db, 'shop').token;
+    const alone: Partial<Record<ServiceName, RunningService>> = {};
+    onCleanup(async () => {
+      for (const service of Object.values(alone)) await service.close();
+      db.close();
+    });
+    for (const name of ['bulksync', 'widget'] as const) {
+      alone[name] = await startService(name, { db, config, logger: silentLogger }, '127.0.0.1', 0);
+    }
+    return { dataDir, env, token, alone };
+  })
+  .extend('gateway', { scope: 'file' }, ({ services, gateways }) => gateways.start(CONFIG, services.env))
+  /** The shipped config (its routes and limiters) on the same data directory. */
+  .extend('shipped', { scope: 'file' }, ({ services, gateways }) =>
+    gateways.start(DEFAULT_CONFIG, embeddedEnv(services.dataDir, { WIDGET_JWT_SECRET: TEST_JWT_SECRET })),
+  )
+  /** Each describe case's conversation, seeded by its first test. */
+  .extend(
+    'conversations',
+    { scope: 'file' },
+    (): Map<string, Promise<{ visitor: Record<string, string>; posted: unknown[] }>> => new Map(),
+  );
+
+interface Places {
+  readonly services: Services;
+  readonly gateway: Gateway;
+}
 
 const where = [
-  ['the service alone', (name: ServiceName) => alone[name]!.url],
-  ['through the gateway', () => gateway.url()],
+  [
+    'the service alone',
+    ({ services }: Places) =>
+      (name: ServiceName) =>
+        services.alone[name]!.url,
+  ],
+  [
+    'through the gateway',
+    ({ gateway }: Places) =>
+      () =>
+        gateway.url(),
+  ],
 ] as const;
 
 const post = (url: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> =>
@@ -77,11 +107,17 @@ const post = (url: string, body: unknown, headers: Record<string, string> = {}):
 /** The reply without what differs from one request to the next. */
 const shape = (r: Reply) => ({ status: r.status, type: r.headers['content-type'], body: r.json() });
 
-describe.each(where)('bulk sync under /api/v1/wp, %s', (_where, base) => {
-  const url = (path: string) => `${base('bulksync')}${path}`;
-  const bearer = () => ({ authorization: `Bearer ${token}` });
+describe.each(where)('bulk sync under /api/v1/wp, %s', (_where, place) => {
+  const at = (places: Places) => ({
+    url: (path: string) => `${place(places)('bulksync')}${path}`,
+    bearer: () => ({ authorization: `Bearer ${places.services.token}` }),
+  });
 
-  test('every endpoint answers on both paths alike: with a token (an unknown path would be 404) and without', async () => {
+  test('every endpoint answers on both paths alike: with a token (an unknown path would be 404) and without', async ({
+    services,
+    gateway,
+  }) => {
+    const { url, bearer } = at({ services, gateway });
     // Invalid for every sync endpoint (nothing is written); the handshake ignores it.
     const body = { items: 'not a list', upserted: 'not a list' };
     for (const endpoint of WP_ENDPOINTS) {
@@ -108,7 +144,11 @@ describe.each(where)('bulk sync under /api/v1/wp, %s', (_where, base) => {
     expect(unknown.status).toBe(404);
   });
 
-  test('the same handlers and data: a sync sent to one path is seen on the other', async () => {
+  test('the same handlers and data: a sync sent to one path is seen on the other', async ({
+    services,
+    gateway,
+  }) => {
+    const { url, bearer } = at({ services, gateway });
     const sync_id = `s-${Math.random().toString(36).slice(2)}`;
     const items = [{ id: 1, title: 'Hello', url: 'https://shop.example/hello' }];
     const synced = await post(url('/api/v1/wp/posts/sync'), { sync_id, items, done: true }, bearer());
@@ -130,7 +170,8 @@ describe.each(where)('bulk sync under /api/v1/wp, %s', (_where, base) => {
     expect(after.json()).toMatchObject({ counts: { posts: 0 } });
   });
 
-  test('the errors are the same on both paths', async () => {
+  test('the errors are the same on both paths', async ({ services, gateway }) => {
+    const { url, bearer } = at({ services, gateway });
     const bad = { items: [{ id: 1, title: '', url: 'ftp://x' }] };
     for (const [body, headers] of [
       [JSON.stringify(bad), { 'content-type': 'application/json' }],
@@ -148,27 +189,41 @@ describe.each(where)('bulk sync under /api/v1/wp, %s', (_where, base) => {
   });
 });
 
-describe.each(where)('GET /api/v1/widget/conversation/messages, %s', (_where, base) => {
-  const url = (path: string) => `${base('widget')}${path}`;
-  let visitor: Record<string, string>;
-  let posted: unknown[];
-
-  beforeAll(async () => {
+describe.each(where)('GET /api/v1/widget/conversation/messages, %s', (where, place) => {
+  async function seed(url: (path: string) => string) {
     const init = await post(url('/api/v1/widget/init'), { workspace: 'shop' });
     expect(init.status, init.text).toBe(200);
-    visitor = { authorization: `Bearer ${(init.json() as { token: string }).token}` };
-    posted = [];
+    const visitor: Record<string, string> = {
+      authorization: `Bearer ${(init.json() as { token: string }).token}`,
+    };
+    const posted: unknown[] = [];
     for (const body of ['one', 'two', 'three']) {
       const reply = await post(url('/api/v1/widget/messages'), { body }, visitor);
       expect(reply.status).toBe(201);
       posted.push((reply.json() as { message: unknown }).message);
     }
-  });
+    return { visitor, posted };
+  }
 
-  const get = (query: string, headers = visitor) =>
-    send(url(`/api/v1/widget/conversation/messages${query}`), { headers });
+  /** The case's url, its conversation (seeded once, before its first test reads it) and GET. */
+  const at = async ({
+    conversations,
+    ...places
+  }: Places & { conversations: Map<string, ReturnType<typeof seed>> }) => {
+    const url = (path: string) => `${place(places)('widget')}${path}`;
+    if (!conversations.has(where)) conversations.set(where, seed(url));
+    const { visitor, posted } = await conversations.get(where)!;
+    const get = (query: string, headers = visitor) =>
+      send(url(`/api/v1/widget/conversation/messages${query}`), { headers });
+    return { url, visitor, posted, get, token: places.services.token };
+  };
 
-  test('the same page as the POST form, from the query string', async () => {
+  test('the same page as the POST form, from the query string', async ({
+    services,
+    gateway,
+    conversations,
+  }) => {
+    const { url, visitor, posted, get } = await at({ services, gateway, conversations });
     const all = await get('');
     expect(shape(all)).toEqual({
       status: 200,
@@ -185,7 +240,12 @@ describe.each(where)('GET /api/v1/widget/conversation/messages, %s', (_where, ba
     expect(viaPost.json()).toEqual(second.json());
   });
 
-  test('bad parameters are the same 422 as the POST form gives', async () => {
+  test('bad parameters are the same 422 as the POST form gives', async ({
+    services,
+    gateway,
+    conversations,
+  }) => {
+    const { url, visitor, get } = await at({ services, gateway, conversations });
     const get422 = await get('?page=0&per_page=500');
     const post422 = await post(
       url('/api/v1/widget/conversation/messages'),
@@ -217,7 +277,8 @@ describe.each(where)('GET /api/v1/widget/conversation/messages, %s', (_where, ba
     });
   });
 
-  test('the visitor token is required, as on the POST form', async () => {
+  test('the visitor token is required, as on the POST form', async ({ services, gateway, conversations }) => {
+    const { url, get, token } = await at({ services, gateway, conversations });
     for (const [headers, code, message] of [
       [{}, 'missing_token', 'Visitor token missing.'],
       [{ authorization: 'Bearer not-a-jwt' }, 'invalid_token', 'Visitor token is invalid.'],
@@ -236,15 +297,10 @@ describe.each(where)('GET /api/v1/widget/conversation/messages, %s', (_where, ba
 });
 
 describe('through the shipped config (its routes and limiters)', () => {
-  let shipped: Gateway;
-  beforeAll(async () => {
-    shipped = await startEmbeddedGateway(dataDir, { WIDGET_JWT_SECRET: TEST_JWT_SECRET });
-  });
-  afterAll(async () => {
-    await shipped?.close();
-  });
-
-  test('/api/v1/wp/handshake reaches bulk sync, counted by the wp-plugin limiter', async () => {
+  test('/api/v1/wp/handshake reaches bulk sync, counted by the wp-plugin limiter', async ({
+    shipped,
+    services: { token },
+  }) => {
     const reply = await post(`${shipped.url()}/api/v1/wp/handshake`, undefined, {
       authorization: `Bearer ${token}`,
     });
@@ -253,7 +309,9 @@ describe('through the shipped config (its routes and limiters)', () => {
     expect(reply.headers['x-ratelimit-limit']).toBe('60');
   });
 
-  test('GET /api/v1/widget/conversation/messages reaches the widget, counted per session', async () => {
+  test('GET /api/v1/widget/conversation/messages reaches the widget, counted per session', async ({
+    shipped,
+  }) => {
     const init = await post(`${shipped.url()}/api/v1/widget/init`, { workspace: 'shop' });
     expect(init.status, init.text).toBe(200);
     const authorization = `Bearer ${(init.json() as { token: string }).token}`;

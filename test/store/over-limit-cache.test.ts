@@ -1,9 +1,7 @@
 // The over-limit cache: once a window is spent, the gateway refuses that key from process memory,
 // with the same answer the store would give, and without a Redis round trip.
-import type { Redis } from 'ioredis';
 import { describe, expect } from 'vitest';
 import { loadConfigText } from '../../src/rules/load.js';
-import type { Gateway } from '../../src/runtime/gateway.js';
 import { hashPart } from '../../src/identity/hash.js';
 import { windowKey } from '../../src/limits/plan.js';
 import { burst } from '../helpers/burst.js';
@@ -11,7 +9,6 @@ import { clientAddresses, rateLimitedBody } from '../helpers/clients.js';
 import { gatewayTest } from '../helpers/fixtures.js';
 import { gatewayYaml, limitHeaders, send, type Reply } from '../helpers/gateway.js';
 import { scriptCalls } from '../helpers/redis-server.js';
-import type { TestUpstream } from '../helpers/upstream.js';
 import { untilClockPast } from '../helpers/wait.js';
 
 /** `cachedLimit` is the one setting the reload test changes. */
@@ -48,40 +45,44 @@ routes:
 
 const body = rateLimitedBody;
 
-const test = gatewayTest({ config: config(3) });
-
-/** The file's gateway, Redis client, upstream and config environment, for the helpers below. */
-let gateway: Gateway;
-let inspect: Redis;
-let upstream: TestUpstream;
-let env: Record<string, string>;
 const newClient = clientAddresses();
-test.beforeAll(({ gateway: fileGateway, redisClient, upstream: fileUpstream, gatewayEnv }) => {
-  gateway = fileGateway;
-  inspect = redisClient;
-  upstream = fileUpstream;
-  env = gatewayEnv;
-});
 
-const get = (ip: string, path: string, base = gateway.url()) =>
-  send(`${base}${path}`, { headers: { 'x-forwarded-for': ip } });
-
-/** The Redis key of a single-window per-IP limiter, as the gateway computes it. */
-const keyOf = (limiter: string, ip: string) =>
-  windowKey('tg:', gateway.table.limiters.get(limiter)!, 0, () => hashPart(`ip=${ip}`));
-
-/** Spends a window with sequential requests, checking each; returns the last (allowed) reply. */
-async function spend(ip: string, path: string, limit: number): Promise<Reply> {
-  let last: Reply | undefined;
-  for (let remaining = limit - 1; remaining >= 0; remaining--) {
-    last = await get(ip, path);
-    expect(last.status).toBe(200);
-    expect(last.headers['x-ratelimit-limit']).toBe(String(limit));
-    expect(last.headers['x-ratelimit-remaining']).toBe(String(remaining));
-    expect(last.headers['retry-after']).toBeUndefined();
-  }
-  return last!;
-}
+const test = gatewayTest({ config: config(3) })
+  /** The file's Redis client, to inspect keys; the config environment, for reloads. */
+  .extend('inspect', { scope: 'file' }, ({ redisClient }) => redisClient)
+  .extend('env', { scope: 'file' }, ({ gatewayEnv }) => gatewayEnv)
+  .extend(
+    'get',
+    { scope: 'file' },
+    ({ gateway }) =>
+      (ip: string, path: string, base = gateway.url()) =>
+        send(`${base}${path}`, { headers: { 'x-forwarded-for': ip } }),
+  )
+  /** The Redis key of a single-window per-IP limiter, as the gateway computes it. */
+  .extend(
+    'keyOf',
+    { scope: 'file' },
+    ({ gateway }) =>
+      (limiter: string, ip: string) =>
+        windowKey('tg:', gateway.table.limiters.get(limiter)!, 0, () => hashPart(`ip=${ip}`)),
+  )
+  /** Spends a window with sequential requests, checking each; returns the last (allowed) reply. */
+  .extend(
+    'spend',
+    { scope: 'file' },
+    ({ get }) =>
+      async function spend(ip: string, path: string, limit: number): Promise<Reply> {
+        let last: Reply | undefined;
+        for (let remaining = limit - 1; remaining >= 0; remaining--) {
+          last = await get(ip, path);
+          expect(last.status).toBe(200);
+          expect(last.headers['x-ratelimit-limit']).toBe(String(limit));
+          expect(last.headers['x-ratelimit-remaining']).toBe(String(remaining));
+          expect(last.headers['retry-after']).toBeUndefined();
+        }
+        return last!;
+      },
+  );
 
 /** A 429 with the exact body and headers; `reset` is the exact X-RateLimit-Reset, or [min, max]. */
 function expectRefused(reply: Reply, limit: number, message: string, reset: number | [number, number]): void {
@@ -105,7 +106,13 @@ function expectRefused(reply: Reply, limit: number, message: string, reset: numb
 }
 
 describe('a spent window is refused from process memory', () => {
-  test('a flood of 60 after the window is spent: all 429, identical, and not one Redis script call', async () => {
+  test('a flood of 60 after the window is spent: all 429, identical, and not one Redis script call', async ({
+    inspect,
+    upstream,
+    get,
+    keyOf,
+    spend,
+  }) => {
     const ip = newClient();
     const last = await spend(ip, '/cached/a', 3);
     const reset = Number(last.headers['x-ratelimit-reset']);
@@ -129,6 +136,10 @@ describe('a spent window is refused from process memory', () => {
 
   test('a gateway without the entry gets the same answer from Redis, then caches it too', async ({
     gateways,
+    env,
+    get,
+    inspect,
+    spend,
   }) => {
     const ip = newClient();
     const last = await spend(ip, '/cached/a', 3);
@@ -153,7 +164,12 @@ describe('a spent window is refused from process memory', () => {
     }
   });
 
-  test('with overLimitCache: false, every refused request is a Redis round trip', async () => {
+  test('with overLimitCache: false, every refused request is a Redis round trip', async ({
+    inspect,
+    get,
+    keyOf,
+    spend,
+  }) => {
     const ip = newClient();
     const last = await spend(ip, '/uncached/a', 3);
     const reset = Number(last.headers['x-ratelimit-reset']);
@@ -166,7 +182,12 @@ describe('a spent window is refused from process memory', () => {
     expect(await inspect.get(keyOf('uncached', ip))).toBe('3');
   });
 
-  test('once the window resets, the key is allowed again (and goes back to Redis)', async () => {
+  test('once the window resets, the key is allowed again (and goes back to Redis)', async ({
+    inspect,
+    get,
+    keyOf,
+    spend,
+  }) => {
     const ip = newClient();
     const last = await spend(ip, '/short/a', 2);
     const reset = Number(last.headers['x-ratelimit-reset']);
@@ -192,7 +213,10 @@ describe('a spent window is refused from process memory', () => {
 });
 
 describe('a request the cache cannot fully answer goes to the store', () => {
-  test('with an uncached window on the route, every 429 comes from Redis and names the hour window', async () => {
+  test('with an uncached window on the route, every 429 comes from Redis and names the hour window', async ({
+    inspect,
+    get,
+  }) => {
     const ip = newClient();
     for (const remaining of ['1', '0']) {
       expect((await get(ip, '/mixed/a')).headers['x-ratelimit-remaining']).toBe(remaining);
@@ -210,7 +234,14 @@ describe('a request the cache cannot fully answer goes to the store', () => {
 });
 
 describe('a reload that changes the limit outdates the cached entries', () => {
-  test('raising the limit lets the next request through at once; lowering it asks Redis again', async () => {
+  test('raising the limit lets the next request through at once; lowering it asks Redis again', async ({
+    gateway,
+    inspect,
+    env,
+    get,
+    keyOf,
+    spend,
+  }) => {
     const ip = newClient();
     const last = await spend(ip, '/cached/a', 3);
     const reset = Number(last.headers['x-ratelimit-reset']);

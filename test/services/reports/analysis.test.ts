@@ -1,9 +1,9 @@
 import { once } from 'node:events';
 import { createServer } from 'node:net';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../../../src/runtime/gateway.js';
+import { describe, expect } from 'vitest';
 import { DEFAULT_CONFIG } from '../../helpers/default-config.js';
 import { ALICE_KEY, embeddedEnv, newDataDir, startEmbeddedGateway } from '../../helpers/embedded.js';
+import { embeddedTest } from '../../helpers/fixtures.js';
 import { send, startGateway } from '../../helpers/gateway.js';
 import {
   analyzerApi,
@@ -15,47 +15,44 @@ import {
   TestPages,
 } from '../../helpers/test-pages.js';
 
-let gateway: Gateway;
-let pages: TestPages;
-let api: ReturnType<typeof analyzerApi>;
-let base: string;
-
-beforeAll(async () => {
-  pages = await TestPages.start();
-  base = `http://127.0.0.1:${pages.port}`;
-  gateway = await startEmbeddedGateway();
-  api = analyzerApi(gateway.url());
-});
-afterAll(async () => {
-  await gateway?.close();
-  await pages?.close();
-});
-
-const store = (url: string, target = api) =>
-  target('POST', '/api/v1/reports', { key: ALICE_KEY, form: { url } });
 const urlError = (message: string) => ({ message: { url: [message] }, status: 422 });
 
-function report(path: string, result: string, score: number, results: object) {
-  return {
-    data: {
-      id: expect.any(Number),
-      url: `127.0.0.1:${pages.port}${path}`,
-      project: '127.0.0.1',
-      result,
-      score,
-      results,
-      privacy: 1,
-      password: false,
-      generated_at: expect.any(String),
-      created_at: expect.any(String),
-      updated_at: expect.any(String),
-    },
-    status: 200,
-  };
-}
+const test = embeddedTest()
+  .extend('api', { scope: 'file' }, ({ gateway }) => analyzerApi(gateway.url()))
+  .extend(
+    'store',
+    { scope: 'file' },
+    ({ api }) =>
+      (url: string, target = api) =>
+        target('POST', '/api/v1/reports', { key: ALICE_KEY, form: { url } }),
+  )
+  .extend('base', { scope: 'file' }, ({ pages }) => `http://127.0.0.1:${pages.port}`)
+  .extend(
+    'report',
+    { scope: 'file' },
+    ({ pages }) =>
+      function report(path: string, result: string, score: number, results: object) {
+        return {
+          data: {
+            id: expect.any(Number),
+            url: `127.0.0.1:${pages.port}${path}`,
+            project: '127.0.0.1',
+            result,
+            score,
+            results,
+            privacy: 1,
+            password: false,
+            generated_at: expect.any(String),
+            created_at: expect.any(String),
+            updated_at: expect.any(String),
+          },
+          status: 200,
+        };
+      },
+  );
 
 describe('analysis: good, decent and bad pages', () => {
-  test('good (gzip): every check passes but https', async () => {
+  test('good (gzip): every check passes but https', async ({ store, base, report, pages }) => {
     const reply = await store(pages.url('/good'));
     expect(reply.status).toBe(201);
     expect(reply.json()).toEqual(
@@ -63,7 +60,7 @@ describe('analysis: good, decent and bad pages', () => {
     );
   });
 
-  test('good (brotli)', async () => {
+  test('good (brotli)', async ({ store, base, report, pages }) => {
     const reply = await store(pages.url('/good.br'));
     expect(reply.status).toBe(201);
     expect(reply.json()).toEqual(
@@ -71,19 +68,24 @@ describe('analysis: good, decent and bad pages', () => {
     );
   });
 
-  test('decent', async () => {
+  test('decent', async ({ store, base, report, pages }) => {
     const reply = await store(pages.url('/decent'));
     expect(reply.status).toBe(201);
     expect(reply.json()).toEqual(report('/decent', 'decent', 66, decentResults(base, expect.any(Number))));
   });
 
-  test('bad', async () => {
+  test('bad', async ({ store, base, report, pages }) => {
     const reply = await store(pages.url('/bad'));
     expect(reply.status).toBe(201);
     expect(reply.json()).toEqual(report('/bad', 'bad', 26, badResults(base, expect.any(Number))));
   });
 
-  test('credentials of a redirect target are dropped: the results do not show them', async () => {
+  test('credentials of a redirect target are dropped: the results do not show them', async ({
+    store,
+    base,
+    report,
+    pages,
+  }) => {
     const target = `http://user:secret@127.0.0.1:${pages.port}/good`;
     const reply = await store(pages.url(`/redirect?to=${encodeURIComponent(target)}`));
     expect(reply.status).toBe(201);
@@ -99,7 +101,12 @@ describe('analysis: good, decent and bad pages', () => {
     );
   });
 
-  test('five redirects are followed; the report keeps the URL as given', async () => {
+  test('five redirects are followed; the report keeps the URL as given', async ({
+    store,
+    base,
+    report,
+    pages,
+  }) => {
     const reply = await store(pages.url('/chain/5'));
     expect(reply.status).toBe(201);
     expect(reply.json()).toEqual(
@@ -109,7 +116,10 @@ describe('analysis: good, decent and bad pages', () => {
 });
 
 describe('analysis: off the event loop', () => {
-  test('while a large page is analysed, an unrelated request of another host is answered first', async () => {
+  test('while a large page is analysed, an unrelated request of another host is answered first', async ({
+    store,
+    pages,
+  }) => {
     // A gateway of its own, whose analysis pool has no thread yet: the one it starts for this page
     // tells when the page has been fetched, read and handed over.
     const own = await startEmbeddedGateway();
@@ -148,7 +158,7 @@ describe('analysis: off the event loop', () => {
 });
 
 describe('analysis: pages that cannot be fetched', () => {
-  test.each([
+  test.for<[string, string]>([
     ['/status/500', 'The page answered with HTTP status 500.'],
     ['/status/404', 'The page answered with HTTP status 404.'],
     ['/text', 'The page is not an HTML document.'],
@@ -157,13 +167,13 @@ describe('analysis: pages that cannot be fetched', () => {
     ['/huge', 'The page is larger than 5 MB.'],
     ['/huge-declared', 'The page is larger than 5 MB.'],
     ['/gzip-bomb', 'The page is larger than 5 MB.'],
-  ])('%s: 422 on url', async (path, message) => {
+  ])('%s: 422 on url', async ([path, message], { store, pages }) => {
     const reply = await store(pages.url(path));
     expect(reply.status).toBe(422);
     expect(reply.json()).toEqual(urlError(message));
   });
 
-  test('an unreachable port and an unresolvable host', async () => {
+  test('an unreachable port and an unresolvable host', async ({ store }) => {
     const probe = createServer();
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
     const { port } = probe.address() as { port: number };
@@ -176,7 +186,7 @@ describe('analysis: pages that cannot be fetched', () => {
     expect(unknown.json()).toEqual(urlError('Could not resolve the host.'));
   });
 
-  test('a failed update with results=1 keeps the report as it was', async () => {
+  test('a failed update with results=1 keeps the report as it was', async ({ api, store }) => {
     const gone = await TestPages.start();
     const created = (await store(gone.url('/good'))).json() as { data: { id: number } };
     await gone.close();
@@ -192,7 +202,10 @@ describe('analysis: pages that cannot be fetched', () => {
 });
 
 describe('analysis: settings', () => {
-  test('SSRF: without ANALYZER_ALLOW_PRIVATE_NETWORKS, non-public addresses are refused', async () => {
+  test('SSRF: without ANALYZER_ALLOW_PRIVATE_NETWORKS, non-public addresses are refused', async ({
+    store,
+    pages,
+  }) => {
     const strict = await startGateway(
       DEFAULT_CONFIG,
       embeddedEnv(newDataDir(), { ANALYZER_ALLOW_PRIVATE_NETWORKS: 'false' }),
@@ -219,7 +232,7 @@ describe('analysis: settings', () => {
     }
   });
 
-  test('the fetch timeout comes from services.reports.fetchTimeout', async () => {
+  test('the fetch timeout comes from services.reports.fetchTimeout', async ({ store, pages }) => {
     expect(DEFAULT_CONFIG).toContain('fetchTimeout: 10s');
     const quick = await startGateway(
       DEFAULT_CONFIG.replace('fetchTimeout: 10s', 'fetchTimeout: 1s'),

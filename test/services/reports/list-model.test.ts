@@ -1,12 +1,11 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { openDatabase, type Db } from '../../../src/db/database.js';
-import type { Gateway } from '../../../src/runtime/gateway.js';
+import { expect } from 'vitest';
 import { userForKey } from '../../../src/services/accounts/accounts.js';
 import type { Results } from '../../../src/services/reports/checks/types.js';
 import type { ReportResult } from '../../../src/services/reports/score.js';
 import { insertReport, listReports, type ReportRow } from '../../../src/services/reports/store.js';
-import { ALICE_KEY, newDataDir, startEmbeddedGateway } from '../../helpers/embedded.js';
+import { ALICE_KEY } from '../../helpers/embedded.js';
+import { embeddedTest } from '../../helpers/fixtures.js';
 import { pageOf } from '../../helpers/list-pages.js';
 import { analyzerApi } from '../../helpers/test-pages.js';
 
@@ -16,24 +15,13 @@ import { analyzerApi } from '../../helpers/test-pages.js';
  * pages over HTTP would be too slow for random data); queries go through the gateway.
  */
 
-let gateway: Gateway;
-let db: Db;
-let alice: number;
-let api: ReturnType<typeof analyzerApi>;
-
-beforeAll(async () => {
-  const dataDir = newDataDir();
-  gateway = await startEmbeddedGateway(dataDir);
-  api = analyzerApi(gateway.url());
-  // The first request starts the service, which creates the database and the users.
-  expect((await api('GET', '/api/v1/reports', { key: ALICE_KEY })).status).toBe(200);
-  db = openDatabase(dataDir);
-  alice = userForKey(db, ALICE_KEY)!;
-});
-afterAll(async () => {
-  db?.close();
-  await gateway?.close();
-});
+const test = embeddedTest()
+  .extend('api', { scope: 'file' }, ({ gateway }) => analyzerApi(gateway.url()))
+  .extend('alice', { scope: 'file' }, async ({ api, db }) => {
+    // The first request starts the service, which creates the users.
+    expect((await api('GET', '/api/v1/reports', { key: ALICE_KEY })).status).toBe(200);
+    return userForKey(db, ALICE_KEY)!;
+  });
 
 const RESULTS: ReportResult[] = ['good', 'decent', 'bad'];
 const SORT_KEYS = ['id', 'generated_at', 'url', 'result'] as const;
@@ -115,7 +103,7 @@ function model(rows: ReportRow[], q: Query, sent: string) {
   };
 }
 
-test('list filters, sorting and paging agree with the model', async () => {
+test('list filters, sorting and paging agree with the model', async ({ api, db, alice }) => {
   await fc.assert(
     fc.asyncProperty(
       fc.array(rowArb, { maxLength: 40 }),
@@ -156,7 +144,7 @@ test('list filters, sorting and paging agree with the model', async () => {
   );
 });
 
-test('a page far past the end is an empty page, not a 500', async () => {
+test('a page far past the end is an empty page, not a 500', async ({ api, db, alice }) => {
   db.prepare('DELETE FROM reports WHERE user_id = ?').run(alice);
   insertReport(db, alice, {
     pageUrl: 'https://example.com/',

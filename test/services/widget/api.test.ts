@@ -2,9 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodeJwt } from 'jose';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { openDatabase, type Db } from '../../../src/db/database.js';
-import type { Gateway } from '../../../src/runtime/gateway.js';
+import { describe, expect } from 'vitest';
 import { servicesConfigFrom } from '../../../src/cli/services-config.js';
 import { loadConfigText } from '../../../src/rules/load.js';
 import { createServiceApp } from '../../../src/services/kit/app.js';
@@ -12,9 +10,9 @@ import { widgetErrors } from '../../../src/services/kit/errors.js';
 import { widgetService } from '../../../src/services/widget/service.js';
 import { createWorkspaceToken } from '../../../src/services/accounts/workspaces.js';
 import { DEFAULT_CONFIG } from '../../helpers/default-config.js';
-import { ALICE_KEY, embeddedEnv, newDataDir, startEmbeddedGateway } from '../../helpers/embedded.js';
+import { ALICE_KEY, embeddedEnv } from '../../helpers/embedded.js';
+import { embeddedTest } from '../../helpers/fixtures.js';
 import { limitHeaders, send, silentLogger, type Reply } from '../../helpers/gateway.js';
-import { RedisServer } from '../../helpers/redis-server.js';
 import { visitorJwt } from '../../helpers/tokens.js';
 
 interface Session {
@@ -28,81 +26,90 @@ const invalid = (fields: Record<string, string[]>) => ({
   error: { code: 'validation_failed', message: 'The given data was invalid.', fields },
 });
 
-let redis: RedisServer;
-let gateway: Gateway;
-let dataDir: string;
-let db: Db;
-let websiteId: number;
 let nextIp = 1;
-
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  dataDir = newDataDir();
-  db = openDatabase(dataDir);
-  const acme = createWorkspaceToken(db, 'acme').token;
-  const globex = createWorkspaceToken(db, 'globex').token;
-  gateway = await startEmbeddedGateway(dataDir, { REDIS_URL: redis.url, TRUSTED_PROXIES: '127.0.0.1' });
-  // A website of the websites API, and coupons synced by each workspace's shop, through the gateway.
-  const website = await send(`${gateway.url()}/api/v1/websites`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ALICE_KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ url: 'shop.test' }),
-  });
-  expect(website.status).toBe(201);
-  websiteId = (website.json() as { data: { id: number } }).data.id;
-  const sync = async (token: string, items: object[]) => {
-    const reply = await post('/v1/wp/coupons/sync', { items, done: true }, bearer(token));
-    expect(reply.status).toBe(200);
-  };
-  const coupon = (
-    id: string,
-    code: string,
-    discount_type: string,
-    amount: number,
-    expires_at: string | null,
-    usage_limit: number | null,
-    usage_count: number,
-  ) => ({ id, code, discount_type, amount, expires_at, usage_limit, usage_count });
-  await sync(acme, [
-    coupon('c1', 'SAVE10', 'percent', 10, null, null, 0),
-    coupon('c2', 'FIVEOFF', 'fixed', 5, '2999-01-01T00:00:00Z', 100, 99),
-    coupon('c3', 'OLD', 'percent', 20, '2020-01-01T00:00:00Z', null, 0),
-    coupon('c4', 'USEDUP', 'fixed', 3, null, 2, 2),
-  ]);
-  await sync(globex, [coupon('g1', 'GLOBEX', 'percent', 50, null, null, 0)]);
-});
-afterAll(async () => {
-  await gateway?.close();
-  db?.close();
-  await redis?.kill();
-});
-
-/** A POST through the gateway, from its own client address (the per-IP budgets never mix). */
-function post(path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
-  return send(`${gateway.url()}${path}`, {
-    method: 'POST',
-    headers: {
-      'x-forwarded-for': `203.0.113.${nextIp++}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...headers,
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
-async function init(body: object = { workspace: 'acme' }, headers: Record<string, string> = {}) {
-  const reply = await post('/api/v1/widget/init', body, headers);
-  expect(reply.status).toBe(200);
-  return reply.json() as Session;
-}
-
-const rows = (table: string, sessionId: string) =>
-  (db.prepare(`SELECT count(*) AS n FROM ${table} WHERE session_id = ?`).get(sessionId) as { n: number }).n;
+const test = embeddedTest({ redis: true, env: { TRUSTED_PROXIES: '127.0.0.1' } })
+  // The workspaces' tokens, made before the gateway starts.
+  .extend('tokens', { scope: 'file' }, ({ db }) => ({
+    acme: createWorkspaceToken(db, 'acme').token,
+    globex: createWorkspaceToken(db, 'globex').token,
+  }))
+  /** A POST through the gateway, from its own client address (the per-IP budgets never mix). */
+  .extend(
+    'rawPost',
+    { scope: 'file' },
+    ({ tokens: _tokens, gateway }) =>
+      function post(path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+        return send(`${gateway.url()}${path}`, {
+          method: 'POST',
+          headers: {
+            'x-forwarded-for': `203.0.113.${nextIp++}`,
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+            ...headers,
+          },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      },
+  )
+  // A website of the websites API, and coupons synced by each workspace's shop, through the gateway.
+  .extend('websiteId', { scope: 'file' }, async ({ tokens, gateway, rawPost: post }) => {
+    const website = await send(`${gateway.url()}/api/v1/websites`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ALICE_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: 'shop.test' }),
+    });
+    expect(website.status).toBe(201);
+    const websiteId = (website.json() as { data: { id: number } }).data.id;
+    const sync = async (token: string, items: object[]) => {
+      const reply = await post('/v1/wp/coupons/sync', { items, done: true }, bearer(token));
+      expect(reply.status).toBe(200);
+    };
+    const coupon = (
+      id: string,
+      code: string,
+      discount_type: string,
+      amount: number,
+      expires_at: string | null,
+      usage_limit: number | null,
+      usage_count: number,
+    ) => ({ id, code, discount_type, amount, expires_at, usage_limit, usage_count });
+    await sync(tokens.acme, [
+      coupon('c1', 'SAVE10', 'percent', 10, null, null, 0),
+      coupon('c2', 'FIVEOFF', 'fixed', 5, '2999-01-01T00:00:00Z', 100, 99),
+      coupon('c3', 'OLD', 'percent', 20, '2020-01-01T00:00:00Z', null, 0),
+      coupon('c4', 'USEDUP', 'fixed', 3, null, 2, 2),
+    ]);
+    await sync(tokens.globex, [coupon('g1', 'GLOBEX', 'percent', 50, null, null, 0)]);
+    return websiteId;
+  })
+  // The tests' POST: the seeding above is done before any test calls the API.
+  .extend('post', { scope: 'file' }, ({ websiteId: _seeded, rawPost }) => rawPost)
+  .extend(
+    'init',
+    { scope: 'file' },
+    ({ post }) =>
+      async function init(body: object = { workspace: 'acme' }, headers: Record<string, string> = {}) {
+        const reply = await post('/api/v1/widget/init', body, headers);
+        expect(reply.status).toBe(200);
+        return reply.json() as Session;
+      },
+  )
+  .extend(
+    'rows',
+    { scope: 'file' },
+    ({ db }) =>
+      (table: string, sessionId: string) =>
+        (
+          db.prepare(`SELECT count(*) AS n FROM ${table} WHERE session_id = ?`).get(sessionId) as {
+            n: number;
+          }
+        ).n,
+  );
 
 describe('POST /api/v1/widget/init', () => {
-  test('starts a session and returns its signed token', async () => {
+  test('starts a session and returns its signed token', async ({ post, websiteId }) => {
     const reply = await post('/api/v1/widget/init', {
       workspace: 'acme',
       website_id: websiteId,
@@ -136,7 +143,7 @@ describe('POST /api/v1/widget/init', () => {
     expect(reply.headers['x-ratelimit-limit']).toBe('1000');
   });
 
-  test('a form body works too', async () => {
+  test('a form body works too', async ({ gateway, websiteId }) => {
     const form = await send(`${gateway.url()}/api/v1/widget/init`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -146,7 +153,11 @@ describe('POST /api/v1/widget/init', () => {
     expect(form.json()).toMatchObject({ workspace: { name: 'acme' }, website_id: websiteId, resumed: false });
   });
 
-  test('a live token of the same workspace resumes its session with a fresh token', async () => {
+  test('a live token of the same workspace resumes its session with a fresh token', async ({
+    post,
+    init,
+    dataDir,
+  }) => {
     const first = await init();
     await post('/api/v1/widget/messages', { body: 'hello' }, bearer(first.token));
     const again = await post('/api/v1/widget/init', { workspace: 'acme' }, { 'x-widget-token': first.token });
@@ -181,7 +192,11 @@ describe('POST /api/v1/widget/init', () => {
 });
 
 describe('visitor token', () => {
-  test('the service refuses a missing, invalid or expired token on the per-IP routes', async () => {
+  test('the service refuses a missing, invalid or expired token on the per-IP routes', async ({
+    post,
+    init,
+    dataDir,
+  }) => {
     const { session_id } = await init();
     const secret = readFileSync(join(dataDir, 'widget-jwt.secret'), 'utf8').trim();
     const expired = await visitorJwt(session_id, { secret, expiresIn: Math.floor(Date.now() / 1000) - 60 });
@@ -214,7 +229,7 @@ describe('visitor token', () => {
     }
   });
 
-  test('on the JWT-keyed routes the gateway refuses a missing token itself', async () => {
+  test('on the JWT-keyed routes the gateway refuses a missing token itself', async ({ post }) => {
     const reply = await post('/api/v1/widget/messages', { body: 'hi' });
     expect(reply.status).toBe(401);
     expect(reply.json()).toEqual({ error: { code: 'missing_token', message: 'Visitor token missing.' } });
@@ -223,7 +238,11 @@ describe('visitor token', () => {
 });
 
 describe('conversation', () => {
-  test('POST /messages stores a message and returns it with id and timestamp', async () => {
+  test('POST /messages stores a message and returns it with id and timestamp', async ({
+    post,
+    init,
+    gateway,
+  }) => {
     const { token } = await init();
     const reply = await post('/api/v1/widget/messages', { body: '  Is this in stock?  ' }, bearer(token));
     expect(reply.status).toBe(201);
@@ -244,7 +263,7 @@ describe('conversation', () => {
     expect(form.json()).toMatchObject({ message: { sender: 'visitor', body: 'From a form' } });
   });
 
-  test('conversation/messages pages the conversation oldest first', async () => {
+  test('conversation/messages pages the conversation oldest first', async ({ post, init }) => {
     const { token } = await init();
     for (const body of ['one', 'two', 'three'])
       await post('/api/v1/widget/messages', { body }, bearer(token));
@@ -278,7 +297,10 @@ describe('conversation', () => {
     );
   });
 
-  test('conversation/clear empties it; request-human marks it once, with a system message', async () => {
+  test('conversation/clear empties it; request-human marks it once, with a system message', async ({
+    post,
+    init,
+  }) => {
     const { token } = await init();
     await post('/api/v1/widget/messages', { body: 'help' }, bearer(token));
     const human = await post('/api/v1/widget/request-human', undefined, bearer(token));
@@ -313,7 +335,7 @@ describe('conversation', () => {
 });
 
 describe('POST /api/v1/widget/events', () => {
-  test('records a batch', async () => {
+  test('records a batch', async ({ post, init, db }) => {
     const { token, session_id } = await init();
     const reply = await post(
       '/api/v1/widget/events',
@@ -335,7 +357,12 @@ describe('POST /api/v1/widget/events', () => {
     ).toEqual({ type: 'page_view', occurred_at: '2030-01-02T01:04:05.000Z', data: '{"path":"/pricing"}' });
   });
 
-  test('deeply nested data is a 422 on events.N.data, not a 500; 32 levels are stored', async () => {
+  test('deeply nested data is a 422 on events.N.data, not a 500; 32 levels are stored', async ({
+    init,
+    rows,
+    gateway,
+    db,
+  }) => {
     const { token, session_id } = await init();
     /** An events body as text: JSON.stringify itself would overflow on the deep one. */
     const nested = (depth: number) =>
@@ -373,7 +400,7 @@ describe('POST /api/v1/widget/events', () => {
 });
 
 describe('POST /api/v1/widget/leads', () => {
-  test('stores a lead with consent', async () => {
+  test('stores a lead with consent', async ({ post, init, db }) => {
     const { token } = await init({ workspace: 'acme', page_url: 'https://shop.test/contact' });
     const reply = await post(
       '/api/v1/widget/leads',
@@ -400,7 +427,7 @@ describe('POST /api/v1/widget/leads', () => {
 });
 
 describe('typing and satisfaction', () => {
-  test('POST /typing answers 204 with no body', async () => {
+  test('POST /typing answers 204 with no body', async ({ post, init }) => {
     const { token } = await init();
     const reply = await post('/api/v1/widget/typing', { typing: true }, bearer(token));
     expect(reply.status).toBe(204);
@@ -413,7 +440,7 @@ describe('typing and satisfaction', () => {
     expect(bad.json()).toEqual(invalid({ typing: ['The typing field must be true or false.'] }));
   });
 
-  test('POST /satisfaction keeps one rating per conversation, the latest', async () => {
+  test('POST /satisfaction keeps one rating per conversation, the latest', async ({ post, init, db }) => {
     const { token, session_id } = await init();
     const first = await post('/api/v1/widget/satisfaction', { rating: 2 }, bearer(token));
     expect(first.status).toBe(200);
@@ -445,7 +472,10 @@ describe('typing and satisfaction', () => {
 });
 
 describe('POST /api/v1/widget/coupon/apply', () => {
-  test('a synced coupon of the workspace gives its discount (code case-insensitive)', async () => {
+  test('a synced coupon of the workspace gives its discount (code case-insensitive)', async ({
+    post,
+    init,
+  }) => {
     const { token } = await init();
     const reply = await post('/api/v1/widget/coupon/apply', { code: ' save10 ' }, bearer(token));
     expect(reply.status).toBe(200);
@@ -458,7 +488,10 @@ describe('POST /api/v1/widget/coupon/apply', () => {
     });
   });
 
-  test('unknown (or another workspace’s), expired and used-up coupons are refused with a reason', async () => {
+  test('unknown (or another workspace’s), expired and used-up coupons are refused with a reason', async ({
+    post,
+    init,
+  }) => {
     const { token } = await init();
     const cases: [string, number, string, string][] = [
       ['NOPE', 404, 'coupon_not_found', 'This coupon code does not exist.'],
@@ -477,7 +510,13 @@ describe('POST /api/v1/widget/coupon/apply', () => {
 });
 
 describe('DELETE /api/v1/widget/me', () => {
-  test('erases the visitor’s data; the token then stops working', async () => {
+  test('erases the visitor’s data; the token then stops working', async ({
+    post,
+    init,
+    rows,
+    gateway,
+    db,
+  }) => {
     const { token, session_id } = await init();
     await post('/api/v1/widget/messages', { body: 'forget me' }, bearer(token));
     await post('/api/v1/widget/events', { events: [{ type: 'open' }] }, bearer(token));
@@ -517,13 +556,13 @@ describe('DELETE /api/v1/widget/me', () => {
   });
 });
 
-test('an unknown widget path is a 404 in the widget shape', async () => {
+test('an unknown widget path is a 404 in the widget shape', async ({ gateway }) => {
   const reply = await send(`${gateway.url()}/api/v1/widget/config`);
   expect(reply.status).toBe(404);
   expect(reply.json()).toEqual({ error: { code: 'not_found', message: 'Resource not found.' } });
 });
 
-test('the OpenAPI fragment describes exactly the routes the service registers', async () => {
+test('the OpenAPI fragment describes exactly the routes the service registers', async ({ db, dataDir }) => {
   const config = servicesConfigFrom(
     loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', embeddedEnv(dataDir)).config,
   );

@@ -3,13 +3,15 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { Gateway } from '../../../src/runtime/gateway.js';
 import { burst } from '../../helpers/burst.js';
 import { expectLimited } from '../../helpers/clients.js';
-import { dataDirWithWorkspaces, startEmbeddedGateway } from '../../helpers/embedded.js';
+import { DEFAULT_CONFIG } from '../../helpers/default-config.js';
+import { dataDirWithWorkspaces, embeddedEnv } from '../../helpers/embedded.js';
+import { test as base, type GatewayLauncher } from '../../helpers/fixtures.js';
 import { send, type Reply } from '../../helpers/gateway.js';
-import { RedisServer } from '../../helpers/redis-server.js';
+import type { RedisServer } from '../../helpers/redis-server.js';
 
 const SESSIONS_IP = 'Too many new widget conversations from this address. Please try again later.';
 const STORED_IP = 'Too many widget messages from this address. Please slow down.';
@@ -21,24 +23,20 @@ const WORKSPACE_BODY = JSON.stringify({
   },
 });
 
-let redis: RedisServer;
-beforeAll(async () => {
-  redis = await RedisServer.start();
-});
-afterAll(async () => {
-  await redis?.kill();
-});
-
 /** A gateway of the shipped config over a fresh database holding workspaces a to d. */
 async function gatewayWith(
+  { redis, gateways }: { redis: RedisServer; gateways: GatewayLauncher },
   env: Record<string, string>,
 ): Promise<{ gateway: Gateway; pool: Pool; dataDir: string }> {
   const dataDir = dataDirWithWorkspaces('a', 'b', 'c', 'd');
-  const gateway = await startEmbeddedGateway(dataDir, {
-    REDIS_URL: redis.url,
-    TRUSTED_PROXIES: '127.0.0.1',
-    ...env,
-  });
+  const gateway = await gateways.start(
+    DEFAULT_CONFIG,
+    embeddedEnv(dataDir, {
+      REDIS_URL: redis.url,
+      TRUSTED_PROXIES: '127.0.0.1',
+      ...env,
+    }),
+  );
   return { gateway, pool: new Pool(gateway.url(), { connections: 16, pipelining: 1 }), dataDir };
 }
 
@@ -66,25 +64,38 @@ function client(gateway: Gateway, pool: Pool) {
   return { post, init, visitor };
 }
 
-describe('per address and per workspace', () => {
-  let gateway: Gateway;
-  let pool: Pool;
-  let c: ReturnType<typeof client>;
-  beforeAll(async () => {
-    ({ gateway, pool } = await gatewayWith({
-      WIDGET_SESSIONS_PER_IP_HOUR: '4',
-      WIDGET_STORED_PER_IP_MINUTE: '5',
-      WIDGET_SESSIONS_PER_WORKSPACE: '6',
-      WIDGET_STORED_PER_WORKSPACE: '8',
-    }));
-    c = client(gateway, pool);
-  });
-  afterAll(async () => {
-    await pool?.close();
-    await gateway?.close();
+const test = base
+  .extend('c', { scope: 'file' }, async ({ redis, gateways }, { onCleanup }) => {
+    const { gateway, pool } = await gatewayWith(
+      { redis, gateways },
+      {
+        WIDGET_SESSIONS_PER_IP_HOUR: '4',
+        WIDGET_STORED_PER_IP_MINUTE: '5',
+        WIDGET_SESSIONS_PER_WORKSPACE: '6',
+        WIDGET_STORED_PER_WORKSPACE: '8',
+      },
+    );
+    onCleanup(() => pool.close());
+    return client(gateway, pool);
+  })
+  .extend('wal', { scope: 'file' }, async ({ redis, gateways }, { onCleanup }) => {
+    const wal = await gatewayWith(
+      { redis, gateways },
+      {
+        WIDGET_STORED_PER_IP_MINUTE: '100000',
+        WIDGET_STORED_PER_IP_HOUR: '100000',
+        // No other write between two messages that could run the log's hook in their stead.
+        WIDGET_STORED_PER_WORKSPACE: '0',
+      },
+    );
+    onCleanup(() => wal.pool.close());
+    return wal;
   });
 
-  test('what every session of one address stores shares one budget: messages, events, leads', async () => {
+describe('per address and per workspace', () => {
+  test('what every session of one address stores shares one budget: messages, events, leads', async ({
+    c,
+  }) => {
     const ip = '192.0.2.1';
     const [one, two] = [await c.visitor('a', ip), await c.visitor('a', ip)];
     expect((await c.post('/api/v1/widget/messages', one.headers, { body: 'a' })).status).toBe(201);
@@ -113,7 +124,7 @@ describe('per address and per workspace', () => {
     expect((await c.post('/api/v1/widget/messages', other.headers, { body: 'e' })).status).toBe(201);
   });
 
-  test('new sessions from one address are bounded per hour; a resumed one is not new', async () => {
+  test('new sessions from one address are bounded per hour; a resumed one is not new', async ({ c }) => {
     const ip = '192.0.2.10';
     const first = await c.visitor('b', ip);
     for (let i = 0; i < 3; i++) await c.visitor('b', ip);
@@ -124,7 +135,7 @@ describe('per address and per workspace', () => {
     expectLimited(await c.init('b', ip, first.token), 4, SESSIONS_IP, 3600);
   });
 
-  test('a workspace starts a bounded number of new sessions, whatever the addresses', async () => {
+  test('a workspace starts a bounded number of new sessions, whatever the addresses', async ({ c }) => {
     const first = await c.visitor('c', '203.0.113.1');
     for (let i = 2; i <= 6; i++) await c.visitor('c', `203.0.113.${i}`);
     const refused = await c.init('c', '203.0.113.7');
@@ -144,7 +155,7 @@ describe('per address and per workspace', () => {
     expect((await c.init('d', '203.0.113.7')).status).toBe(200);
   });
 
-  test("what a workspace's visitors store is bounded, events counting one each", async () => {
+  test("what a workspace's visitors store is bounded, events counting one each", async ({ c }) => {
     const visitors = await Promise.all(
       ['198.51.100.1', '198.51.100.2', '198.51.100.3'].map((ip) => c.visitor('d', ip)),
     );
@@ -170,23 +181,9 @@ describe('per address and per workspace', () => {
 });
 
 describe('the write-ahead log', () => {
-  let gateway: Gateway;
-  let pool: Pool;
-  let dataDir: string;
-  beforeAll(async () => {
-    ({ gateway, pool, dataDir } = await gatewayWith({
-      WIDGET_STORED_PER_IP_MINUTE: '100000',
-      WIDGET_STORED_PER_IP_HOUR: '100000',
-      // No other write between two messages that could run the log's hook in their stead.
-      WIDGET_STORED_PER_WORKSPACE: '0',
-    }));
-  });
-  afterAll(async () => {
-    await pool?.close();
-    await gateway?.close();
-  });
-
-  test('a flood of messages through the widget API leaves the log at its bound, not growing', async () => {
+  test('a flood of messages through the widget API leaves the log at its bound, not growing', async ({
+    wal: { gateway, pool, dataDir },
+  }) => {
     const c = client(gateway, pool);
     const sessions = await Promise.all(
       Array.from({ length: 8 }, (_, i) => c.visitor('a', `10.0.0.${i + 1}`)),

@@ -1,12 +1,11 @@
 // The widget's Server-Sent Events stream, read through the real gateway while it stays open.
 import type { ServerResponse } from 'node:http';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { describe, expect, vi } from 'vitest';
 import { request, type Dispatcher } from 'undici';
 import { servicesConfigFrom } from '../../../src/cli/services-config.js';
 import { loadConfigText } from '../../../src/rules/load.js';
 import { openDatabase, type Db } from '../../../src/db/database.js';
-import type { Gateway } from '../../../src/runtime/gateway.js';
 import { createServiceApp, listen } from '../../../src/services/kit/app.js';
 import { widgetErrors } from '../../../src/services/kit/errors.js';
 import { buildService, openServiceDatabase } from '../../../src/services/registry.js';
@@ -21,9 +20,9 @@ import {
 } from '../../../src/services/widget/stream.js';
 import { ensureWorkspace } from '../../../src/services/accounts/workspaces.js';
 import { DEFAULT_CONFIG } from '../../helpers/default-config.js';
-import { embeddedEnv, newDataDir, startEmbeddedGateway } from '../../helpers/embedded.js';
+import { embeddedEnv, newDataDir } from '../../helpers/embedded.js';
+import { embeddedTest } from '../../helpers/fixtures.js';
 import { send, silentLogger } from '../../helpers/gateway.js';
-import { RedisServer } from '../../helpers/redis-server.js';
 import { waitFor } from '../../helpers/wait.js';
 
 /** The streams' source, with the writes the tests make (as the routes do). */
@@ -88,67 +87,116 @@ class EventReader {
   }
 }
 
-let redis: RedisServer;
-let gateway: Gateway;
-let dataDir: string;
-let db: Db;
-
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  dataDir = newDataDir();
-  db = openDatabase(dataDir);
-  ensureWorkspace(db, 'acme');
-  gateway = await startEmbeddedGateway(dataDir, { REDIS_URL: redis.url });
-});
-afterAll(async () => {
-  await gateway?.close();
-  db?.close();
-  await redis?.kill();
-});
-
 const json = (body: unknown) => ({ 'content-type': 'application/json', body: JSON.stringify(body) });
 
-async function post(path: string, token: string, status: number, body?: unknown): Promise<unknown> {
-  const { 'content-type': type, body: text } =
-    body === undefined ? { 'content-type': undefined, body: undefined } : json(body);
-  const reply = await send(`${gateway.url()}${path}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, ...(type ? { 'content-type': type } : {}) },
-    body: text,
-  });
-  expect(reply.status, `${path}: ${reply.text}`).toBe(status);
-  return reply.json();
-}
+let sessions = 0;
 
-async function init(): Promise<{ token: string; session_id: string }> {
-  const reply = await send(`${gateway.url()}/api/v1/widget/init`, {
-    method: 'POST',
-    ...{ headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workspace: 'acme' }) },
-  });
-  return reply.json() as { token: string; session_id: string };
-}
-
-async function say(token: string, body: string): Promise<StreamedMessage> {
-  return ((await post('/api/v1/widget/messages', token, 201, { body })) as { message: StreamedMessage })
-    .message;
-}
-
-/** Opens the stream through the gateway and returns once its headers have arrived. */
-async function openStream(token: string, headers: Record<string, string> = {}, body?: unknown) {
-  const res = await request(`${gateway.url()}/api/v1/widget/messages/stream`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...headers,
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { res, events: new EventReader(res.body) };
-}
+const test = embeddedTest({ redis: true, workspaces: ['acme'] })
+  .extend(
+    'post',
+    { scope: 'file' },
+    ({ gateway }) =>
+      async function post(path: string, token: string, status: number, body?: unknown): Promise<unknown> {
+        const { 'content-type': type, body: text } =
+          body === undefined ? { 'content-type': undefined, body: undefined } : json(body);
+        const reply = await send(`${gateway.url()}${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, ...(type ? { 'content-type': type } : {}) },
+          body: text,
+        });
+        expect(reply.status, `${path}: ${reply.text}`).toBe(status);
+        return reply.json();
+      },
+  )
+  .extend(
+    'init',
+    { scope: 'file' },
+    ({ gateway }) =>
+      async function init(): Promise<{ token: string; session_id: string }> {
+        const reply = await send(`${gateway.url()}/api/v1/widget/init`, {
+          method: 'POST',
+          ...{ headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workspace: 'acme' }) },
+        });
+        return reply.json() as { token: string; session_id: string };
+      },
+  )
+  .extend(
+    'say',
+    { scope: 'file' },
+    ({ post }) =>
+      async function say(token: string, body: string): Promise<StreamedMessage> {
+        return ((await post('/api/v1/widget/messages', token, 201, { body })) as { message: StreamedMessage })
+          .message;
+      },
+  )
+  /** Opens the stream through the gateway and returns once its headers have arrived. */
+  .extend(
+    'openStream',
+    { scope: 'file' },
+    ({ gateway }) =>
+      async function openStream(token: string, headers: Record<string, string> = {}, body?: unknown) {
+        const res = await request(`${gateway.url()}/api/v1/widget/messages/stream`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${token}`,
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+            ...headers,
+          },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        return { res, events: new EventReader(res.body) };
+      },
+  )
+  /** Streams of a MessageStreams of its own, served by a bare service app: POST /stream/<session>[?after=n]. */
+  .extend(
+    'streamApp',
+    { scope: 'file' },
+    ({ db }) =>
+      async function streamApp(timing: StreamTiming) {
+        const store = new WidgetStore(db);
+        const notifier = new MessageNotifier();
+        const streams = new MessageStreams(store, notifier, { timing });
+        const app = createServiceApp({ logger: silentLogger, errors: widgetErrors, bodyLimit: 1024 });
+        app.addHook('preClose', async () => streams.endAll());
+        /** The server side of each stream opened, in order: a test sees its writes back up. */
+        const responses: ServerResponse[] = [];
+        app.post<{ Params: { session: string }; Querystring: { after?: string } }>(
+          '/stream/:session',
+          async (request, reply) => {
+            responses.push(reply.raw);
+            streams.open(reply, request.params.session, Number(request.query.after ?? 0));
+            return reply;
+          },
+        );
+        const url = await listen(app, '127.0.0.1', 0);
+        const open = async (sessionId: string, after = 0) =>
+          new EventReader(
+            (await request(`${url}/stream/${sessionId}?after=${after}`, { method: 'POST' })).body,
+          );
+        return { store, notifier, streams, app, url, open, responses };
+      },
+  )
+  .extend(
+    'newSession',
+    { scope: 'file' },
+    ({ db }) =>
+      function newSession(store: WidgetStore): string {
+        const id = `shared-${++sessions}-${Date.now()}`;
+        store.createSession(id, ensureWorkspace(db, 'acme').id, {
+          websiteId: undefined,
+          pageUrl: undefined,
+          locale: undefined,
+        });
+        return id;
+      },
+  );
 
 describe('POST /api/v1/widget/messages/stream', () => {
-  test('delivers a message through the gateway while the response stays open (no buffering)', async () => {
+  test('delivers a message through the gateway while the response stays open (no buffering)', async ({
+    init,
+    say,
+    openStream,
+  }) => {
     const { token } = await init();
     await say(token, 'before the stream'); // not replayed: without a cursor the stream starts now
     const { res, events } = await openStream(token);
@@ -170,7 +218,12 @@ describe('POST /api/v1/widget/messages/stream', () => {
     }
   });
 
-  test('delivers the system message of request-human and a message another process stored', async () => {
+  test('delivers the system message of request-human and a message another process stored', async ({
+    post,
+    init,
+    openStream,
+    dataDir,
+  }) => {
     const { token, session_id } = await init();
     const { events } = await openStream(token);
     try {
@@ -188,7 +241,11 @@ describe('POST /api/v1/widget/messages/stream', () => {
     }
   });
 
-  test('a reconnecting client gets what it missed, from Last-Event-ID or `after`', async () => {
+  test('a reconnecting client gets what it missed, from Last-Event-ID or `after`', async ({
+    init,
+    say,
+    openStream,
+  }) => {
     const { token } = await init();
     const first = await say(token, 'one');
     const second = await say(token, 'two');
@@ -210,7 +267,11 @@ describe('POST /api/v1/widget/messages/stream', () => {
     }
   });
 
-  test('a bad cursor is a 422; the stream ends when the visitor is erased', async () => {
+  test('a bad cursor is a 422; the stream ends when the visitor is erased', async ({
+    init,
+    openStream,
+    gateway,
+  }) => {
     const { token } = await init();
     for (const [headers, body, fields] of [
       [
@@ -242,7 +303,9 @@ describe('POST /api/v1/widget/messages/stream', () => {
 });
 
 describe('MessageStreams', () => {
-  test('a stream unsubscribes when its client leaves, and closing the service ends the open ones', async () => {
+  test('a stream unsubscribes when its client leaves, and closing the service ends the open ones', async ({
+    db,
+  }) => {
     const store = new WidgetStore(db);
     const sessionId = `stream-${Date.now()}`;
     store.createSession(sessionId, ensureWorkspace(db, 'acme').id, {
@@ -283,42 +346,11 @@ describe('MessageStreams', () => {
   });
 });
 
-/** Streams of a MessageStreams of its own, served by a bare service app: POST /stream/<session>[?after=n]. */
-async function streamApp(timing: StreamTiming) {
-  const store = new WidgetStore(db);
-  const notifier = new MessageNotifier();
-  const streams = new MessageStreams(store, notifier, { timing });
-  const app = createServiceApp({ logger: silentLogger, errors: widgetErrors, bodyLimit: 1024 });
-  app.addHook('preClose', async () => streams.endAll());
-  /** The server side of each stream opened, in order: a test sees its writes back up. */
-  const responses: ServerResponse[] = [];
-  app.post<{ Params: { session: string }; Querystring: { after?: string } }>(
-    '/stream/:session',
-    async (request, reply) => {
-      responses.push(reply.raw);
-      streams.open(reply, request.params.session, Number(request.query.after ?? 0));
-      return reply;
-    },
-  );
-  const url = await listen(app, '127.0.0.1', 0);
-  const open = async (sessionId: string, after = 0) =>
-    new EventReader((await request(`${url}/stream/${sessionId}?after=${after}`, { method: 'POST' })).body);
-  return { store, notifier, streams, app, url, open, responses };
-}
-
-let sessions = 0;
-function newSession(store: WidgetStore): string {
-  const id = `shared-${++sessions}-${Date.now()}`;
-  store.createSession(id, ensureWorkspace(db, 'acme').id, {
-    websiteId: undefined,
-    pageUrl: undefined,
-    locale: undefined,
-  });
-  return id;
-}
-
 describe('one shared poller per service', () => {
-  test('N open streams cost one read per tick, not two per stream; it runs only while a stream is open', async () => {
+  test('N open streams cost one read per tick, not two per stream; it runs only while a stream is open', async ({
+    streamApp,
+    newSession,
+  }) => {
     const pollMs = 25;
     // The poller's clock is the test's: ticks happen when it advances, and only then.
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
@@ -380,7 +412,11 @@ describe('one shared poller per service', () => {
     }
   });
 
-  test('a notification delivers at once; a session erased by another process ends its streams', async () => {
+  test('a notification delivers at once; a session erased by another process ends its streams', async ({
+    streamApp,
+    newSession,
+    dataDir,
+  }) => {
     const { store, notifier, app, open } = await streamApp({ pollMs: 60_000, pingMs: 60_000 });
     try {
       const session = newSession(store);
@@ -407,7 +443,10 @@ describe('one shared poller per service', () => {
     }
   });
 
-  test('a client slower than its messages catches up in order, nothing lost and nothing twice', async () => {
+  test('a client slower than its messages catches up in order, nothing lost and nothing twice', async ({
+    streamApp,
+    newSession,
+  }) => {
     const { store, notifier, app, url, responses } = await streamApp({ pollMs: 20, pingMs: 60_000 });
     try {
       const session = newSession(store);

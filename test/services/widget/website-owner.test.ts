@@ -3,42 +3,23 @@
 // through the gateway and straight at the widget service, on a real SQLite file.
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect } from 'vitest';
 import { servicesConfigFrom } from '../../../src/cli/services-config.js';
 import { loadConfigText } from '../../../src/rules/load.js';
-import { DATABASE_FILE, openDatabase, type Db } from '../../../src/db/database.js';
+import { DATABASE_FILE } from '../../../src/db/database.js';
 import type { Gateway } from '../../../src/runtime/gateway.js';
 import { userForKey } from '../../../src/services/accounts/accounts.js';
 import { openServiceDatabase, startService, type RunningService } from '../../../src/services/registry.js';
 import { createWorkspaceToken } from '../../../src/services/accounts/workspaces.js';
 import { DEFAULT_CONFIG } from '../../helpers/default-config.js';
-import { ALICE_KEY, BOB_KEY, embeddedEnv, newDataDir, startEmbeddedGateway } from '../../helpers/embedded.js';
+import { ALICE_KEY, BOB_KEY, embeddedEnv } from '../../helpers/embedded.js';
+import { embeddedTest } from '../../helpers/fixtures.js';
 import { send, silentLogger, type Reply } from '../../helpers/gateway.js';
 
 /** The one 422 a website_id that is not the owner's gets, whatever the reason. */
 const NOT_YOURS =
   '{"error":{"code":"validation_failed","message":"The given data was invalid.",' +
   '"fields":{"website_id":["The selected website_id is invalid."]}}}';
-
-let dataDir: string;
-let gateway: Gateway;
-let widgetAlone: RunningService;
-let serviceDb: Db;
-/** An operator's connection to the same file. */
-let db: Db;
-let aliceSite: number;
-let bobSite: number;
-let deletedSite: number;
-
-async function website(key: string, url: string): Promise<number> {
-  const reply = await send(`${gateway.url()}/api/v1/websites`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ url }),
-  });
-  expect(reply.status).toBe(201);
-  return (reply.json() as { data: { id: number } }).data.id;
-}
 
 const init = (base: string, body: object, headers: Record<string, string> = {}): Promise<Reply> =>
   send(`${base}/api/v1/widget/init`, {
@@ -47,39 +28,61 @@ const init = (base: string, body: object, headers: Record<string, string> = {}):
     body: JSON.stringify(body),
   });
 
-beforeAll(async () => {
-  dataDir = newDataDir();
-  gateway = await startEmbeddedGateway(dataDir);
-  db = openDatabase(dataDir);
-  createWorkspaceToken(db, 'alice-shop', userForKey(db, ALICE_KEY)!);
-  createWorkspaceToken(db, 'bob-shop', userForKey(db, BOB_KEY)!);
-  aliceSite = await website(ALICE_KEY, 'alice.example');
-  bobSite = await website(BOB_KEY, 'bob.example');
-  deletedSite = await website(ALICE_KEY, 'gone.example');
-  const deleted = await send(`${gateway.url()}/api/v1/websites/${deletedSite}`, {
-    method: 'DELETE',
-    headers: { authorization: `Bearer ${ALICE_KEY}` },
+const test = embeddedTest()
+  // Each owner's workspace and websites, and a deleted website, made through the gateway.
+  .extend('sites', { scope: 'file' }, async ({ gateway, db }) => {
+    async function website(key: string, url: string): Promise<number> {
+      const reply = await send(`${gateway.url()}/api/v1/websites`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url }),
+      });
+      expect(reply.status).toBe(201);
+      return (reply.json() as { data: { id: number } }).data.id;
+    }
+    createWorkspaceToken(db, 'alice-shop', userForKey(db, ALICE_KEY)!);
+    createWorkspaceToken(db, 'bob-shop', userForKey(db, BOB_KEY)!);
+    const aliceSite = await website(ALICE_KEY, 'alice.example');
+    const bobSite = await website(BOB_KEY, 'bob.example');
+    const deletedSite = await website(ALICE_KEY, 'gone.example');
+    const deleted = await send(`${gateway.url()}/api/v1/websites/${deletedSite}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${ALICE_KEY}` },
+    });
+    expect(deleted.status).toBe(200);
+    return { aliceSite, bobSite, deletedSite };
+  })
+  // The widget service alone, on the same database file.
+  .extend('widgetAlone', { scope: 'file' }, async ({ dataDir }, { onCleanup }) => {
+    const config = servicesConfigFrom(
+      loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', embeddedEnv(dataDir)).config,
+    );
+    const serviceDb = openServiceDatabase(config, silentLogger);
+    const widgetAlone = await startService(
+      'widget',
+      { db: serviceDb, config, logger: silentLogger },
+      '127.0.0.1',
+      0,
+    );
+    onCleanup(async () => {
+      await widgetAlone.close();
+      serviceDb.close();
+    });
+    return widgetAlone;
   });
-  expect(deleted.status).toBe(200);
 
-  const config = servicesConfigFrom(
-    loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', embeddedEnv(dataDir)).config,
-  );
-  serviceDb = openServiceDatabase(config, silentLogger);
-  widgetAlone = await startService('widget', { db: serviceDb, config, logger: silentLogger }, '127.0.0.1', 0);
-});
-afterAll(async () => {
-  await widgetAlone?.close();
-  serviceDb?.close();
-  await gateway?.close();
-  db?.close();
-});
+type Where = (fixtures: { gateway: Gateway; widgetAlone: RunningService }) => string;
 
-describe.each([
-  ['through the gateway', () => gateway.url()],
-  ['at the widget service alone', () => widgetAlone.url],
-])('widget init, %s', (_where, base) => {
-  test("the owner's own website: the session is attributed to it", async () => {
+describe.each<[string, Where]>([
+  ['through the gateway', ({ gateway }) => gateway.url()],
+  ['at the widget service alone', ({ widgetAlone }) => widgetAlone.url],
+])('widget init, %s', (_where, where) => {
+  test("the owner's own website: the session is attributed to it", async ({
+    gateway,
+    widgetAlone,
+    sites: { aliceSite, bobSite },
+  }) => {
+    const base = () => where({ gateway, widgetAlone });
     for (const [workspace, site] of [
       ['alice-shop', aliceSite],
       ['bob-shop', bobSite],
@@ -94,7 +97,12 @@ describe.each([
     }
   });
 
-  test("another owner's id, a deleted id and a never-used id get the same bytes", async () => {
+  test("another owner's id, a deleted id and a never-used id get the same bytes", async ({
+    gateway,
+    widgetAlone,
+    sites: { aliceSite, bobSite, deletedSite },
+  }) => {
+    const base = () => where({ gateway, widgetAlone });
     const probes = [bobSite, deletedSite, bobSite + 1000, Number.MAX_SAFE_INTEGER, '7x', 0];
     const replies = await Promise.all(
       probes.map((id) => init(base(), { workspace: 'alice-shop', website_id: id })),
@@ -113,7 +121,12 @@ describe.each([
     expect({ status: reverse.status, body: reverse.text }).toEqual({ status: 422, body: NOT_YOURS });
   });
 
-  test('an unknown workspace: any website_id is invalid too, existing or not', async () => {
+  test('an unknown workspace: any website_id is invalid too, existing or not', async ({
+    gateway,
+    widgetAlone,
+    sites: { aliceSite, bobSite },
+  }) => {
+    const base = () => where({ gateway, widgetAlone });
     const [real, missing] = await Promise.all(
       [aliceSite, bobSite + 1000].map((id) => init(base(), { workspace: 'no-such-shop', website_id: id })),
     );
@@ -131,7 +144,13 @@ describe.each([
     expect(missing!.text).toBe(real!.text);
   });
 
-  test("resuming a session with another owner's website is refused, and the session keeps its own", async () => {
+  test("resuming a session with another owner's website is refused, and the session keeps its own", async ({
+    gateway,
+    widgetAlone,
+    db,
+    sites: { aliceSite, bobSite },
+  }) => {
+    const base = () => where({ gateway, widgetAlone });
     const first = await init(base(), { workspace: 'alice-shop', website_id: aliceSite });
     const { token, session_id } = first.json() as { token: string; session_id: string };
     const moved = await init(
@@ -146,7 +165,7 @@ describe.each([
 });
 
 describe('the owner in the database file', () => {
-  test('each workspace records its owner; the websites keep theirs', () => {
+  test('each workspace records its owner; the websites keep theirs', ({ dataDir, sites: _sites }) => {
     const reader = new Database(join(dataDir, DATABASE_FILE), { readonly: true });
     try {
       const owners = reader

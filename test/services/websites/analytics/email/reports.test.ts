@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect } from 'vitest';
 import { openDatabase, type Db } from '../../../../../src/db/database.js';
 import { createUser } from '../../../../../src/services/accounts/accounts.js';
 import type { Hit } from '../../../../../src/services/websites/analytics/aggregate.js';
@@ -14,8 +14,9 @@ import {
 import { HitRecorder } from '../../../../../src/services/websites/analytics/recorder.js';
 import { createStatsSource } from '../../../../../src/services/websites/analytics/sqlite-stats-source.js';
 import type { SmtpSettings } from '../../../../../src/services/config.js';
-import type { Gateway } from '../../../../../src/runtime/gateway.js';
-import { newDataDir, startEmbeddedGateway } from '../../../../helpers/embedded.js';
+import { DEFAULT_CONFIG } from '../../../../helpers/default-config.js';
+import { embeddedEnv, newDataDir } from '../../../../helpers/embedded.js';
+import { test as base } from '../../../../helpers/fixtures.js';
 import { capturingLogger } from '../../../../helpers/log-capture.js';
 import { silentLogger } from '../../../../helpers/gateway.js';
 import { startSmtp, type Received, type TestSmtp } from '../../../../helpers/smtp.js';
@@ -29,15 +30,7 @@ import { startSmtp, type Received, type TestSmtp } from '../../../../helpers/smt
 const NOW = Date.UTC(2026, 10, 18, 9, 0);
 const IN_WEEK = Date.UTC(2026, 10, 12, 14, 30);
 
-let smtp: TestSmtp;
-beforeAll(async () => {
-  smtp = await startSmtp();
-});
-afterAll(async () => {
-  await smtp?.close();
-});
-
-const smtpSettings = (): SmtpSettings => ({
+const smtpSettings = (smtp: TestSmtp): SmtpSettings => ({
   host: '127.0.0.1',
   port: smtp.port,
   tls: 'none',
@@ -89,30 +82,41 @@ function seeded(): { db: Db; site: number } {
   return { db, site };
 }
 
-function sender(db: Db, overrides: Partial<ReportSenderOptions> = {}) {
-  const waits: number[] = [];
-  const instance = new ReportSender({
-    db,
-    source: createStatsSource(db),
-    mailer: smtpMailer(smtpSettings()),
-    logger: silentLogger,
-    frequency: 'weekly',
-    retries: 2,
-    retryDelay: 1000,
-    leaseMs: 60_000,
-    now: () => NOW,
-    sleep: async (ms) => void waits.push(ms),
-    ...overrides,
-  });
-  return { instance, waits };
-}
-
 /** The decoded text of a received message (nodemailer may quote-print it). */
 const body = (m: Received) =>
   m.raw
     .slice(m.raw.indexOf('\r\n\r\n') + 4)
     .replace(/=\r\n/g, '')
     .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+
+const test = base
+  .extend('smtp', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const smtp = await startSmtp();
+    onCleanup(() => smtp.close());
+    return smtp;
+  })
+  .extend(
+    'sender',
+    { scope: 'file' },
+    ({ smtp }) =>
+      function sender(db: Db, overrides: Partial<ReportSenderOptions> = {}) {
+        const waits: number[] = [];
+        const instance = new ReportSender({
+          db,
+          source: createStatsSource(db),
+          mailer: smtpMailer(smtpSettings(smtp)),
+          logger: silentLogger,
+          frequency: 'weekly',
+          retries: 2,
+          retryDelay: 1000,
+          leaseMs: 60_000,
+          now: () => NOW,
+          sleep: async (ms) => void waits.push(ms),
+          ...overrides,
+        });
+        return { instance, waits };
+      },
+  );
 
 describe('the report periods', () => {
   test.each([
@@ -144,7 +148,10 @@ describe('the report periods', () => {
 });
 
 describe('sending', () => {
-  test("the owner gets the last week's visitors, pageviews, top pages and referrers, once", async () => {
+  test("the owner gets the last week's visitors, pageviews, top pages and referrers, once", async ({
+    smtp,
+    sender,
+  }) => {
     const { db } = seeded();
     const before = smtp.received.length;
     const { instance } = sender(db);
@@ -181,7 +188,10 @@ describe('sending', () => {
     db.close();
   });
 
-  test('two senders on one database: one holds the lease, the report goes out once', async () => {
+  test('two senders on one database: one holds the lease, the report goes out once', async ({
+    smtp,
+    sender,
+  }) => {
     const { db } = seeded();
     const before = smtp.received.length;
     const a = sender(db, { holder: 'a' }).instance;
@@ -196,7 +206,7 @@ describe('sending', () => {
     db.close();
   });
 
-  test('a refused send is retried with a doubling delay, then delivered once', async () => {
+  test('a refused send is retried with a doubling delay, then delivered once', async ({ smtp, sender }) => {
     const { db } = seeded();
     const before = smtp.received.length;
     const attempts = smtp.attempts;
@@ -209,7 +219,10 @@ describe('sending', () => {
     db.close();
   });
 
-  test('retries are bounded: not recorded, logged, and tried again at the next check', async () => {
+  test('retries are bounded: not recorded, logged, and tried again at the next check', async ({
+    smtp,
+    sender,
+  }) => {
     const { db } = seeded();
     const { logger, lines } = capturingLogger();
     const attempts = smtp.attempts;
@@ -228,7 +241,10 @@ describe('sending', () => {
     db.close();
   });
 
-  test('a stop during the wait between attempts gives the claim back: the next check sends', async () => {
+  test('a stop during the wait between attempts gives the claim back: the next check sends', async ({
+    smtp,
+    sender,
+  }) => {
     const { db } = seeded();
     const attempts = smtp.attempts;
     smtp.refuseNext = 1;
@@ -242,7 +258,10 @@ describe('sending', () => {
     db.close();
   });
 
-  test('a claim left by a killed sender expires after the lease: the period is sent once', async () => {
+  test('a claim left by a killed sender expires after the lease: the period is sent once', async ({
+    smtp,
+    sender,
+  }) => {
     const { db, site } = seeded();
     const before = smtp.received.length;
     // A process killed mid-send (SIGKILL) leaves its lease and its claim behind, and never gives them back.
@@ -286,12 +305,7 @@ describe('sending', () => {
 });
 
 describe('through the gateway', () => {
-  let gateway: Gateway | undefined;
-  afterAll(async () => {
-    await gateway?.close();
-  });
-
-  test('the gateway started with SMTP_HOST sends the due report at start', async () => {
+  test('the gateway started with SMTP_HOST sends the due report at start', async ({ smtp, gateways }) => {
     const dataDir = newDataDir();
     const db = openDatabase(dataDir);
     const { userId } = createUser(db, 'carol', undefined, 'carol@example.com');
@@ -301,13 +315,16 @@ describe('through the gateway', () => {
     db.close();
     const next = smtp.nextMessage();
     const dayBefore = lastCompletePeriod('daily', Date.now()).from;
-    gateway = await startEmbeddedGateway(dataDir, {
-      SMTP_HOST: '127.0.0.1',
-      SMTP_PORT: String(smtp.port),
-      SMTP_TLS: 'none',
-      SMTP_FROM: 'reports@stats.example',
-      EMAIL_REPORTS_FREQUENCY: 'daily',
-    });
+    await gateways.start(
+      DEFAULT_CONFIG,
+      embeddedEnv(dataDir, {
+        SMTP_HOST: '127.0.0.1',
+        SMTP_PORT: String(smtp.port),
+        SMTP_TLS: 'none',
+        SMTP_FROM: 'reports@stats.example',
+        EMAIL_REPORTS_FREQUENCY: 'daily',
+      }),
+    );
     const message = await next;
     expect(message.to).toEqual(['carol@example.com']);
     // The day before the start (read on both sides of it, should the test run across midnight UTC).
