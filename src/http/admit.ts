@@ -27,7 +27,7 @@ export interface AdmittedRequest {
  * client reset its stream or dropped the connection with requests still queued (see request-end).
  * A refused request is answered here (429, or 503 when the upstream's stream budget is spent) with
  * the route's rate-limit headers and Retry-After, and its connection closed. Admission is the
- * in-flight caps only; counting in the limiters' windows came before it (limit-request.ts).
+ * in-flight caps only; counting in the limiters' windows came before it (count-request.ts).
  * Returns false when the request must go no further.
  */
 export function admit(admission: Admission, r: AdmittedRequest): boolean {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Refusal } from '../limits/refusal.js';
 import { canonicalTarget } from '../routing/request-target.js';
-import { countRequest, credentialRefusal } from './limit-request.js';
+import { countRequest, credentialRefusal } from './count-request.js';
 import { namesNoOriginal, originalRequest } from './original-request.js';
 import {
   answerHealthCheck,
@@ -26,7 +26,7 @@ export interface DecisionContext extends ListenerContext {
 /**
  * A decision listener's handler (forward-auth): it reads the original request from the proxy's
  * headers (see original-request.ts), matches the same routes, resolves the same identity and
- * counts in the same store as the proxy handler (limit-request.ts), and answers without forwarding:
+ * counts in the same store as the proxy handler (count-request.ts), and answers without forwarding:
  * 200 with the X-RateLimit-* headers when the request may pass, else the gateway's refusal with
  * its exact headers and body.
  *

@@ -15,7 +15,7 @@ import { methodRefusal } from '../routing/method.js';
 import type { CanonicalTarget } from '../routing/request-target.js';
 import type { WindowStore } from '../store/window-store.js';
 import { preflightRoute, setCorsHeaders } from './cors.js';
-import type { Counted, LimitOutcome, Limiting } from './limit-request.js';
+import type { Counted, LimitOutcome, Limiting } from './count-request.js';
 import { shedLoad } from './load-shedding.js';
 import { answerReadyz } from './readyz.js';
 import { sendError, sendJson } from './responses.js';

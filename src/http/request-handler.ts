@@ -11,7 +11,7 @@ import { throttledWarn } from '../logger.js';
 import { statusClass } from '../metrics/gateway-metrics.js';
 import { admit } from './admit.js';
 import { answerPreflight } from './cors.js';
-import { countRequest, credentialRefusal } from './limit-request.js';
+import { countRequest, credentialRefusal } from './count-request.js';
 import {
   answerHealthCheck,
   isHealthCheck,
@@ -29,7 +29,7 @@ import {
 import { bodyAtHand, requestBody, sendTooLarge } from './request-body.js';
 import { sendError, sendRefusal } from './responses.js';
 
-export type { LimitOutcome } from './limit-request.js';
+export type { LimitOutcome } from './count-request.js';
 
 export interface HandlerContext extends ListenerContext {
   readonly protocol: 'http' | 'https';

@@ -48,7 +48,7 @@ const STREAMS_FULL: Refusal = {
  * The per-process concurrency caps: ordinary requests in flight per client IP, and event streams
  * per visitor session, per client IP and per upstream (its stream pool). Taking a stream's slots is
  * all or nothing: a refused stream holds none. Admission is concurrency only: counting a request
- * in its limiters' windows is http/limit-request.ts's. Pure bookkeeping; the HTTP layer releases.
+ * in its limiters' windows is http/count-request.ts's. Pure bookkeeping; the HTTP layer releases.
  */
 export class Admission {
   readonly requestsPerIp = new InFlight();

@@ -2,7 +2,7 @@ import type { CompiledLimiter } from '../rules/model.js';
 
 /**
  * A request the gateway answers itself, in its JSON error shape {"error":{"code","message"}}: a
- * limiter's 429 or a failing-closed store's 503 (counting, http/limit-request.ts), an in-flight
+ * limiter's 429 or a failing-closed store's 503 (counting, http/count-request.ts), an in-flight
  * cap (admission.ts), a bad credential's 401, a malformed request's 400.
  */
 export interface Refusal {

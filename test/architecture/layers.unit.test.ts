@@ -212,7 +212,7 @@ describe('importsOf', () => {
       'import {',
       '  countRequest,',
       '  type Limiting,',
-      "} from './limit-request.js';",
+      "} from './count-request.js';",
       "import './side-effect.js';",
       "export { visitorIp } from '../services/websites/analytics/visitor-ip.js';",
       "export type { RuleTable } from '../rules/compile.js';",
@@ -221,7 +221,7 @@ describe('importsOf', () => {
     ].join('\n');
     expect(importsOf(source)).toEqual([
       './state.js',
-      './limit-request.js',
+      './count-request.js',
       '../services/websites/analytics/visitor-ip.js',
       '../rules/compile.js',
       './side-effect.js',

@@ -2,7 +2,7 @@
 // outcome, the identity, the window to report, the refusal) for the listener to keep and answer.
 import { describe, expect, test } from 'vitest';
 import { describePeer } from '../../src/identity/peer.js';
-import { countRequest, type CountedRequest } from '../../src/http/limit-request.js';
+import { countRequest, type CountedRequest } from '../../src/http/count-request.js';
 import { buildState, closeState } from '../../src/runtime/build-state.js';
 import { GatewayMetrics } from '../../src/metrics/gateway-metrics.js';
 import { loadConfigText } from '../../src/rules/load.js';
