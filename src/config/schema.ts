@@ -653,6 +653,14 @@ const admin = z.strictObject({
     .default('127.0.0.1')
     .meta({ description: 'The address to bind; keep it off the public network.' }),
   port: port.default(9091).meta({ description: 'The port; 0 takes any free port.' }),
+  token: z
+    .string()
+    .optional()
+    .transform((t) => (t === '' ? undefined : t))
+    .meta({
+      description:
+        'The bearer token the admin API wants for anything but GET (overrides, bans). Empty or absent: the API is read-only.',
+    }),
 });
 
 const publicUrlDescription = (api: string, example: string) =>

@@ -1,3 +1,4 @@
+import type { AdminRoute } from './admin-api.js';
 import type { Logger } from 'pino';
 import type { RuleTable } from '../rules/compile.js';
 import type { WorkspaceTokenStore } from '../credentials/workspace-token.js';
@@ -207,7 +208,10 @@ export class Gateway {
           }),
     );
     if (admin && this.options.adminListener !== false) {
-      await this.#listeners.openAdmin(admin.host, admin.port, this.metrics.registry);
+      await this.#listeners.openAdmin(admin.host, admin.port, this.metrics.registry, {
+        token: admin.token,
+        routes: this.#adminRoutes(),
+      });
     }
     const rls = this.#state.current.table.config.rateLimitService;
     if (rls) {
@@ -223,6 +227,11 @@ export class Gateway {
   }
 
   /** Stops accepting, lets in-flight requests finish for up to the drain timeout, then closes the store. */
+  /** The admin API's routes: each feature that the admin listener serves adds its own. */
+  #adminRoutes(): AdminRoute[] {
+    return [];
+  }
+
   close(): Promise<void> {
     this.#closing ??= this.#shutdown();
     return this.#closing;

@@ -2,7 +2,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
 import type { ListenerConfig } from '../config/schema.js';
-import { adminUrl, startAdminServer, type MetricsSource } from './admin.js';
+import { adminUrl, startAdminServer, type AdminOptions, type MetricsSource } from './admin.js';
 import type { DrainableServer } from './drain.js';
 import { listen } from './listen.js';
 import { SecureListener } from './tls/secure-listener.js';
@@ -79,8 +79,13 @@ export class Listeners {
     }
   }
 
-  async openAdmin(host: string, port: number, source: MetricsSource): Promise<void> {
-    this.#admin = await startAdminServer(host, port, source);
+  async openAdmin(
+    host: string,
+    port: number,
+    source: MetricsSource,
+    options: AdminOptions = {},
+  ): Promise<void> {
+    this.#admin = await startAdminServer(host, port, source, options);
     this.#admin.on('error', (err) => this.logger.error({ err, listener: 'admin' }, 'listener error'));
     this.logger.info({ listener: 'admin', url: this.adminUrl }, 'listening');
   }
