@@ -5,7 +5,8 @@
 // missing). Everything binds to 127.0.0.1 and stops by itself.
 //
 // Settings: BENCH_ROUNDS (3), BENCH_DURATION (s, 4), BENCH_WARMUP (s, 1), BENCH_CONNECTIONS (32),
-// BENCH_ONLY (comma-separated scenario ids), BENCH_PROFILE (scenario ids profiled in one extra
+// BENCH_REPEAT (1: the rounds are run that many times over, and each ratio is given as the median
+// and spread of the repeats'), BENCH_ONLY (comma-separated scenario ids), BENCH_PROFILE (scenario ids profiled in one extra
 // run each, default tollgate-memory,tollgate-redis; 0 for none), BENCH_PIN=0 (no pinning),
 // BENCH_LOADGEN (wrk or autocannon; default wrk when installed). BENCH_COMPARE=<checkout>: also runs
 // every selected tollgate scenario with that checkout's dist/cli.js ("<id>@base"), next to this
@@ -44,7 +45,7 @@ import {
 } from './lib/processes.js';
 import { summariseProfile } from './lib/profile-summary.js';
 import { redisBetween, redisSnapshot } from './lib/redis-stats.js';
-import { printReport, summarise, writeReports } from './lib/report.js';
+import { printReport, repeatSpreads, summarise, writeReports } from './lib/report.js';
 import { DEFAULT_PROFILED, SCENARIOS } from './lib/scenarios.js';
 
 const UPSTREAM_BODY = '{"ok":true,"service":"bench-upstream"}';
@@ -74,6 +75,7 @@ function envList(name, fallback) {
 function readSettings() {
   return {
     rounds: envInteger('BENCH_ROUNDS', 3, 1),
+    repeat: envInteger('BENCH_REPEAT', 1, 1),
     duration: envInteger('BENCH_DURATION', 4, 1), // wrk takes whole seconds
     warmup: envInteger('BENCH_WARMUP', 1, 0),
     connections: envInteger('BENCH_CONNECTIONS', 32, 1),
@@ -487,17 +489,24 @@ async function main() {
   const tls = scenarios.some((s) => s.loadgen) ? benchCertificate() : undefined;
   const ctx = { upstreamPort, redis, redisUrl, pinning, loadgen, tls };
   const runs = new Map(scenarios.map((s) => [s.id, []]));
+  const repeatRuns = [];
   const profiles = [];
   try {
-    for (let round = 1; round <= settings.rounds; round++) {
-      // A twin and its scenario swap places every other round, so neither always runs first.
-      for (const scenario of round % 2 === 0 ? swapTwins(scenarios) : scenarios) {
-        if (!upstream.alive) throw new Error(describeExit(upstream));
-        const { proc, run } = await runScenario(scenario, ctx);
-        await stop(proc);
-        runs.get(scenario.id).push(run);
-        log(`round ${round}/${settings.rounds} ${scenario.id}: ${describeRun(run)}`);
-        await sleep(200); // let the last run's sockets close
+    for (let repeat = 1; repeat <= settings.repeat; repeat++) {
+      const thisRepeat = new Map(scenarios.map((s) => [s.id, []]));
+      repeatRuns.push(thisRepeat);
+      const of = settings.repeat > 1 ? ` (repeat ${repeat}/${settings.repeat})` : '';
+      for (let round = 1; round <= settings.rounds; round++) {
+        // A twin and its scenario swap places every other round, so neither always runs first.
+        for (const scenario of round % 2 === 0 ? swapTwins(scenarios) : scenarios) {
+          if (!upstream.alive) throw new Error(describeExit(upstream));
+          const { proc, run } = await runScenario(scenario, ctx);
+          await stop(proc);
+          runs.get(scenario.id).push(run);
+          thisRepeat.get(scenario.id).push(run);
+          log(`round ${round}/${settings.rounds}${of} ${scenario.id}: ${describeRun(run)}`);
+          await sleep(200); // let the last run's sockets close
+        }
       }
     }
     for (const scenario of profiled) {
@@ -517,6 +526,7 @@ async function main() {
   const meta = {
     date: new Date().toISOString(),
     rounds: settings.rounds,
+    repeat: settings.repeat,
     duration: settings.duration,
     warmup: settings.warmup,
     connections: settings.connections,
@@ -534,6 +544,7 @@ async function main() {
       .join(' '),
   };
   const report = summarise(scenarios, runs, profiles, meta);
+  if (settings.repeat > 1) report.spreads = repeatSpreads(scenarios, repeatRuns, meta);
   printReport(report);
   if (settings.compare) {
     printPairs(pairedRounds(scenarios, runs), settings.compare);
@@ -592,7 +603,8 @@ function printPairs(pairs, checkout) {
 // Everything stops by itself: the whole run has a time budget.
 const runSeconds = settings.warmup + settings.duration + 30;
 const scenarioCount = SCENARIOS.length * (settings.compare ? 2 : 1);
-const budgetMs = ((settings.rounds * scenarioCount + settings.profile.length) * runSeconds + 60) * 1000;
+const budgetMs =
+  ((settings.repeat * settings.rounds * scenarioCount + settings.profile.length) * runSeconds + 60) * 1000;
 const watchdog = setTimeout(() => {
   console.error(`[bench] still running after ${budgetMs / 1000} s: giving up`);
   stopLoad();

@@ -3,6 +3,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ROOT } from './processes.js';
+import { formatSpread, spreadOf, spreadVerdict } from './repeats.js';
 import { BASELINE, ISSUE_BASELINE, TARGETS } from './scenarios.js';
 
 const median = (values) => {
@@ -129,6 +130,30 @@ export function summarise(scenarios, runs, profiles, meta) {
   return { meta, results, targets: checkTargets(results), profiles, notes: notesOf(results) };
 }
 
+/**
+ * Per scenario and per target: the CPU-per-request and req/s ratios of each repeat (its own rounds
+ * folded into medians against the same repeat's baseline), and their median and spread.
+ */
+export function repeatSpreads(scenarios, repeatRuns, meta) {
+  const perRepeat = repeatRuns.map((runs) => summarise(scenarios, runs, [], meta));
+  const scenarioRows = scenarios.map((s) => {
+    const of = perRepeat.map((rep) => rep.results.find((r) => r.id === s.id));
+    return {
+      id: s.id,
+      cpuRatio: spreadOf(of.map((r) => r?.cpuRatio)),
+      rpsRatio: spreadOf(of.map((r) => r?.rpsRatio)),
+      cpuPerReq: spreadOf(of.map((r) => r?.cpuPerReq)),
+    };
+  });
+  const targetRows = perRepeat[0].targets.map((t, i) => ({
+    name: t.name,
+    min: t.min,
+    cpuRatio: spreadOf(perRepeat.map((rep) => rep.targets[i].cpuRatio)),
+    rpsRatio: spreadOf(perRepeat.map((rep) => rep.targets[i].rpsRatio)),
+  }));
+  return { repeats: repeatRuns.length, scenarios: scenarioRows, targets: targetRows };
+}
+
 const fmt = {
   int: (n) => (n === undefined ? 'n/a' : Math.round(n).toLocaleString('en-US')),
   us: (n) => (n === undefined ? 'n/a' : n.toFixed(1)),
@@ -190,6 +215,39 @@ const targetRows = (targets) =>
     t.min === undefined ? '(no target)' : verdict(t.metCpu),
   ]);
 
+const SPREAD_HEADER = ['scenario', 'CPU µs/req', 'CPU/req vs base', 'req/s vs base'];
+const spreadScenarioRows = (spreads) =>
+  spreads.scenarios.map((r) => [
+    r.id,
+    formatSpread(r.cpuPerReq, 1, ''),
+    formatSpread(r.cpuRatio),
+    formatSpread(r.rpsRatio),
+  ]);
+const SPREAD_TARGET_HEADER = ['target', 'CPU/req ratio', 'in CPU/req', 'req/s ratio'];
+const spreadTargetRows = (spreads) =>
+  spreads.targets.map((t) => [
+    t.name,
+    formatSpread(t.cpuRatio),
+    spreadVerdict(t.min, t.cpuRatio),
+    formatSpread(t.rpsRatio),
+  ]);
+
+function spreadSection(spreads) {
+  if (!spreads) return [];
+  return [
+    `## Over ${spreads.repeats} repeats`,
+    '',
+    `The rounds were run ${spreads.repeats} times over (BENCH_REPEAT); each cell is the median of the ` +
+      "repeats' ratios with the lowest and highest in brackets. A target is MET when every repeat meets " +
+      'it, NOT MET when none does, and "within the spread" otherwise; a change smaller than a spread is not measurable.',
+    '',
+    ...mdTable(SPREAD_HEADER, spreadScenarioRows(spreads)),
+    '',
+    ...mdTable(SPREAD_TARGET_HEADER, spreadTargetRows(spreads)),
+    '',
+  ];
+}
+
 const TARGET_HEADER = ['target (same run)', 'req/s ratio', 'in req/s', 'CPU/req ratio', 'in CPU/req'];
 
 const range = (values) => {
@@ -242,7 +300,7 @@ function printTable(header, body) {
   for (const row of body) console.log(line(row));
 }
 
-export function printReport({ meta, results, targets, profiles, notes }) {
+export function printReport({ meta, results, targets, profiles, notes, spreads }) {
   console.log('');
   console.log(meta.pinning.statement);
   console.log('');
@@ -251,6 +309,12 @@ export function printReport({ meta, results, targets, profiles, notes }) {
   if (reading) console.log(`\n${reading}`);
   console.log('');
   printTable(TARGET_HEADER, targetRows(targets));
+  if (spreads) {
+    console.log(`\nover ${spreads.repeats} repeats: median (lowest–highest)\n`);
+    printTable(SPREAD_HEADER, spreadScenarioRows(spreads));
+    console.log('');
+    printTable(SPREAD_TARGET_HEADER, spreadTargetRows(spreads));
+  }
   for (const line of workersLines(results)) console.log(`\n${line}`);
   for (const p of profiles) {
     console.log(`\nprofile of ${p.id} (estimate, µs per request by step):`);
@@ -320,7 +384,7 @@ function issueSection(results) {
   ];
 }
 
-function markdown({ meta, results, targets, profiles, notes }) {
+function markdown({ meta, results, targets, profiles, notes, spreads }) {
   const redisRows = results.filter((r) => r.scriptCallsPerResponse !== undefined);
   return [
     '# Benchmark results',
@@ -379,6 +443,7 @@ function markdown({ meta, results, targets, profiles, notes }) {
     '',
     ...mdTable(TARGET_HEADER, targetRows(targets)),
     '',
+    ...spreadSection(spreads),
     ...issueSection(results),
     ...(redisRows.length
       ? [

@@ -54,7 +54,12 @@ describe('the admin API', () => {
   });
 
   test('a write without the token, or with another, is 401 in the error shape', async ({ admin }) => {
-    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: `Basic ${TOKEN}` }]) {
+    const attempts: Record<string, string>[] = [
+      {},
+      { authorization: 'Bearer wrong' },
+      { authorization: `Basic ${TOKEN}` },
+    ];
+    for (const headers of attempts) {
       const res = await put(`${admin}/v1/things/x`, '{}', headers);
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toBe('Bearer realm="tollgate-admin"');
