@@ -3,6 +3,7 @@ import type { CompiledRoute } from '../rules/compile.js';
 import type { Peer } from '../identity/peer.js';
 import { clientIpKey, type RequestIdentity } from '../identity/resolve.js';
 import type { Admission, StreamBounds, StreamHolder } from '../limits/admission.js';
+import { removeRateLimitHeaders } from '../limits/rate-limit-headers.js';
 import type { Refusal } from '../limits/refusal.js';
 import { onRequestEnd, requestGone } from '../proxy/request-end.js';
 import { addRetryAfter, sendRefusal } from './responses.js';
@@ -26,11 +27,12 @@ export interface AdmittedRequest {
  * taken; they are given back exactly once when the request ends, whether it finished, failed, the
  * client reset its stream or dropped the connection with requests still queued (see request-end).
  * A refused request is answered here (429, or 503 when the upstream's stream budget is spent) with
- * the route's rate-limit headers and Retry-After, and its connection closed. Admission is the
- * in-flight caps only; counting in the limiters' windows came before it (count-request.ts).
- * Returns false when the request must go no further.
+ * Retry-After, and its connection closed; the window's X-RateLimit-* headers are taken off, since
+ * a cap's 429 with "Remaining: 296" would contradict itself. Admission is the in-flight caps only;
+ * counting in the limiters' windows came before it (count-request.ts). Returns true when admitted,
+ * the refusal it answered, or false when the client had left.
  */
-export function admit(admission: Admission, r: AdmittedRequest): boolean {
+export function admit(admission: Admission, r: AdmittedRequest): boolean | Refusal {
   const { state, route, identity, req, res, headers: rateHeaders } = r;
   const config = state.table.config;
   // The client left while the limiter waited: nothing to hold, nothing to answer.
@@ -67,9 +69,10 @@ function clientIpOf(r: AdmittedRequest): string {
 }
 
 /** The connection is closed too: it is one more than the client may hold, and its body is unread. */
-function refuse(res: ServerResponse, refusal: Refusal, rateHeaders: Record<string, string>): false {
+function refuse(res: ServerResponse, refusal: Refusal, rateHeaders: Record<string, string>): Refusal {
+  removeRateLimitHeaders(rateHeaders);
   addRetryAfter(rateHeaders, refusal); // first, then Connection
   rateHeaders['connection'] = 'close';
   sendRefusal(res, refusal, rateHeaders);
-  return false;
+  return refusal;
 }

@@ -16,7 +16,7 @@ import type { GatewayState } from './state.js';
  * Counting is not admission: the in-flight caps are admit.ts's, taken after counting.
  */
 
-/** How the limiters treated a request, as logged and counted in metrics. */
+/** How the limiters treated a request, as logged; 'unlimited' when no limiter saw it. */
 export type LimitOutcome = LimiterDecision | 'unlimited';
 
 /** A listener's means of counting, built once per listener. */
@@ -48,10 +48,13 @@ export interface Counted {
   readonly report: RateLimitReport | undefined;
   /** Set when the request must go no further (429, or 503 when the store failed and the route fails closed). */
   readonly refusal: Refusal | undefined;
+  /** Each of the route's limiters' verdict (in route.limiters' order), counted once the request's fate is known. */
+  readonly verdicts: readonly LimiterDecision[];
 }
 
 const UNAVAILABLE: Refusal = {
   status: 503,
+  decision: 'store_error',
   code: 'rate_limit_unavailable',
   message: 'Rate limiting is temporarily unavailable. Please retry shortly.',
 };
@@ -65,56 +68,83 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
     : identityOf(state.identity, route.parts, peer, reqHeaders);
   const requests = planWindows(route.windows, (part) => identity.hashed.get(part)!, state.keyPrefix);
   let decision: Decision;
+  let verdicts: LimiterDecision[];
   try {
     const results = await lim.store.hit(requests);
     decision = decide(route.windows, results, Date.now());
-    recordDecisions(lim.metrics, route, results, decision.blockedBy);
+    verdicts = verdictsOf(route, results, decision.blockedBy);
   } catch (err) {
-    for (const l of route.limiters) lim.metrics.limiterDecision(l.name, 'store_error');
     lim.warnStore({ reqId: c.requestId, err: (err as Error).message });
+    verdicts = route.limiters.map(() => 'store_error');
     if (route.failsClosed)
-      return { identity, outcome: 'store_error', report: undefined, refusal: UNAVAILABLE };
+      return { identity, outcome: 'store_error', report: undefined, refusal: UNAVAILABLE, verdicts };
     lim.metrics.uncounted();
-    return { identity, outcome: 'store_error', report: undefined, refusal: undefined };
+    return { identity, outcome: 'store_error', report: undefined, refusal: undefined, verdicts };
   }
   const { report } = decision;
   if (!decision.allowed) {
     const limiter = decision.blockedBy!;
     const retryAfterSec = decision.retryAfterSec;
-    const refusal = { status: 429, code: 'rate_limited', message: limiter.message, retryAfterSec, limiter };
-    return { identity, outcome: 'limited', report, refusal };
+    const refusal: Refusal = {
+      status: 429,
+      code: 'rate_limited',
+      decision: 'limited',
+      message: limiter.message,
+      retryAfterSec,
+      limiter,
+    };
+    return { identity, outcome: 'limited', report, refusal, verdicts };
   }
   const outcome = decision.shadowLimited ? 'shadow_limited' : 'allowed';
-  return { identity, outcome, report, refusal: undefined };
+  return { identity, outcome, report, refusal: undefined, verdicts };
 }
 
-/** Counts each limiter's verdict: limited (it refused), shadow_limited (a shadow limiter's window was spent), or allowed. */
-function recordDecisions(
-  metrics: GatewayMetrics,
+/** Each limiter's verdict: limited (it refused), shadow_limited (a shadow limiter's window was spent), or allowed. */
+function verdictsOf(
   route: CompiledRoute,
   results: readonly WindowResult[],
   blockedBy: CompiledLimiter | undefined,
-): void {
-  for (const limiter of route.limiters) {
-    let decision: LimiterDecision = 'allowed';
-    if (limiter === blockedBy) decision = 'limited';
-    else if (limiter.shadow && route.windows.some((w, i) => w.limiter === limiter && !results[i]!.allowed)) {
-      decision = 'shadow_limited';
+): LimiterDecision[] {
+  return route.limiters.map((limiter) => {
+    if (limiter === blockedBy) return 'limited';
+    if (limiter.shadow && route.windows.some((w, i) => w.limiter === limiter && !results[i]!.allowed)) {
+      return 'shadow_limited';
     }
-    metrics.limiterDecision(limiter.name, decision);
+    return 'allowed';
+  });
+}
+
+/**
+ * Counts the request under each of its limiters, once its fate is known: under `refused` (a
+ * refusal that followed counting) for every limiter, else under each limiter's own verdict.
+ */
+export function recordDecisions(
+  metrics: GatewayMetrics,
+  route: CompiledRoute,
+  verdicts: readonly LimiterDecision[],
+  refused: LimiterDecision | undefined,
+): void {
+  for (let i = 0; i < route.limiters.length; i++) {
+    metrics.limiterDecision(route.limiters[i]!.name, refused ?? verdicts[i]!);
   }
 }
 
 /** The same codes and messages as the embedded widget service's, so clients see one vocabulary. */
 const JWT_ERRORS = {
-  missing: { status: 401, code: 'missing_token', message: 'Visitor token missing.' },
-  expired: { status: 401, code: 'token_expired', message: 'Visitor token has expired.' },
-  invalid: { status: 401, code: 'invalid_token', message: 'Visitor token is invalid.' },
+  missing: { status: 401, decision: 'unauthorized', code: 'missing_token', message: 'Visitor token missing.' },
+  expired: { status: 401, decision: 'unauthorized', code: 'token_expired', message: 'Visitor token has expired.' },
+  invalid: { status: 401, decision: 'unauthorized', code: 'invalid_token', message: 'Visitor token is invalid.' },
 } as const satisfies Record<string, Refusal>;
 
-const TOKEN_MISSING: Refusal = { status: 401, code: 'missing_token', message: 'API token missing.' };
+const TOKEN_MISSING: Refusal = {
+  status: 401,
+  decision: 'unauthorized',
+  code: 'missing_token',
+  message: 'API token missing.',
+};
 const TOKEN_INVALID: Refusal = {
   status: 401,
+  decision: 'unauthorized',
   code: 'invalid_token',
   message: 'API token is invalid or has been revoked.',
 };

@@ -12,6 +12,7 @@ import {
   preflightOf,
   requestShell,
   routeOf,
+  settle,
   shed,
   type ListenerContext,
   type RequestContext,
@@ -67,6 +68,7 @@ async function answer(ctx: DecisionContext, c: RequestContext): Promise<void> {
   }
   // Refused only after counting, as on a proxy listener.
   const refusal = malformedRequest(target, method) ?? (r.identity && credentialRefusal(r.route, r.identity));
+  settle(r, refusal ? refusal.decision : undefined);
   if (refusal) return refuse(ctx, c, refusal);
   allow(c);
 }

@@ -9,13 +9,13 @@ import type { RequestIdentity } from '../identity/resolve.js';
 import { addRateLimitHeaders } from '../limits/rate-limit-headers.js';
 import type { Refusal } from '../limits/refusal.js';
 import { throttledWarn } from '../logger.js';
-import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import type { GatewayMetrics, LimiterDecision } from '../metrics/gateway-metrics.js';
 import { acceptableRequestId } from '../proxy/headers.js';
 import { methodRefusal } from '../routing/method.js';
 import type { CanonicalTarget } from '../routing/request-target.js';
 import type { WindowStore } from '../store/window-store.js';
 import { preflightRoute, setCorsHeaders } from './cors.js';
-import type { Counted, LimitOutcome, Limiting } from './count-request.js';
+import { recordDecisions, type Counted, type LimitOutcome, type Limiting } from './count-request.js';
 import { shedLoad } from './load-shedding.js';
 import { answerReadyz } from './readyz.js';
 import { sendError, sendJson } from './responses.js';
@@ -65,7 +65,10 @@ export interface RequestContext {
   peer: Peer | undefined;
   /** Set by keepCount when the route has limiters. */
   identity: RequestIdentity | undefined;
+  /** What came of the request for its limiters, as logged; final once settled. */
   outcome: LimitOutcome;
+  /** Set by keepCount: each limiter's verdict, counted in the metrics by `settle`, once. */
+  verdicts: readonly LimiterDecision[] | undefined;
 }
 
 /** A request with its route (and its peer): what counting and the later stages read. */
@@ -127,6 +130,7 @@ function openRequest(
     peer: undefined,
     identity: undefined,
     outcome: 'unlimited',
+    verdicts: undefined,
   };
 }
 
@@ -223,20 +227,39 @@ export function routeOf(
   return c as RoutedContext; // route and peer are now set
 }
 
-/** Keeps what counting came to: the outcome, the identity, the X-RateLimit-* headers. */
+/**
+ * Keeps what counting came to: the outcome, the identity, the X-RateLimit-* headers, and the
+ * limiters' verdicts for `settle`. A refusal of counting's own settles the request at once.
+ */
 export function keepCount(c: RoutedContext, counted: Counted): Refusal | undefined {
   c.outcome = counted.outcome;
   c.identity = counted.identity;
+  c.verdicts = counted.verdicts;
   addRateLimitHeaders(c.headers, counted.report, c.limiting.ietfHeaders ? c.route.ietfPolicy : undefined);
+  if (counted.refusal) settle(c);
   return counted.refusal;
+}
+
+/**
+ * Counts a counted request under its limiters once its fate is known: refused after counting
+ * (`refused`: a bad credential, a cap, a body bound, a malformed target), or let on (each
+ * limiter's own verdict). Once per request; a request no limiter saw is not counted.
+ */
+export function settle(c: RequestContext, refused?: LimiterDecision): void {
+  const verdicts = c.verdicts;
+  if (verdicts === undefined || c.route === undefined) return;
+  c.verdicts = undefined;
+  if (refused !== undefined) c.outcome = refused;
+  recordDecisions(c.limiting.metrics, c.route, verdicts, refused);
 }
 
 /** The 400s of a request the proxy would not forward: a target it cannot canonicalise, a misspelt method. */
 export function malformedRequest(target: CanonicalTarget, method: string): Refusal | undefined {
   if (!target.ok) {
     const message = `Invalid request target: ${target.reason}.`;
-    return { status: 400, code: 'invalid_request_target', message };
+    return { status: 400, code: 'invalid_request_target', decision: 'invalid_target', message };
   }
   const misspelt = methodRefusal(method);
-  return misspelt === undefined ? undefined : { status: 400, code: 'invalid_method', message: misspelt };
+  if (misspelt === undefined) return undefined;
+  return { status: 400, code: 'invalid_method', decision: 'invalid_target', message: misspelt };
 }

@@ -8,7 +8,7 @@ import type { ResponseBuffers } from '../proxy/response-buffers.js';
 import type { ForwardOptions, ForwardOutcome, UpstreamPool } from '../proxy/upstream-pool.js';
 import { canonicalTarget, type CanonicalTarget } from '../routing/request-target.js';
 import { throttledWarn } from '../logger.js';
-import { statusClass } from '../metrics/gateway-metrics.js';
+import { statusClass, type LimiterDecision } from '../metrics/gateway-metrics.js';
 import { admit } from './admit.js';
 import { answerPreflight } from './cors.js';
 import { countRequest, credentialRefusal } from './count-request.js';
@@ -21,6 +21,7 @@ import {
   preflightOf,
   requestShell,
   routeOf,
+  settle,
   shed,
   type ListenerContext,
   type RequestContext,
@@ -87,8 +88,9 @@ async function handle(ctx: HandlerContext, warn: Warnings, c: RequestContext): P
   if (body === undefined) {
     const { bodyTimeout } = r.state.table.config.requests;
     body = await requestBody(r.req, r.res, r.route.maxBodySize, bodyTimeout, r.headers);
-    if (body === undefined) return;
+    if (body === undefined) return settle(r, bodyRefusal(r.res.statusCode));
   }
+  settle(r);
   const upstream = r.state.upstreams.get(r.route.upstream)!;
   const started = performance.now();
   const forwarded = await forward(ctx, r, target, body, upstream);
@@ -113,14 +115,24 @@ function passes(
     connectionRefusal(r) ??
     (identity ? credentialRefusal(route, identity) : undefined);
   if (refusal) {
+    settle(r, refusal.decision);
     sendRefusal(r.res, refusal, r.headers);
     return false;
   }
   if (declaresTooLarge(r.req, route.maxBodySize)) {
+    settle(r, 'body_too_large');
     sendTooLarge(r.res, route.maxBodySize, r.headers);
     return false;
   }
-  return admit(ctx.admission, r);
+  const admitted = admit(ctx.admission, r);
+  if (admitted === true) return true;
+  settle(r, admitted === false ? undefined : admitted.decision); // false: the client left
+  return false;
+}
+
+/** What a body that was not read came to: 413, 408, or (the client left) the limiters' own verdicts. */
+function bodyRefusal(status: number): LimiterDecision | undefined {
+  return status === 413 ? 'body_too_large' : status === 408 ? 'body_timeout' : undefined;
 }
 
 /** The 400 when a Connection header would strip Host or a header the request was keyed by. */
@@ -128,7 +140,7 @@ function connectionRefusal(r: RoutedContext): Refusal | undefined {
   const stripped = connectionStrips(r.req.headers.connection, r.route.identityHeaders);
   if (stripped === undefined) return undefined;
   const message = `The Connection header may not name ${stripped}: the gateway identifies requests by it.`;
-  return { status: 400, code: 'invalid_connection_header', message };
+  return { status: 400, code: 'invalid_connection_header', decision: 'invalid_target', message };
 }
 
 /** Forwards the request to its upstream, the gateway's headers added to the response. */

@@ -26,6 +26,7 @@ const STREAM_RETRY_AFTER_SEC = 5;
 const requestsInFlight = (max: number): Refusal => ({
   status: 429,
   code: 'too_many_requests_in_flight',
+  decision: 'too_many_in_flight',
   message: `More than ${max} requests from this address are in progress. Retry when one has finished.`,
   retryAfterSec: REQUEST_RETRY_AFTER_SEC,
 });
@@ -33,6 +34,7 @@ const requestsInFlight = (max: number): Refusal => ({
 const streamsOf = (holder: string, max: number): Refusal => ({
   status: 429,
   code: 'too_many_streams',
+  decision: 'too_many_streams',
   message: `This ${holder} already holds ${max} open event streams. Close one before opening another.`,
   retryAfterSec: STREAM_RETRY_AFTER_SEC,
 });
@@ -40,6 +42,7 @@ const streamsOf = (holder: string, max: number): Refusal => ({
 const STREAMS_FULL: Refusal = {
   status: 503,
   code: 'stream_capacity_reached',
+  decision: 'too_many_streams',
   message: 'The gateway holds as many event streams as it can. Please retry shortly.',
   retryAfterSec: STREAM_RETRY_AFTER_SEC,
 };

@@ -19,3 +19,12 @@ export function addRateLimitHeaders(
     headers['ratelimit'] = `"${report.policyName}";r=${report.remaining};t=${report.resetInSec}`;
   }
 }
+
+/** Takes a window's headers off again: for a refusal that is not the window's (an in-flight cap). */
+export function removeRateLimitHeaders(headers: Record<string, string>): void {
+  delete headers['x-ratelimit-limit'];
+  delete headers['x-ratelimit-remaining'];
+  delete headers['x-ratelimit-reset'];
+  delete headers['ratelimit-policy'];
+  delete headers['ratelimit'];
+}

@@ -1,3 +1,4 @@
+import type { LimiterDecision } from '../metrics/gateway-metrics.js';
 import type { CompiledLimiter } from '../rules/model.js';
 
 /**
@@ -9,6 +10,8 @@ export interface Refusal {
   readonly status: number;
   readonly code: string;
   readonly message: string;
+  /** What the request's limiters count it as (metrics, access log). */
+  readonly decision: LimiterDecision;
   /** Sent as Retry-After, in whole seconds, when the refusal says when to come back. */
   readonly retryAfterSec?: number;
   /** The limiter whose window refused a 429: its body is built once (http/responses.ts). */

@@ -1,8 +1,23 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { BucketHistogram, CountingCounter, type CounterCell, type HistogramCell } from './cells.js';
 
-/** How one limiter treated one request. */
-export type LimiterDecision = 'allowed' | 'limited' | 'shadow_limited' | 'store_error';
+/**
+ * What came of a request that a limiter saw, counted under the limiter: its window's verdict
+ * (allowed, limited, shadow_limited, store_error), or the refusal that followed counting (a bad
+ * credential, an in-flight or stream cap, a body bound or deadline, a malformed target), so that
+ * no refusal is counted as allowed.
+ */
+export type LimiterDecision =
+  | 'allowed'
+  | 'limited'
+  | 'shadow_limited'
+  | 'store_error'
+  | 'unauthorized'
+  | 'too_many_in_flight'
+  | 'too_many_streams'
+  | 'body_too_large'
+  | 'body_timeout'
+  | 'invalid_target';
 
 /** What an upstream exchange came to: a status class, or the gateway's own failure. */
 export type UpstreamResult = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'unreachable' | 'timeout' | 'aborted';

@@ -44,7 +44,7 @@ export async function startAdminServer(
       if (path === '/healthz' || path === '/metrics') {
         return sendError(res, 405, 'method_not_allowed', 'Use GET.', { allow: 'GET' });
       }
-      return sendError(res, 404, 'not_found', 'No such admin path (see docs/admin.md).');
+      return sendError(res, 404, 'not_found', 'No such admin path: see docs/admin.md.');
     }
     if (found === 'wrong-method') {
       const allow = routes.filter(

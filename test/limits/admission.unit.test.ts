@@ -71,6 +71,7 @@ describe('Admission', () => {
     expect(admission.admitRequest('10.0.0.1', 2)).toEqual({
       status: 429,
       code: 'too_many_requests_in_flight',
+      decision: 'too_many_in_flight',
       message: 'More than 2 requests from this address are in progress. Retry when one has finished.',
       retryAfterSec: 1,
     });

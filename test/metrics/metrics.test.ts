@@ -256,7 +256,7 @@ describe('GET /metrics on the admin listener', () => {
       expect(reply.status).toBe(404);
       expect(reply.headers['content-type']).toBe('application/json');
       expect(reply.text).toBe(
-        '{"error":{"code":"not_found","message":"Only /metrics and /healthz are here."}}',
+        '{"error":{"code":"not_found","message":"No such admin path: see docs/admin.md."}}',
       );
     }
     for (const method of ['POST', 'PUT', 'DELETE']) {

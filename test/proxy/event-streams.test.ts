@@ -91,7 +91,7 @@ describe('the widget stream of the shipped config', () => {
     );
   };
 
-  test('a session holds 3 streams; the 4th is refused with 429 and the rate-limit headers', async () => {
+  test('a session holds 3 streams; the 4th is refused with 429 and no window headers', async () => {
     const ip = '198.51.100.10';
     const token = await init(ip);
     for (let i = 0; i < 3; i++) {
@@ -100,9 +100,10 @@ describe('the widget stream of the shipped config', () => {
       expect(res.headers['content-type']).toBe('text/event-stream');
     }
     const fourth = await stream(token, ip);
-    expect(fourth.headers['x-ratelimit-limit']).toBe('300');
-    expect(fourth.headers['x-ratelimit-remaining']).toBe('296');
-    expect(fourth.headers['x-ratelimit-reset']).toMatch(/^\d{10}$/);
+    // Its window has room (296 left): a cap's 429 does not carry headers that would say otherwise.
+    expect(fourth.headers['x-ratelimit-limit']).toBeUndefined();
+    expect(fourth.headers['x-ratelimit-remaining']).toBeUndefined();
+    expect(fourth.headers['x-ratelimit-reset']).toBeUndefined();
     await expectRefused(fourth, 429, streamsRefusal('visitor session', 3));
 
     // Spelled otherwise, it is the same stream route (the gateway routes the canonical path).
