@@ -131,9 +131,24 @@ export function recordDecisions(
 
 /** The same codes and messages as the embedded widget service's, so clients see one vocabulary. */
 const JWT_ERRORS = {
-  missing: { status: 401, decision: 'unauthorized', code: 'missing_token', message: 'Visitor token missing.' },
-  expired: { status: 401, decision: 'unauthorized', code: 'token_expired', message: 'Visitor token has expired.' },
-  invalid: { status: 401, decision: 'unauthorized', code: 'invalid_token', message: 'Visitor token is invalid.' },
+  missing: {
+    status: 401,
+    decision: 'unauthorized',
+    code: 'missing_token',
+    message: 'Visitor token missing.',
+  },
+  expired: {
+    status: 401,
+    decision: 'unauthorized',
+    code: 'token_expired',
+    message: 'Visitor token has expired.',
+  },
+  invalid: {
+    status: 401,
+    decision: 'unauthorized',
+    code: 'invalid_token',
+    message: 'Visitor token is invalid.',
+  },
 } as const satisfies Record<string, Refusal>;
 
 const TOKEN_MISSING: Refusal = {
