@@ -6,7 +6,9 @@ import { decide, type Decision, type RateLimitReport } from '../limits/decision.
 import { planWindows } from '../limits/plan.js';
 import type { Refusal } from '../limits/refusal.js';
 import type { GatewayMetrics, LimiterDecision } from '../metrics/gateway-metrics.js';
-import type { WindowResult, WindowStore } from '../store/window-store.js';
+import type { LocalFallback } from '../store/local-fallback.js';
+import type { WindowRequest, WindowResult, WindowStore } from '../store/window-store.js';
+import { localPlan, type LocalPlan } from './local-plan.js';
 import type { GatewayState } from './state.js';
 
 /**
@@ -27,6 +29,8 @@ export interface Limiting {
   readonly ietfHeaders: boolean;
   /** The throttled warning of a failed store call. */
   readonly warnStore: (fields: object) => void;
+  /** Counts onStoreError: local limiters in process while the store fails; absent: they fail open. */
+  readonly fallback?: LocalFallback | undefined;
 }
 
 /** What counting reads of a routed request (a RequestContext is one); it is never written. */
@@ -70,13 +74,20 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
     decision = decide(route.windows, results, Date.now());
     recordDecisions(lim.metrics, route, results, decision.blockedBy);
   } catch (err) {
-    for (const l of route.limiters) lim.metrics.limiterDecision(l.name, 'store_error');
     lim.warnStore({ reqId: c.requestId, err: (err as Error).message });
+    const local = route.failsClosed || !lim.fallback ? undefined : localPlan(route);
+    if (local) return countLocally(lim, lim.fallback!, local, requests, identity);
+    for (const l of route.limiters) lim.metrics.limiterDecision(l.name, 'store_error');
     if (route.failsClosed)
       return { identity, outcome: 'store_error', report: undefined, refusal: UNAVAILABLE };
     lim.metrics.uncounted();
     return { identity, outcome: 'store_error', report: undefined, refusal: undefined };
   }
+  return counted(identity, decision);
+}
+
+/** The decision as counting reports it: a 429 refusal when refused. */
+function counted(identity: RequestIdentity, decision: Decision): Counted {
   const { report } = decision;
   if (!decision.allowed) {
     const limiter = decision.blockedBy!;
@@ -86,6 +97,33 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
   }
   const outcome = decision.shadowLimited ? 'shadow_limited' : 'allowed';
   return { identity, outcome, report, refusal: undefined };
+}
+
+/**
+ * The store failed and the route's limiters fail locally or open: the windows of its
+ * onStoreError: local limiters are counted in process (each at its share of the limit) and
+ * decided as usual; the open ones' are not counted.
+ */
+async function countLocally(
+  lim: Limiting,
+  fallback: LocalFallback,
+  plan: LocalPlan,
+  requests: readonly WindowRequest[],
+  identity: RequestIdentity,
+): Promise<Counted> {
+  const results = await fallback.hit(plan.indexes.map((i) => requests[i]!));
+  const decision = decide(plan.windows, results, Date.now());
+  for (const limiter of plan.open) lim.metrics.limiterDecision(limiter.name, 'store_error');
+  for (const limiter of plan.limiters) {
+    let verdict: 'allowed' | 'limited' | 'shadow_limited' = 'allowed';
+    if (limiter === decision.blockedBy) verdict = 'limited';
+    else if (limiter.shadow && plan.windows.some((w, i) => w.limiter === limiter && !results[i]!.allowed)) {
+      verdict = 'shadow_limited';
+    }
+    lim.metrics.limiterDecision(limiter.name, verdict);
+    lim.metrics.localDecision(limiter.name, verdict);
+  }
+  return counted(identity, decision);
 }
 
 /** Counts each limiter's verdict: limited (it refused), shadow_limited (a shadow limiter's window was spent), or allowed. */
