@@ -85,11 +85,13 @@ export class GatewayMetrics {
     this.#fallbackActive = new Gauge({
       name: 'tollgate_store_fallback_active',
       help: '1 while the store is lost and onStoreError: local limiters count in this process, else 0.',
+      aggregator: 'max', // workers: 1 when any of them is local
       registers,
     });
     this.#liveInstances = new Gauge({
       name: 'tollgate_store_live_instances',
       help: 'Live gateway instances last learnt from the store heartbeats (1 when never learnt).',
+      aggregator: 'max', // workers: each one learns the same count
       registers,
     });
     this.#localDecisions = new Counter({
