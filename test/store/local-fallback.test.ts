@@ -4,6 +4,7 @@
 import { describe, expect } from 'vitest';
 import type { Gateway } from '../../src/runtime/gateway.js';
 import { test as base } from '../helpers/fixtures.js';
+import { loadConfigText } from '../../src/rules/load.js';
 import { gatewayYaml, limitHeaders, send, type Reply } from '../helpers/gateway.js';
 import { capturingLogger } from '../helpers/log-capture.js';
 import { waitFor } from '../helpers/wait.js';
@@ -66,6 +67,46 @@ function expectHeaders(reply: Reply, status: number, limit: number, remaining: n
     expect(reply.json()).toEqual({ error: { code: 'rate_limited', message: 'Too Many Attempts.' } });
   } else expect(reply.headers['retry-after']).toBeUndefined();
 }
+
+/** A gateway on its own key prefix (r:), its limiter's onStoreError as given. */
+const reloadable = (policy: string) =>
+  gatewayYaml(`
+store:
+  redis: { url: '\${REDIS_URL}', keyPrefix: 'r:', commandTimeout: 2s, connectTimeout: 500ms }
+upstreams:
+  app: { url: '\${UPSTREAM_URL}' }
+limiters:
+  l: { onStoreError: ${policy}, windows: [{ limit: 10, period: 1h, key: [ip] }] }
+routes:
+  - { name: a, paths: ['/*'], upstream: app, limiters: [l] }
+`);
+
+describe('hot reload', () => {
+  test('a reload to onStoreError: local applies at once, and starts the heartbeats', async ({
+    gateways,
+    gatewayEnv,
+    redis,
+  }) => {
+    const g = await gateways.start(reloadable('open'), gatewayEnv);
+    const client = redis.client();
+    try {
+      expectHeaders(await send(`${g.url()}/x`), 200, 10, 9);
+      // No heartbeat while no limiter is local (one would have been sent at the start, before the request).
+      expect(await client.exists('r:{instances}')).toBe(0);
+      await g.reload(loadConfigText(reloadable('local'), 'test.yaml', gatewayEnv));
+      expect(g.table.limiters.get('l')!.onStoreError).toBe('local');
+      await waitFor(
+        () => client.zcard('r:{instances}'),
+        (n) => n === 1,
+        { what: 'the heartbeat after the reload' },
+      );
+      expect(await client.pttl('r:{instances}')).toBeGreaterThan(0);
+    } finally {
+      client.disconnect();
+      await g.close();
+    }
+  });
+});
 
 describe('two gateways, one Redis, killed and restarted', () => {
   test('the instances learn of each other from the heartbeats, and count jointly in Redis', async ({
