@@ -230,6 +230,7 @@ export class Gateway {
       this.#rateLimitServer = await RateLimitServer.start(rls, {
         current: () => this.#state.current,
         store: this.store,
+        fallback: this.fallback,
         logger: this.options.logger,
         metrics: this.metrics,
       });
