@@ -44,7 +44,8 @@ export function describeRuleTable(table: RuleTable): string {
   lines.push(`store: ${storeText(store)}, on error: ${store.onError}`);
   lines.push('', 'limiters:');
   for (const l of table.limiters.values()) {
-    const flags = [l.shadow ? 'shadow' : '', `on store error: ${l.onStoreError}`].filter(Boolean).join(', ');
+    const onError = l.onStoreError === 'local' ? 'local (limit ÷ live instances)' : l.onStoreError;
+    const flags = [l.shadow ? 'shadow' : '', `on store error: ${onError}`].filter(Boolean).join(', ');
     lines.push(`  ${l.name}: ${windowText(l)} (${flags})`, `    message: ${l.message}`);
     if (l.descriptors.length) lines.push(`    descriptors: ${descriptorText(l)}`);
   }
@@ -97,6 +98,8 @@ export function describeRequest(
       for (const p of w.parts) lines.push(`    ${p} = ${identity.raw?.get(p)} -> ${identity.hashed.get(p)}`);
       lines.push(`    store key: ${windowKey(keyPrefix, l, i, (p) => identity.hashed.get(p)!)}`);
     });
+    if (l.onStoreError === 'local')
+      lines.push('  store lost: counted in this process at floor(limit ÷ live instances), at least 1');
   }
   return lines.join('\n');
 }

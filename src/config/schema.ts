@@ -136,7 +136,7 @@ const listener = z
     path: ['onLimited'],
   });
 
-const failurePolicy = z.enum(['open', 'closed']);
+const failurePolicy = z.enum(['open', 'closed', 'local']);
 
 const redisTls = z.strictObject({
   caFile: z.string().default('').meta({
@@ -204,7 +204,8 @@ const store = z.strictObject({
   onError: failurePolicy.default('open').meta({
     description:
       'The onStoreError of limiters that set none: open forwards the request without rate-limit headers, ' +
-      'closed answers 503. Unlike the rest of store, a reload applies it at once.',
+      'closed answers 503, local counts in each instance at the limit divided by the live instances. ' +
+      'Unlike the rest of store, a reload applies it at once.',
   }),
   overLimitCache: z
     .strictObject({
@@ -433,9 +434,11 @@ const limiterBody = {
     .boolean()
     .default(true)
     .meta({ description: 'Refuse requests for a spent window from the in-process over-limit cache.' }),
-  onStoreError: failurePolicy
-    .optional()
-    .meta({ description: 'open or closed when the store fails; unset: store.onError.' }),
+  onStoreError: failurePolicy.optional().meta({
+    description:
+      'open, closed or local (count in this instance at the limit divided by the live instances) ' +
+      'when the store fails; unset: store.onError.',
+  }),
   windows: z.array(window).min(1).meta({
     description:
       'Checked and counted together, atomically. Two windows with the same period and key are refused: they would share a counter.',

@@ -4,6 +4,7 @@ import { loadSync } from '@grpc/proto-loader';
 import type { Logger } from 'pino';
 import type { RuleTable } from '../rules/model.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import type { LocalFallback } from '../store/local-fallback.js';
 import type { WindowResult, WindowStore } from '../store/window-store.js';
 import { answerFromResults, answerWithoutStore, type RateLimitAnswer } from './answer.js';
 import {
@@ -36,6 +37,8 @@ export interface RateLimitServiceContext {
   /** The rule table in force: a reload swaps it, as for HTTP requests. */
   readonly current: () => { readonly table: RuleTable; readonly keyPrefix: string };
   readonly store: WindowStore;
+  /** Counts onStoreError: local limiters while the store fails. */
+  readonly fallback?: LocalFallback;
   readonly logger: Logger;
   readonly metrics: GatewayMetrics;
 }
@@ -77,8 +80,20 @@ export async function shouldRateLimit(
     results = await ctx.store.hit(plan.requests);
     answer = answerFromResults(plan, results, Date.now());
   } catch (err) {
+    const closed = limiters.some((l) => !l.shadow && l.onStoreError === 'closed');
+    // onStoreError: local: those limiters' descriptors are counted in process (the others answer OK).
+    const local = matches.map((m) => (m?.limiter.onStoreError === 'local' ? m : undefined));
+    if (!closed && ctx.fallback && local.some(Boolean)) {
+      const localPlan = planDescriptors(local, hits, keyPrefix);
+      const localResults = await ctx.fallback.hit(localPlan.requests);
+      const localAnswer = answerFromResults(localPlan, localResults, Date.now());
+      for (const l of limiters)
+        if (l.onStoreError !== 'local') ctx.metrics.limiterDecision(l.name, 'store_error');
+      recordDecisions(ctx.metrics, local, localPlan, localResults, localAnswer, true);
+      throw new StoreFailedOpen(err, localAnswer);
+    }
     for (const l of limiters) ctx.metrics.limiterDecision(l.name, 'store_error');
-    if (limiters.some((l) => !l.shadow && l.onStoreError === 'closed')) {
+    if (closed) {
       throw new CallError(grpcStatus.UNAVAILABLE, `rate-limit store failed: ${(err as Error).message}`);
     }
     ctx.metrics.uncounted();
@@ -88,7 +103,10 @@ export async function shouldRateLimit(
   return answer;
 }
 
-/** The store failed, and every matched limiter lets requests through: the answer is OK, the failure logged. */
+/**
+ * The store failed, and every matched limiter lets requests through (OK) or was counted in process
+ * (onStoreError: local): the answer is given, the failure logged.
+ */
 export class StoreFailedOpen extends Error {
   constructor(
     readonly failure: unknown,
@@ -108,6 +126,7 @@ function recordDecisions(
   plan: DescriptorPlan,
   results: readonly WindowResult[],
   answer: RateLimitAnswer,
+  local = false,
 ): void {
   const rank = { allowed: 0, shadow_limited: 1, limited: 2 } as const;
   const verdicts = new Map<string, keyof typeof rank>();
@@ -121,5 +140,8 @@ function recordDecisions(
     const before = verdicts.get(m.limiter.name);
     if (before === undefined || rank[decision] > rank[before]) verdicts.set(m.limiter.name, decision);
   });
-  for (const [name, decision] of verdicts) metrics.limiterDecision(name, decision);
+  for (const [name, decision] of verdicts) {
+    metrics.limiterDecision(name, decision);
+    if (local) metrics.localDecision(name, decision);
+  }
 }

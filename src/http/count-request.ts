@@ -1,12 +1,14 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { CompiledLimiter, CompiledRoute } from '../rules/compile.js';
+import type { CompiledLimiter, CompiledRoute, RouteWindow } from '../rules/compile.js';
 import type { Peer } from '../identity/peer.js';
 import { identityOf, needsCredentials, resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
 import { decide, type Decision, type RateLimitReport } from '../limits/decision.js';
 import { planWindows } from '../limits/plan.js';
 import type { Refusal } from '../limits/refusal.js';
 import type { GatewayMetrics, LimiterDecision } from '../metrics/gateway-metrics.js';
-import type { WindowResult, WindowStore } from '../store/window-store.js';
+import type { LocalFallback } from '../store/local-fallback.js';
+import type { WindowRequest, WindowResult, WindowStore } from '../store/window-store.js';
+import { localPlan, type LocalPlan } from './local-plan.js';
 import type { GatewayState } from './state.js';
 
 /**
@@ -15,6 +17,9 @@ import type { GatewayState } from './state.js';
  * bad credential). Each handler answers a refusal in its own way; the refusal itself is the same.
  * Counting is not admission: the in-flight caps are admit.ts's, taken after counting.
  */
+
+/** What a limiter's windows said of a request, before anything that follows counting. */
+type WindowVerdict = Extract<LimiterDecision, 'allowed' | 'limited' | 'shadow_limited' | 'store_error'>;
 
 /** How the limiters treated a request, as logged; 'unlimited' when no limiter saw it. */
 export type LimitOutcome = LimiterDecision | 'unlimited';
@@ -27,6 +32,8 @@ export interface Limiting {
   readonly ietfHeaders: boolean;
   /** The throttled warning of a failed store call. */
   readonly warnStore: (fields: object) => void;
+  /** Counts onStoreError: local limiters in process while the store fails; absent: they fail open. */
+  readonly fallback?: LocalFallback | undefined;
 }
 
 /** What counting reads of a routed request (a RequestContext is one); it is never written. */
@@ -68,19 +75,32 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
     : identityOf(state.identity, route.parts, peer, reqHeaders);
   const requests = planWindows(route.windows, (part) => identity.hashed.get(part)!, state.keyPrefix);
   let decision: Decision;
-  let verdicts: LimiterDecision[];
   try {
     const results = await lim.store.hit(requests);
     decision = decide(route.windows, results, Date.now());
-    verdicts = verdictsOf(route, results, decision.blockedBy);
+    return counted(
+      identity,
+      decision,
+      verdictsOf(route.limiters, route.windows, results, decision.blockedBy),
+    );
   } catch (err) {
     lim.warnStore({ reqId: c.requestId, err: (err as Error).message });
-    verdicts = route.limiters.map(() => 'store_error');
+    const local = route.failsClosed || !lim.fallback ? undefined : localPlan(route);
+    if (local) return countLocally(lim, lim.fallback!, route, local, requests, identity);
+    const verdicts = route.limiters.map((): LimiterDecision => 'store_error');
     if (route.failsClosed)
       return { identity, outcome: 'store_error', report: undefined, refusal: UNAVAILABLE, verdicts };
     lim.metrics.uncounted();
     return { identity, outcome: 'store_error', report: undefined, refusal: undefined, verdicts };
   }
+}
+
+/** The decision as counting reports it: a 429 refusal when refused. */
+function counted(
+  identity: RequestIdentity,
+  decision: Decision,
+  verdicts: readonly LimiterDecision[],
+): Counted {
   const { report } = decision;
   if (!decision.allowed) {
     const limiter = decision.blockedBy!;
@@ -99,15 +119,44 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
   return { identity, outcome, report, refusal: undefined, verdicts };
 }
 
-/** Each limiter's verdict: limited (it refused), shadow_limited (a shadow limiter's window was spent), or allowed. */
-function verdictsOf(
+/**
+ * The store failed and the route's limiters fail locally or open: the windows of its
+ * onStoreError: local limiters are counted in process (each at its share of the limit) and
+ * decided as usual; the open ones' are not counted (their verdict: store_error).
+ */
+async function countLocally(
+  lim: Limiting,
+  fallback: LocalFallback,
   route: CompiledRoute,
+  plan: LocalPlan,
+  requests: readonly WindowRequest[],
+  identity: RequestIdentity,
+): Promise<Counted> {
+  const results = await fallback.hit(plan.indexes.map((i) => requests[i]!));
+  const decision = decide(plan.windows, results, Date.now());
+  const verdicts = verdictsOf(route.limiters, plan.windows, results, decision.blockedBy, plan.limiters);
+  route.limiters.forEach((limiter, i) => {
+    const verdict = verdicts[i]!;
+    if (verdict !== 'store_error') lim.metrics.localDecision(limiter.name, verdict);
+  });
+  return counted(identity, decision, verdicts);
+}
+
+/**
+ * Each limiter's verdict over the windows counted: limited (it refused), shadow_limited (a shadow
+ * limiter's window was spent), or allowed; store_error for a limiter outside `counted`.
+ */
+function verdictsOf(
+  limiters: readonly CompiledLimiter[],
+  windows: readonly RouteWindow[],
   results: readonly WindowResult[],
   blockedBy: CompiledLimiter | undefined,
-): LimiterDecision[] {
-  return route.limiters.map((limiter) => {
+  counted: readonly CompiledLimiter[] = limiters,
+): WindowVerdict[] {
+  return limiters.map((limiter) => {
+    if (!counted.includes(limiter)) return 'store_error';
     if (limiter === blockedBy) return 'limited';
-    if (limiter.shadow && route.windows.some((w, i) => w.limiter === limiter && !results[i]!.allowed)) {
+    if (limiter.shadow && windows.some((w, i) => w.limiter === limiter && !results[i]!.allowed)) {
       return 'shadow_limited';
     }
     return 'allowed';

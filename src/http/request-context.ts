@@ -13,6 +13,7 @@ import type { GatewayMetrics, LimiterDecision } from '../metrics/gateway-metrics
 import { acceptableRequestId } from '../proxy/headers.js';
 import { methodRefusal } from '../routing/method.js';
 import type { CanonicalTarget } from '../routing/request-target.js';
+import type { LocalFallback } from '../store/local-fallback.js';
 import type { WindowStore } from '../store/window-store.js';
 import { preflightRoute, setCorsHeaders } from './cors.js';
 import { recordDecisions, type Counted, type LimitOutcome, type Limiting } from './count-request.js';
@@ -32,6 +33,8 @@ import type { GatewayState } from './state.js';
 export interface ListenerContext {
   readonly state: () => GatewayState;
   readonly store: WindowStore;
+  /** Counts onStoreError: local limiters while the store fails. */
+  readonly fallback?: LocalFallback;
   readonly logger: Logger;
   readonly metrics: GatewayMetrics;
   /** Send the IETF RateLimit-Policy / RateLimit headers too. */
@@ -92,6 +95,7 @@ export function requestShell(
     metrics: listener.metrics,
     ietfHeaders: listener.ietfHeaders,
     warnStore: throttledWarn(listener.logger, 'rate-limit store failed'),
+    fallback: listener.fallback,
   };
   const decision = kind === 'decision' || undefined;
   const failure = kind === 'decision' ? 'decision failed' : 'request failed';

@@ -41,6 +41,9 @@ export class GatewayMetrics {
   readonly #upstream: CountingCounter;
   readonly #upstreamLatency: BucketHistogram;
   readonly #reloads: Counter<'result'>;
+  readonly #fallbackActive: Gauge;
+  readonly #liveInstances: Gauge;
+  readonly #localDecisions: Counter<'limiter' | 'decision'>;
   readonly #requestCells = new Children<CounterCell>();
   readonly #upstreamCells = new Children<CounterCell>();
   readonly #latencyCells = new Children<HistogramCell>();
@@ -94,6 +97,24 @@ export class GatewayMetrics {
       labelNames: ['result'],
       registers,
     });
+    this.#fallbackActive = new Gauge({
+      name: 'tollgate_store_fallback_active',
+      help: '1 while the store is lost and onStoreError: local limiters count in this process, else 0.',
+      aggregator: 'max', // workers: 1 when any of them is local
+      registers,
+    });
+    this.#liveInstances = new Gauge({
+      name: 'tollgate_store_live_instances',
+      help: 'Live gateway instances last learnt from the store heartbeats (1 when never learnt).',
+      aggregator: 'max', // workers: each one learns the same count
+      registers,
+    });
+    this.#localDecisions = new Counter({
+      name: 'tollgate_local_decisions_total',
+      help: 'Requests decided in process while the store was lost (onStoreError: local), by limiter and decision.',
+      labelNames: ['limiter', 'decision'],
+      registers,
+    });
     this.#reloads.inc({ result: 'success' }, 0);
     this.#reloads.inc({ result: 'failure' }, 0);
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
@@ -137,6 +158,20 @@ export class GatewayMetrics {
   /** A request let through uncounted (onStoreError: open after a store failure). */
   uncounted(): void {
     this.#uncounted.inc();
+  }
+
+  /** Limiting is local (the store lost) or back in the store (LocalFallbackObserver). */
+  fallbackActive(active: boolean): void {
+    this.#fallbackActive.set(active ? 1 : 0);
+  }
+
+  liveInstances(instances: number): void {
+    this.#liveInstances.set(instances);
+  }
+
+  /** A limiter's verdict on a request counted in process (onStoreError: local). */
+  localDecision(limiter: string, decision: 'allowed' | 'limited' | 'shadow_limited'): void {
+    this.#localDecisions.inc({ limiter, decision });
   }
 
   shed(): void {

@@ -10,8 +10,11 @@
  */
 export type KeyPart = string;
 
-/** What a limiter does when the store fails: `open` lets the request through, `closed` answers 503. */
-export type FailurePolicy = 'open' | 'closed';
+/**
+ * What a limiter does when the store fails: `open` lets the request through, `closed` answers 503,
+ * `local` counts in process at the limit divided by the live instances (src/store/local-fallback.ts).
+ */
+export type FailurePolicy = 'open' | 'closed' | 'local';
 
 /** An Envoy descriptor a limiter answers: its domain and entries, a missing value meaning any value. */
 export interface DescriptorPattern {

@@ -5,7 +5,8 @@ import type { WorkspaceTokenStore } from '../credentials/workspace-token.js';
 import type { RateLimitServer } from './rate-limit-server.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { LiveStreams } from '../proxy/live-streams.js';
-import { createStore } from '../store/create-store.js';
+import { createStoreParts, localFallback } from '../store/create-store.js';
+import type { LocalFallback } from '../store/local-fallback.js';
 import type { WindowStore } from '../store/window-store.js';
 import { drainServers } from './drain.js';
 import type { EmbeddedUpstreams } from './embedded-upstreams.js';
@@ -57,6 +58,8 @@ export class Gateway {
   private constructor(
     state: LiveState,
     readonly store: WindowStore,
+    /** Counts onStoreError: local limiters while the store fails. */
+    readonly fallback: LocalFallback,
     private readonly options: GatewayOptions & { readonly metrics: GatewayMetrics },
   ) {
     this.#state = state;
@@ -73,13 +76,16 @@ export class Gateway {
     // A logger of its own: a reload sets its level without touching the caller's.
     const options = { ...given, logger: given.logger.child({}) };
     const metrics = options.metrics ?? new GatewayMetrics({ processMetrics: true });
-    const store = options.store ?? createStore(table.config.store, options.logger, metrics);
+    // A given store (tests, tools) has no heartbeat: its fallback counts as the only instance.
+    const { store, fallback } = options.store
+      ? { store: options.store, fallback: localFallback(table.config.store, options.logger, metrics) }
+      : createStoreParts(table.config.store, options.logger, metrics);
     let connected: boolean;
     try {
       connected = await store.connect();
     } catch (err) {
       // Settings no reconnection would cure (a refused password, an untrusted certificate).
-      await Promise.all([options.embedded?.close(), store.close()]);
+      await Promise.all([options.embedded?.close(), store.close(), fallback.close()]);
       throw err;
     }
     if (!connected) {
@@ -101,10 +107,12 @@ export class Gateway {
     try {
       state = await LiveState.build(table, options);
     } catch (err) {
-      await Promise.all([options.embedded?.close(), store.close()]);
+      await Promise.all([options.embedded?.close(), store.close(), fallback.close()]);
       throw err;
     }
-    const gateway = new Gateway(state, store, { ...options, metrics });
+    const gateway = new Gateway(state, store, fallback, { ...options, metrics });
+    // Heartbeats only while some limiter falls back locally: no store key otherwise.
+    fallback.start(() => usesLocalFallback(gateway.table));
     try {
       await gateway.#listen();
     } catch (err) {
@@ -190,6 +198,7 @@ export class Gateway {
         ? createDecisionHandler({
             state: () => this.#state.current,
             store: this.store,
+            fallback: this.fallback,
             logger: this.options.logger,
             metrics: this.metrics,
             ietfHeaders: cfg.ietfHeaders,
@@ -198,6 +207,7 @@ export class Gateway {
         : createRequestHandler({
             state: () => this.#state.current,
             store: this.store,
+            fallback: this.fallback,
             logger: this.options.logger,
             metrics: this.metrics,
             protocol: cfg.tls ? 'https' : cfg.protocol,
@@ -220,6 +230,7 @@ export class Gateway {
       this.#rateLimitServer = await RateLimitServer.start(rls, {
         current: () => this.#state.current,
         store: this.store,
+        fallback: this.fallback,
         logger: this.options.logger,
         metrics: this.metrics,
       });
@@ -248,6 +259,12 @@ export class Gateway {
     ]);
     await Promise.all([this.#state.close(), this.#retirement.closeAll()]);
     // Last: the embedded services may still have been answering a drained request.
-    await Promise.all([this.store.close(), this.options.embedded?.close()]);
+    await Promise.all([this.store.close(), this.fallback.close(), this.options.embedded?.close()]);
   }
+}
+
+/** Whether some limiter of the table counts locally when the store fails. */
+function usesLocalFallback(table: RuleTable): boolean {
+  for (const limiter of table.limiters.values()) if (limiter.onStoreError === 'local') return true;
+  return false;
 }

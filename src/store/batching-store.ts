@@ -143,6 +143,7 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> {
     const observer = this.#observer;
     if (observer) {
       if (outcome instanceof Error) observer.storeError();
+      else observer.storeAnswered?.();
       observer.storeRoundTrip((performance.now() - p.started) / 1000);
     }
     if (outcome instanceof Error) p.reject(outcome);

@@ -1,14 +1,17 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { BatchingStore, type BatchWindowStore } from './batching-store.js';
+import { LIVE_MS, LocalFallback } from './local-fallback.js';
+import { instancesKey, redisBeat, type Beat } from './local-fallback-heartbeat.js';
 import { MemoryStore } from './memory-store.js';
 import { OverLimitCache } from './over-limit-cache.js';
 import { RedisClusterStore } from './redis-cluster-store.js';
 import { isTlsUrl, tlsOptions } from './redis-connection.js';
 import { probeKey } from './readiness-probe.js';
 import { RedisStore } from './redis-store.js';
-import type { WindowStore } from './window-store.js';
+import type { StoreObserver, WindowStore } from './window-store.js';
 
 type StoreConfig = GatewayConfig['store'];
 
@@ -25,35 +28,86 @@ export function storeKind(config: StoreConfig): StoreKind {
 
 /** The configured store. Network stores sit behind the over-limit cache; the memory store needs none. */
 export function createStore(config: StoreConfig, logger?: Logger, metrics?: GatewayMetrics): WindowStore {
+  return createStoreParts(config, logger, metrics).store;
+}
+
+/** The configured store, and the fallback of its onStoreError: local limiters (localFallback). */
+export function createStoreParts(
+  config: StoreConfig,
+  logger?: Logger,
+  metrics?: GatewayMetrics,
+): { readonly store: WindowStore; readonly fallback: LocalFallback } {
   // The hits of one event-loop turn share one script call, under one deadline timer per batch.
   // The batching store measures each request's round trip as it settles it (no wrapper of its
-  // own per request), inside the cache, so cache hits do not count as store latency.
-  const networked = (store: BatchWindowStore) =>
-    new OverLimitCache(
-      new BatchingStore(store, { timeoutMs: config.redis.commandTimeout, observer: metrics }),
+  // own per request), inside the cache, so cache hits do not count as store latency, and do not
+  // end an outage of the local fallback either.
+  const networked = (store: BatchWindowStore, local: LocalFallback) => {
+    const observer: StoreObserver = {
+      storeRoundTrip: (s) => metrics?.storeRoundTrip(s),
+      storeError: () => metrics?.storeError(),
+      storeAnswered: () => local.storeAnswered(),
+    };
+    return new OverLimitCache(
+      new BatchingStore(store, { timeoutMs: config.redis.commandTimeout, observer }),
       config.overLimitCache.maxKeys,
     );
+  };
   const common = {
     connectTimeoutMs: config.redis.connectTimeout,
     probeKey: probeKey(config.redis.keyPrefix),
     logger,
   };
+  const id = randomUUID();
+  const heartbeatKey = instancesKey(config.redis.keyPrefix);
   // TLS files are read now, so a missing one fails the start with its name.
   const tls = (on: boolean) => (on ? { tls: tlsOptions(config.redis.tls) } : {});
   switch (storeKind(config)) {
     case 'redis-cluster': {
       const nodes = config.redis.cluster;
-      return networked(new RedisClusterStore({ nodes, ...tls(nodes.some(isTlsUrl)), ...common }));
+      const cluster = new RedisClusterStore({ nodes, ...tls(nodes.some(isTlsUrl)), ...common });
+      const local = localFallback(
+        config,
+        logger,
+        metrics,
+        redisBeat(cluster.client, heartbeatKey, id, LIVE_MS),
+      );
+      return { store: networked(cluster, local), fallback: local };
     }
     case 'redis': {
       const { url } = config.redis;
-      return networked(new RedisStore({ url, ...tls(isTlsUrl(url)), ...common }));
+      const redis = new RedisStore({ url, ...tls(isTlsUrl(url)), ...common });
+      const local = localFallback(
+        config,
+        logger,
+        metrics,
+        redisBeat(redis.client, heartbeatKey, id, LIVE_MS),
+      );
+      return { store: networked(redis, local), fallback: local };
     }
     case 'memory':
-      return new MemoryStore({
-        maxKeys: config.memory.maxKeys,
-        sweepIntervalMs: config.memory.sweepInterval,
-        observer: metrics,
-      });
+      return {
+        store: new MemoryStore({
+          maxKeys: config.memory.maxKeys,
+          sweepIntervalMs: config.memory.sweepInterval,
+          observer: metrics,
+        }),
+        fallback: localFallback(config, logger, metrics), // never used: the memory store does not fail
+      };
   }
+}
+
+/** The local fallback, its windows bounded as the memory store's (store.memory). */
+export function localFallback(
+  config: StoreConfig,
+  logger?: Logger,
+  metrics?: GatewayMetrics,
+  beat?: Beat,
+): LocalFallback {
+  return new LocalFallback({
+    maxKeys: config.memory.maxKeys,
+    sweepIntervalMs: config.memory.sweepInterval,
+    logger,
+    observer: metrics,
+    beat,
+  });
 }

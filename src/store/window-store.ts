@@ -92,6 +92,8 @@ export interface StoreObserver {
   /** Seconds from the request's hit() to its answer (or its failure). */
   storeRoundTrip(seconds: number): void;
   storeError(): void;
+  /** The store answered a request (not the over-limit cache): it is reachable. */
+  storeAnswered?(): void;
 }
 
 /** Whether a store can count requests now; when it cannot, the reason (a Redis error, say). */
