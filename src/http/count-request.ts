@@ -1,9 +1,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { CompiledLimiter, CompiledRoute } from '../rules/compile.js';
+import type { CompiledLimiter, CompiledRoute, RouteWindow } from '../rules/compile.js';
 import type { Peer } from '../identity/peer.js';
 import { identityOf, needsCredentials, resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
 import { decide, type Decision, type RateLimitReport } from '../limits/decision.js';
 import { planWindows } from '../limits/plan.js';
+import { bannedBy, bannedRefusal } from '../limits/ban.js';
+import { DENIED, hasLists, listSubject, screen } from '../limits/exemption.js';
 import type { Refusal } from '../limits/refusal.js';
 import type { GatewayMetrics, LimiterDecision } from '../metrics/gateway-metrics.js';
 import type { WindowResult, WindowStore } from '../store/window-store.js';
@@ -63,14 +65,35 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
   const identity = needsCredentials(route.parts)
     ? await resolveIdentity(state.identity, route.parts, peer, reqHeaders)
     : identityOf(state.identity, route.parts, peer, reqHeaders);
-  const requests = planWindows(route.windows, (part) => identity.hashed.get(part)!, state.keyPrefix);
+  // [lists] Denied: answered 403 before anything is counted. Exempt: that limiter's windows are left out.
+  let { limiters, windows } = route;
+  let shadowDenied: readonly CompiledLimiter[] = [];
+  if (hasLists(limiters)) {
+    const s = screen(limiters, windows, listSubject(state.identity, peer, reqHeaders, identity));
+    if (s.deniedBy) {
+      lim.metrics.limiterDecision(s.deniedBy.name, 'denied');
+      return { identity, outcome: 'denied', report: undefined, refusal: DENIED };
+    }
+    for (const l of s.exempt) lim.metrics.limiterDecision(l.name, 'exempt');
+    if (s.exempt.length > 0) limiters = limiters.filter((l) => !s.exempt.includes(l));
+    if (limiters.length === 0) return { identity, outcome: 'exempt', report: undefined, refusal: undefined };
+    windows = s.windows;
+    shadowDenied = s.shadowDenied;
+  }
+  const requests = planWindows(windows, (part) => identity.hashed.get(part)!, state.keyPrefix);
   let decision: Decision;
   try {
     const results = await lim.store.hit(requests);
-    decision = decide(route.windows, results, Date.now());
-    recordDecisions(lim.metrics, route, results, decision.blockedBy);
+    const now = Date.now();
+    const ban = bannedBy(windows, results, now); // [bans] refused, no window counted
+    if (ban) {
+      for (const l of limiters) lim.metrics.limiterDecision(l.name, l === ban.limiter ? 'banned' : 'allowed');
+      return { identity, outcome: 'banned', report: undefined, refusal: bannedRefusal(ban.retryAfterSec) };
+    }
+    decision = decide(windows, results, now);
+    recordDecisions(lim.metrics, limiters, windows, results, decision.blockedBy, shadowDenied);
   } catch (err) {
-    for (const l of route.limiters) lim.metrics.limiterDecision(l.name, 'store_error');
+    for (const l of limiters) lim.metrics.limiterDecision(l.name, 'store_error');
     lim.warnStore({ reqId: c.requestId, err: (err as Error).message });
     if (route.failsClosed)
       return { identity, outcome: 'store_error', report: undefined, refusal: UNAVAILABLE };
@@ -84,21 +107,27 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
     const refusal = { status: 429, code: 'rate_limited', message: limiter.message, retryAfterSec, limiter };
     return { identity, outcome: 'limited', report, refusal };
   }
-  const outcome = decision.shadowLimited ? 'shadow_limited' : 'allowed';
+  const outcome = decision.shadowLimited || shadowDenied.length > 0 ? 'shadow_limited' : 'allowed';
   return { identity, outcome, report, refusal: undefined };
 }
 
-/** Counts each limiter's verdict: limited (it refused), shadow_limited (a shadow limiter's window was spent), or allowed. */
+/**
+ * Counts each limiter's verdict: limited (it refused), shadow_limited (a shadow limiter's window was
+ * spent, or its deny list named the request), or allowed. Exempt limiters are not among `limiters`.
+ */
 function recordDecisions(
   metrics: GatewayMetrics,
-  route: CompiledRoute,
+  limiters: readonly CompiledLimiter[],
+  windows: readonly RouteWindow[],
   results: readonly WindowResult[],
   blockedBy: CompiledLimiter | undefined,
+  shadowDenied: readonly CompiledLimiter[],
 ): void {
-  for (const limiter of route.limiters) {
+  for (const limiter of limiters) {
     let decision: LimiterDecision = 'allowed';
     if (limiter === blockedBy) decision = 'limited';
-    else if (limiter.shadow && route.windows.some((w, i) => w.limiter === limiter && !results[i]!.allowed)) {
+    else if (limiter.shadow && shadowDenied.includes(limiter)) decision = 'shadow_limited';
+    else if (limiter.shadow && windows.some((w, i) => w.limiter === limiter && !results[i]!.allowed)) {
       decision = 'shadow_limited';
     }
     metrics.limiterDecision(limiter.name, decision);

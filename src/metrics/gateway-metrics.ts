@@ -2,7 +2,15 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { BucketHistogram, CountingCounter, type CounterCell, type HistogramCell } from './cells.js';
 
 /** How one limiter treated one request. */
-export type LimiterDecision = 'allowed' | 'limited' | 'shadow_limited' | 'store_error';
+export type LimiterDecision =
+  | 'allowed'
+  | 'limited'
+  | 'shadow_limited'
+  | 'store_error'
+  // allow and deny lists, bans (src/limits/exemption.ts, ban.ts)
+  | 'exempt'
+  | 'denied'
+  | 'banned';
 
 /** What an upstream exchange came to: a status class, or the gateway's own failure. */
 export type UpstreamResult = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'unreachable' | 'timeout' | 'aborted';
