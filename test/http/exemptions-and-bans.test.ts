@@ -11,7 +11,8 @@ import { untilClockPast } from '../helpers/wait.js';
 
 const TOKEN = 'admin-secret';
 
-const CONFIG = gatewayYaml(`
+const CONFIG = gatewayYaml(
+  `
 admin: { host: 127.0.0.1, port: 0, token: ${TOKEN} }
 identity: { trustedProxies: ['127.0.0.1/32'] }
 store: { redis: { url: '\${REDIS_URL}', commandTimeout: 2s } }
@@ -28,7 +29,9 @@ limiters:
 routes:
   - { name: api, paths: ['/api/*'], upstream: app, limiters: [api] }
   - { name: quick, paths: ['/quick/*'], upstream: app, limiters: [quick] }
-`);
+`,
+  { listeners: [{ name: 'public' }, { name: 'decision', mode: 'decision' }] },
+);
 
 const BANNED =
   '{"error":{"code":"banned","message":"Too many requests were refused: this client is banned for a while."}}';
@@ -183,5 +186,26 @@ describe('bans', () => {
       status: 400,
       body: '{"error":{"code":"invalid_limit","message":"limit must be a whole number from 1 to 1000."}}',
     });
+  });
+});
+
+describe('the decision listener (forward-auth) answers lists and bans as the proxy does', () => {
+  const decide = (g: { url(listener?: string): string }, ip: string, uri: string) =>
+    send(g.url('decision'), {
+      headers: { 'x-forwarded-for': ip, 'x-forwarded-method': 'GET', 'x-forwarded-uri': uri },
+    });
+
+  files('denied: 403; exempt: 200 beyond the limit; banned: 429 banned', async ({ pair }) => {
+    const denied = await decide(pair.one, '10.66.3.3', '/api/x');
+    expect({ status: denied.status, body: denied.text }).toEqual({
+      status: 403,
+      body: '{"error":{"code":"denied","message":"Requests from this client are refused here."}}',
+    });
+    for (let i = 0; i < 3; i++) expect((await decide(pair.one, '10.1.9.9', '/api/x')).status).toBe(200);
+    expect((await decide(pair.one, '10.8.8.8', '/quick/x')).status).toBe(200);
+    expect((await decide(pair.one, '10.8.8.8', '/quick/x')).text).toBe(LIMITED);
+    const banned = await decide(pair.two, '10.8.8.8', '/quick/x');
+    expect({ status: banned.status, body: banned.text }).toEqual({ status: 429, body: BANNED });
+    expect(Number(banned.headers['retry-after'])).toBeGreaterThanOrEqual(1);
   });
 });
