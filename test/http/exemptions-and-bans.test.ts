@@ -4,6 +4,7 @@
 // of the store, until the admin API lifts the ban or it expires.
 import { describe, expect } from 'vitest';
 import { hashPart } from '../../src/identity/hash.js';
+import { loadConfigText } from '../../src/rules/load.js';
 import { test } from '../helpers/fixtures.js';
 import { gatewayYaml, send, type Reply } from '../helpers/gateway.js';
 import { sampleValue, scrape } from '../helpers/prometheus.js';
@@ -208,4 +209,39 @@ describe('the decision listener (forward-auth) answers lists and bans as the pro
     expect({ status: banned.status, body: banned.text }).toEqual({ status: 429, body: BANNED });
     expect(Number(banned.headers['retry-after'])).toBeGreaterThanOrEqual(1);
   });
+});
+
+describe('hot reload', () => {
+  const memoryConfig = (extra: string) =>
+    gatewayYaml(`
+identity: { trustedProxies: ['127.0.0.1/32'] }
+upstreams: { app: { url: '\${UPSTREAM_URL}' } }
+limiters:
+  l:
+    windows: [{ limit: 1, period: 1h, key: [ip] }]
+${extra}
+routes:
+  - { name: all, paths: ['/*'], upstream: app, limiters: [l] }
+`);
+
+  files(
+    'a reload applies new lists and a new ban at once (the memory store)',
+    async ({ gateways, gatewayEnv }) => {
+      const g = await gateways.start(memoryConfig(''), gatewayEnv);
+      const reload = (extra: string) =>
+        g.reload(loadConfigText(memoryConfig(extra), 'reloaded.yaml', gatewayEnv));
+      const get = () => from(`${g.url()}/x`, '10.5.5.5');
+      expect((await get()).status).toBe(200);
+      expect((await get()).text).toBe(LIMITED);
+      await reload("    allow: { addresses: ['10.5.0.0/16'] }");
+      expect((await get()).status).toBe(200);
+      await reload("    deny: { addresses: ['10.5.5.5'] }");
+      expect((await get()).status).toBe(403);
+      await reload('    ban: { after: 1, within: 1h, for: 1h }');
+      expect((await get()).text).toBe(LIMITED); // the strike that bans
+      const banned = await get();
+      expect({ status: banned.status, body: banned.text }).toEqual({ status: 429, body: BANNED });
+      expect(Number(banned.headers['retry-after'])).toBeGreaterThan(3500);
+    },
+  );
 });
