@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { BanEntry } from './window-store.js';
 
 /**
@@ -43,12 +43,7 @@ export async function listBansOn(
 }
 
 /** Deletes a ban and its strikes (one slot: they share a hash tag); true when the ban was there. */
-export async function liftBanOn(
-  client: Pick<Redis, 'del'> & { del(...keys: string[]): Promise<number> },
-  key: string,
-  strikesKey: string,
-): Promise<boolean> {
-  const ban = await client.del(key);
-  await client.del(strikesKey);
+export async function liftBanOn(client: Redis | Cluster, key: string, strikesKey: string): Promise<boolean> {
+  const [ban] = await Promise.all([client.del(key), client.del(strikesKey)]);
   return ban > 0;
 }
