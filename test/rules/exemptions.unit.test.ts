@@ -49,6 +49,18 @@ describe('allow, deny and ban in the config', () => {
     });
   });
 
+  test('a shadow limiter carries no ban to the store', () => {
+    const yaml = config(`
+    shadow: true
+    windows: [{ limit: 5, period: 1m, key: [ip] }]
+    ban: { after: 3, within: 10m, for: 1h }`);
+    const table = loadConfigText(yaml, 'c.yaml', {});
+    expect(planWindows(table.routes[0]!.windows, () => 'H', 'tg:')[0]!.ban).toBeUndefined();
+    expect(describeRuleTable(table)).toContain(
+      '    ban: after 3 refusals within 10m, for 1h (shadow: never applied)',
+    );
+  });
+
   test.each([
     ["allow: { addresses: ['10.0.0.0/33'] }", 'limiters.l.allow.addresses[0]', 'not a CIDR: "10.0.0.0/33"'],
     ["deny: { addresses: ['nope'] }", 'limiters.l.deny.addresses[0]', 'not an IP address or CIDR: "nope"'],
