@@ -3,6 +3,9 @@ import type { CanonicalTarget } from '../routing/request-target.js';
 import type { CompiledLimiter, CompiledWindow, RuleTable } from '../rules/compile.js';
 import type { RequestIdentity } from '../identity/resolve.js';
 import { windowKey } from '../limits/plan.js';
+import { banKeys } from '../limits/keys.js';
+import { listVerdict } from '../limits/exemption.js';
+import type { ListSubject } from '../rules/model.js';
 import { redactedSeed, redactedUrl } from '../store/redis-connection.js';
 
 /** A window's algorithm, when not the default fixed: " sliding", " token-bucket (burst 20)". */
@@ -22,6 +25,19 @@ const descriptorText = (l: CompiledLimiter) =>
   l.descriptors
     .map((d) => `${d.domain} [${d.entries.map((e) => `${e.key}=${e.value ?? '*'}`).join(', ')}]`)
     .join('; ');
+
+/** A limiter's allow and deny lists and ban, as check and explain show them. */
+function listLines(l: CompiledLimiter, indent: string): string[] {
+  const lines: string[] = [];
+  if (l.allow) lines.push(`${indent}allow: ${l.allow.text}`);
+  if (l.deny) lines.push(`${indent}deny: ${l.deny.text}`);
+  if (l.ban) {
+    const { after, withinMs, forMs } = l.ban;
+    const shadow = l.shadow ? ' (shadow: never applied)' : '';
+    lines.push(`${indent}ban: after ${after} refusals within ${ms(withinMs)}, for ${ms(forMs)}${shadow}`);
+  }
+  return lines;
+}
 
 /** The store line: which store, its address with passwords redacted. */
 function storeText(store: RuleTable['config']['store']): string {
@@ -48,6 +64,7 @@ export function describeRuleTable(table: RuleTable): string {
     const flags = [l.shadow ? 'shadow' : '', `on store error: ${onError}`].filter(Boolean).join(', ');
     lines.push(`  ${l.name}: ${windowText(l)} (${flags})`, `    message: ${l.message}`);
     if (l.descriptors.length) lines.push(`    descriptors: ${descriptorText(l)}`);
+    lines.push(...listLines(l, '    '));
   }
   lines.push('', 'routes (first match wins):');
   table.routes.forEach((r, i) => {
@@ -70,6 +87,7 @@ export function describeRequest(
   identity: RequestIdentity | undefined,
   keyPrefix: string,
   target?: CanonicalTarget,
+  subject?: ListSubject,
 ): string {
   const route = table.routes.find((r) => r.name === routeName);
   if (!route) return 'route: (none matches: the gateway answers 404)';
@@ -93,6 +111,19 @@ export function describeRequest(
   }
   for (const l of route.limiters) {
     lines.push(`limiter ${l.name}${l.shadow ? ' (shadow)' : ''}:`);
+    lines.push(...listLines(l, '  '));
+    const verdict = subject && (l.allow || l.deny) ? listVerdict(l, subject) : undefined;
+    if (verdict === 'denied')
+      lines.push(
+        `  this request: denied (${l.shadow ? 'shadow: not refused' : '403 denied, not forwarded'})`,
+      );
+    else if (verdict === 'exempt') lines.push('  this request: exempt (allow list: not counted)');
+    if (l.ban && !l.shadow) {
+      const tag = identity.hashed.get(l.tagPart!)!;
+      lines.push(
+        `  ban key: ${banKeys(keyPrefix, l.name, tag).key} (lift: DELETE /v1/bans/${l.name}/${tag})`,
+      );
+    }
     l.windows.forEach((w, i) => {
       lines.push(`  ${w.limit} per ${ms(w.periodMs, { long: true })}${algorithmText(w)}, key parts:`);
       for (const p of w.parts) lines.push(`    ${p} = ${identity.raw?.get(p)} -> ${identity.hashed.get(p)}`);

@@ -6,6 +6,7 @@ import { resolveIdentity } from '../identity/resolve.js';
 import { canonicalTarget } from '../routing/request-target.js';
 import { DatabaseTokenStore } from '../services/accounts/workspaces.js';
 import { describeRequest } from './describe.js';
+import { listSubject } from '../limits/exemption.js';
 import { UsageError } from './usage-error.js';
 
 /** `tollgate explain METHOD URL`: the route, limiters and key parts one request would get. */
@@ -39,10 +40,12 @@ export async function explain(
   const state = await buildState(table, { workspaceTokens: db && new DatabaseTokenStore(db, false) });
   try {
     const route = table.router.matchPath(headers['host'], method.toUpperCase(), canonical.matchPath);
+    const described = describePeer(peer, state.identity);
     const identity = route?.limiters.length
-      ? await resolveIdentity(state.identity, route.parts, describePeer(peer, state.identity), headers, true)
+      ? await resolveIdentity(state.identity, route.parts, described, headers, true)
       : undefined;
-    console.log(describeRequest(table, route?.name, identity, state.keyPrefix, canonical));
+    const subject = identity && listSubject(state.identity, described, headers, identity);
+    console.log(describeRequest(table, route?.name, identity, state.keyPrefix, canonical, subject));
   } finally {
     await closeState(state);
     db?.close();

@@ -425,6 +425,34 @@ const descriptorPattern = z.strictObject({
   }),
 });
 
+/** A limiter's allow or deny list: who a request is, by client address or verified token id. */
+const requestList = z.strictObject({
+  addresses: z.array(z.string().min(1)).default([]).meta({
+    description:
+      'Client addresses or CIDRs (IPv4 or IPv6), matched against the client address (behind trusted proxies, X-Forwarded-For).',
+  }),
+  tokens: z
+    .array(z.string().min(1))
+    .default([])
+    .meta({ description: 'Workspace-token (API-key) ids: a request whose verified token has one matches.' }),
+});
+
+const ban = z
+  .strictObject({
+    after: positiveInt.meta({ description: 'Refusals by this limiter that ban its key.' }),
+    within: duration
+      .refine((p) => p >= 1000, 'within must be at least 1s')
+      .meta({ description: 'The refusals counted, from the first: a fixed window of this length.' }),
+    for: duration
+      .refine((p) => p >= 1000, 'for must be at least 1s')
+      .meta({ description: 'How long a ban lasts: requests of the key get 429 banned until then.' }),
+  })
+  .meta({
+    description:
+      'A penalty box: a key refused `after` times within `within` is refused (429 banned) for `for`, ' +
+      'in the store, without its windows being counted. See docs/limiting.md.',
+  });
+
 const limiterBody = {
   message: z.string().default('Too Many Attempts.').meta({ description: "The 429 body's message." }),
   shadow: z.boolean().default(false).meta({
@@ -451,6 +479,13 @@ const limiterBody = {
         "The descriptors of Envoy's rate-limit requests this limiter answers (rateLimitService); " +
         'the first limiter (in config order) whose descriptor matches answers.',
     }),
+  allow: requestList.optional().meta({
+    description: 'Requests this limiter lets by without counting them (decision exempt).',
+  }),
+  deny: requestList.optional().meta({
+    description: 'Requests this limiter refuses with 403 denied, never forwarded (deny wins over allow).',
+  }),
+  ban: ban.optional(),
 };
 
 export const limiter = z.strictObject(limiterBody);

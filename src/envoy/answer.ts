@@ -1,4 +1,4 @@
-import type { RouteWindow } from '../rules/model.js';
+import type { CompiledLimiter, RouteWindow } from '../rules/model.js';
 import { addRateLimitHeaders } from '../limits/rate-limit-headers.js';
 import { decide, type Decision } from '../limits/decision.js';
 import type { WindowResult } from '../store/window-store.js';
@@ -116,4 +116,29 @@ function rateLimitHeaders(decision: Decision): HeaderValue[] {
   addRateLimitHeaders(headers, decision.report);
   if (!decision.allowed) headers['retry-after'] = String(decision.retryAfterSec);
   return Object.entries(headers).map(([key, value]) => ({ key, value }));
+}
+
+/**
+ * The answer when a limiter's deny list or ban refused the request before any window was counted:
+ * OVER_LIMIT on that limiter's descriptors (no window reported), Retry-After at a ban's end.
+ */
+export function refusedAnswer(
+  matches: readonly ({ readonly limiter: CompiledLimiter } | undefined)[],
+  limiter: CompiledLimiter,
+  retryAfterSec: number | undefined,
+): RateLimitAnswer {
+  const statuses = matches.map((m): DescriptorStatus => {
+    if (m?.limiter !== limiter) return UNLIMITED;
+    const status = { code: 'OVER_LIMIT' as const, limitRemaining: 0 };
+    return retryAfterSec === undefined
+      ? status
+      : { ...status, durationUntilReset: { seconds: retryAfterSec } };
+  });
+  return {
+    overallCode: 'OVER_LIMIT',
+    statuses,
+    responseHeadersToAdd:
+      retryAfterSec === undefined ? [] : [{ key: 'retry-after', value: String(retryAfterSec) }],
+    requestHeadersToAdd: [],
+  };
 }

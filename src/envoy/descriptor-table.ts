@@ -1,5 +1,5 @@
 import { hashPart } from '../identity/hash.js';
-import { descriptorWindowKey, routeWindow, windowRequest } from '../limits/keys.js';
+import { banKeys, descriptorWindowKey, routeWindow, windowRequest } from '../limits/keys.js';
 import type {
   CompiledLimiter,
   DescriptorEntry,
@@ -108,7 +108,16 @@ export function planDescriptors(
       if (request === undefined) {
         request = requests.length;
         byKey.set(key, request);
-        requests.push(windowRequest(limiter, window, key, hits));
+        const plain = windowRequest(limiter, window, key, hits);
+        // [bans] an enforcing limiter's penalty box rides on its first window, as on HTTP (limits/plan.ts).
+        const ban = index === 0 && !limiter.shadow ? limiter.ban : undefined;
+        const keys = ban && banKeys(prefix, limiter.name, match.tag);
+        const span = limiter.windows.length;
+        requests.push(
+          keys && ban
+            ? { ...plain, ban: { ...keys, after: ban.after, withinMs: ban.withinMs, forMs: ban.forMs, span } }
+            : plain,
+        );
       } else {
         const merged = requests[request]!;
         requests[request] = { ...merged, cost: (merged.cost ?? 1) + hits };

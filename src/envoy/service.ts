@@ -2,11 +2,14 @@ import { fileURLToPath } from 'node:url';
 import { status as grpcStatus, type ServiceDefinition } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import type { Logger } from 'pino';
-import type { RuleTable } from '../rules/model.js';
+import type { RouteWindow, RuleTable } from '../rules/model.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type { LocalFallback } from '../store/local-fallback.js';
 import type { WindowResult, WindowStore } from '../store/window-store.js';
-import { answerFromResults, answerWithoutStore, type RateLimitAnswer } from './answer.js';
+import { answerFromResults, answerWithoutStore, refusedAnswer, type RateLimitAnswer } from './answer.js';
+import { bannedBy } from '../limits/ban.js';
+import { hasLists, listVerdict } from '../limits/exemption.js';
+import { parseAddress } from '../net/client-ip.js';
 import {
   planDescriptors,
   type DescriptorEntry,
@@ -69,7 +72,11 @@ export async function shouldRateLimit(
     throw new CallError(grpcStatus.INVALID_ARGUMENT, 'descriptors must not be empty');
   }
   const { table, keyPrefix } = ctx.current();
-  const matches = request.descriptors.map((d) => table.descriptors.match(request.domain, d.entries));
+  const found = request.descriptors.map((d) => table.descriptors.match(request.domain, d.entries));
+  // [lists] A denied descriptor's limiter answers OVER_LIMIT uncounted; an exempt one is left out.
+  const listed = screenDescriptors(ctx.metrics, found, request.descriptors);
+  if (listed.denied) return listed.denied;
+  const matches = listed.matches;
   const hits = request.hitsAddend > 0 ? request.hitsAddend : 1; // unset (0) means 1
   const plan = planDescriptors(matches, hits, keyPrefix);
   if (plan.requests.length === 0) return answerWithoutStore(request.descriptors.length);
@@ -78,7 +85,21 @@ export async function shouldRateLimit(
   let results: WindowResult[];
   try {
     results = await ctx.store.hit(plan.requests);
-    answer = answerFromResults(plan, results, Date.now());
+    const now = Date.now();
+    // [bans] Only a banned key's results carry bannedUntilMs: no work otherwise.
+    const banned = results.some((r) => r.bannedUntilMs !== undefined);
+    const ban =
+      banned &&
+      bannedBy(
+        plan.requests.map((_, r) => planWindow(plan, r)),
+        results,
+        now,
+      );
+    if (ban) {
+      for (const l of limiters) ctx.metrics.limiterDecision(l.name, l === ban.limiter ? 'banned' : 'allowed');
+      return refusedAnswer(matches, ban.limiter, ban.retryAfterSec);
+    }
+    answer = answerFromResults(plan, results, now);
   } catch (err) {
     const closed = limiters.some((l) => !l.shadow && l.onStoreError === 'closed');
     // onStoreError: local: those limiters' descriptors are counted in process (the others answer OK).
@@ -144,4 +165,37 @@ function recordDecisions(
     metrics.limiterDecision(name, decision);
     if (local) metrics.localDecision(name, decision);
   }
+}
+
+/** The window of a planned store request (the first descriptor's that spends it). */
+function planWindow(plan: DescriptorPlan, request: number): RouteWindow {
+  for (const windows of plan.descriptors) {
+    const w = windows?.find((x) => x.request === request);
+    if (w) return w.window;
+  }
+  throw new Error(`no descriptor spends store request ${request}`);
+}
+
+/**
+ * The allow and deny lists of the matched limiters, for the client address Envoy sends as a
+ * remote_address entry (the first one). Denied: OVER_LIMIT, nothing counted; exempt: unmatched.
+ */
+function screenDescriptors(
+  metrics: GatewayMetrics,
+  matches: readonly (DescriptorMatch | undefined)[],
+  descriptors: RateLimitRequest['descriptors'],
+): { matches: (DescriptorMatch | undefined)[]; denied?: RateLimitAnswer } {
+  if (!hasLists(matches.flatMap((m) => (m ? [m.limiter] : [])))) return { matches: [...matches] };
+  const remote = descriptors.flatMap((d) => d.entries).find((e) => e.key === 'remote_address');
+  const subject = { address: remote && parseAddress(remote.value), token: undefined };
+  const kept = matches.map((m) => {
+    if (!m) return undefined;
+    const verdict = listVerdict(m.limiter, subject);
+    if (verdict === 'exempt') metrics.limiterDecision(m.limiter.name, 'exempt');
+    return verdict === 'exempt' ? undefined : m;
+  });
+  const denier = kept.find((m) => m && !m.limiter.shadow && listVerdict(m.limiter, subject) === 'denied');
+  if (!denier) return { matches: kept };
+  metrics.limiterDecision(denier.limiter.name, 'denied');
+  return { matches: kept, denied: refusedAnswer(kept, denier.limiter, undefined) };
 }

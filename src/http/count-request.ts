@@ -4,6 +4,8 @@ import type { Peer } from '../identity/peer.js';
 import { identityOf, needsCredentials, resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
 import { decide, type Decision, type RateLimitReport } from '../limits/decision.js';
 import { planWindows } from '../limits/plan.js';
+import { bannedBy, bannedRefusal } from '../limits/ban.js';
+import { DENIED, hasLists, listSubject, screen, type Screening } from '../limits/exemption.js';
 import type { Refusal } from '../limits/refusal.js';
 import type { GatewayMetrics, LimiterDecision } from '../metrics/gateway-metrics.js';
 import type { LocalFallback } from '../store/local-fallback.js';
@@ -19,7 +21,10 @@ import type { GatewayState } from './state.js';
  */
 
 /** What a limiter's windows said of a request, before anything that follows counting. */
-type WindowVerdict = Extract<LimiterDecision, 'allowed' | 'limited' | 'shadow_limited' | 'store_error'>;
+type WindowVerdict = Extract<
+  LimiterDecision,
+  'allowed' | 'limited' | 'shadow_limited' | 'store_error' | 'exempt' | 'denied' | 'banned'
+>;
 
 /** How the limiters treated a request, as logged; 'unlimited' when no limiter saw it. */
 export type LimitOutcome = LimiterDecision | 'unlimited';
@@ -55,8 +60,11 @@ export interface Counted {
   readonly report: RateLimitReport | undefined;
   /** Set when the request must go no further (429, or 503 when the store failed and the route fails closed). */
   readonly refusal: Refusal | undefined;
-  /** Each of the route's limiters' verdict (in route.limiters' order), counted once the request's fate is known. */
-  readonly verdicts: readonly LimiterDecision[];
+  /**
+   * Each of the route's limiters' verdict (in route.limiters' order), counted once the request's
+   * fate is known; undefined for a limiter that never saw it (a deny list or a ban came first).
+   */
+  readonly verdicts: readonly (WindowVerdict | undefined)[];
 }
 
 const UNAVAILABLE: Refusal = {
@@ -73,21 +81,51 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
   const identity = needsCredentials(route.parts)
     ? await resolveIdentity(state.identity, route.parts, peer, reqHeaders)
     : identityOf(state.identity, route.parts, peer, reqHeaders);
-  const requests = planWindows(route.windows, (part) => identity.hashed.get(part)!, state.keyPrefix);
-  let decision: Decision;
+  // [lists] Denied: answered 403 before anything is counted. Exempt: that limiter's windows are left out.
+  let { limiters, windows } = route;
+  let lists = NO_LISTS;
+  if (hasLists(limiters)) {
+    const s = screen(limiters, windows, listSubject(state.identity, peer, reqHeaders, identity));
+    if (s.deniedBy) {
+      const verdicts = route.limiters.map((l) => (l === s.deniedBy ? 'denied' : undefined));
+      return { identity, outcome: 'denied', report: undefined, refusal: DENIED, verdicts };
+    }
+    lists = s;
+    if (s.exempt.length > 0) limiters = limiters.filter((l) => !s.exempt.includes(l));
+    if (limiters.length === 0) {
+      const verdicts = route.limiters.map((): WindowVerdict => 'exempt');
+      return { identity, outcome: 'exempt', report: undefined, refusal: undefined, verdicts };
+    }
+    windows = s.windows;
+  }
+  const requests = planWindows(windows, (part) => identity.hashed.get(part)!, state.keyPrefix);
   try {
     const results = await lim.store.hit(requests);
-    decision = decide(route.windows, results, Date.now());
-    return counted(
-      identity,
-      decision,
-      verdictsOf(route.limiters, route.windows, results, decision.blockedBy),
-    );
+    const now = Date.now();
+    const ban = bannedBy(windows, results, now); // [bans] refused, no window counted
+    if (ban) {
+      const verdicts = route.limiters.map((l) =>
+        l === ban.limiter ? 'banned' : lists.exempt.includes(l) ? 'exempt' : undefined,
+      );
+      const refusal = bannedRefusal(ban.retryAfterSec);
+      return { identity, outcome: 'banned', report: undefined, refusal, verdicts };
+    }
+    const decision = decide(windows, results, now);
+    return counted(identity, decision, verdictsOf(route, windows, results, decision.blockedBy, lists));
   } catch (err) {
     lim.warnStore({ reqId: c.requestId, err: (err as Error).message });
-    const local = route.failsClosed || !lim.fallback ? undefined : localPlan(route);
-    if (local) return countLocally(lim, lim.fallback!, route, local, requests, identity);
-    const verdicts = route.limiters.map((): LimiterDecision => 'store_error');
+    const local = route.failsClosed || !lim.fallback ? undefined : localPlan(route, lists.exempt);
+    if (local) {
+      // The local plan indexes the route's windows: plan them all when the lists left some out.
+      const all =
+        windows === route.windows
+          ? requests
+          : planWindows(route.windows, (part) => identity.hashed.get(part)!, state.keyPrefix);
+      return countLocally(lim, lim.fallback!, route, local, all, identity, lists);
+    }
+    const verdicts = route.limiters.map((l): WindowVerdict =>
+      lists.exempt.includes(l) ? 'exempt' : 'store_error',
+    );
     if (route.failsClosed)
       return { identity, outcome: 'store_error', report: undefined, refusal: UNAVAILABLE, verdicts };
     lim.metrics.uncounted();
@@ -95,12 +133,12 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
   }
 }
 
+/** What the allow and deny lists said of a request (exemption.ts); none for a route without lists. */
+type Lists = Pick<Screening, 'exempt' | 'shadowDenied'>;
+const NO_LISTS: Lists = { exempt: [], shadowDenied: [] };
+
 /** The decision as counting reports it: a 429 refusal when refused. */
-function counted(
-  identity: RequestIdentity,
-  decision: Decision,
-  verdicts: readonly LimiterDecision[],
-): Counted {
+function counted(identity: RequestIdentity, decision: Decision, verdicts: readonly WindowVerdict[]): Counted {
   const { report } = decision;
   if (!decision.allowed) {
     const limiter = decision.blockedBy!;
@@ -115,7 +153,7 @@ function counted(
     };
     return { identity, outcome: 'limited', report, refusal, verdicts };
   }
-  const outcome = decision.shadowLimited ? 'shadow_limited' : 'allowed';
+  const outcome = verdicts.includes('shadow_limited') ? 'shadow_limited' : 'allowed';
   return { identity, outcome, report, refusal: undefined, verdicts };
 }
 
@@ -131,50 +169,60 @@ async function countLocally(
   plan: LocalPlan,
   requests: readonly WindowRequest[],
   identity: RequestIdentity,
+  lists: Lists,
 ): Promise<Counted> {
   const results = await fallback.hit(plan.indexes.map((i) => requests[i]!));
   const decision = decide(plan.windows, results, Date.now());
-  const verdicts = verdictsOf(route.limiters, plan.windows, results, decision.blockedBy, plan.limiters);
+  const verdicts = verdictsOf(route, plan.windows, results, decision.blockedBy, lists, plan.limiters);
   route.limiters.forEach((limiter, i) => {
     const verdict = verdicts[i]!;
-    if (verdict !== 'store_error') lim.metrics.localDecision(limiter.name, verdict);
+    if (verdict === 'allowed' || verdict === 'limited' || verdict === 'shadow_limited') {
+      lim.metrics.localDecision(limiter.name, verdict);
+    }
   });
   return counted(identity, decision, verdicts);
 }
 
 /**
- * Each limiter's verdict over the windows counted: limited (it refused), shadow_limited (a shadow
- * limiter's window was spent), or allowed; store_error for a limiter outside `counted`.
+ * Each of the route's limiters' verdict over the windows counted: exempt (its allow list named the
+ * request), limited (it refused), shadow_limited (a shadow limiter's window was spent, or its deny
+ * list named the request), or allowed; store_error for a limiter outside `counted`.
  */
 function verdictsOf(
-  limiters: readonly CompiledLimiter[],
+  route: CompiledRoute,
   windows: readonly RouteWindow[],
   results: readonly WindowResult[],
   blockedBy: CompiledLimiter | undefined,
-  counted: readonly CompiledLimiter[] = limiters,
+  lists: Lists,
+  counted: readonly CompiledLimiter[] = route.limiters,
 ): WindowVerdict[] {
-  return limiters.map((limiter) => {
+  return route.limiters.map((limiter) => {
+    if (lists.exempt.includes(limiter)) return 'exempt';
     if (!counted.includes(limiter)) return 'store_error';
     if (limiter === blockedBy) return 'limited';
-    if (limiter.shadow && windows.some((w, i) => w.limiter === limiter && !results[i]!.allowed)) {
-      return 'shadow_limited';
-    }
-    return 'allowed';
+    if (!limiter.shadow) return 'allowed';
+    if (lists.shadowDenied.includes(limiter)) return 'shadow_limited';
+    return windows.some((w, i) => w.limiter === limiter && !results[i]!.allowed)
+      ? 'shadow_limited'
+      : 'allowed';
   });
 }
 
 /**
  * Counts the request under each of its limiters, once its fate is known: under `refused` (a
- * refusal that followed counting) for every limiter, else under each limiter's own verdict.
+ * refusal that followed counting) for every limiter that counted it, else under each limiter's own
+ * verdict. An exempt limiter stays exempt; a limiter that never saw the request is left out.
  */
 export function recordDecisions(
   metrics: GatewayMetrics,
   route: CompiledRoute,
-  verdicts: readonly LimiterDecision[],
+  verdicts: readonly (LimiterDecision | undefined)[],
   refused: LimiterDecision | undefined,
 ): void {
   for (let i = 0; i < route.limiters.length; i++) {
-    metrics.limiterDecision(route.limiters[i]!.name, refused ?? verdicts[i]!);
+    const verdict = verdicts[i];
+    if (verdict === undefined) continue;
+    metrics.limiterDecision(route.limiters[i]!.name, refused && verdict !== 'exempt' ? refused : verdict);
   }
 }
 

@@ -13,8 +13,27 @@ export interface LocalPlan {
 
 const plans = new WeakMap<CompiledRoute, LocalPlan | null>();
 
-/** The route's local plan, made once per compiled route; undefined when no limiter of it is local. */
-export function localPlan(route: CompiledRoute): LocalPlan | undefined {
+/**
+ * The route's local plan, made once per compiled route (less the limiters an allow list exempted
+ * the request from); undefined when no limiter of it is local.
+ */
+export function localPlan(
+  route: CompiledRoute,
+  exempt: readonly CompiledLimiter[] = [],
+): LocalPlan | undefined {
+  const plan = routePlan(route);
+  if (!plan || exempt.length === 0) return plan;
+  const indexes = plan.indexes.filter((i) => !exempt.includes(route.windows[i]!.limiter));
+  if (indexes.length === 0) return undefined;
+  return {
+    windows: indexes.map((i) => route.windows[i]!),
+    indexes,
+    limiters: plan.limiters.filter((l) => !exempt.includes(l)),
+    open: plan.open.filter((l) => !exempt.includes(l)),
+  };
+}
+
+function routePlan(route: CompiledRoute): LocalPlan | undefined {
   let plan = plans.get(route);
   if (plan === undefined) {
     const local = (l: CompiledLimiter) => l.onStoreError === 'local';

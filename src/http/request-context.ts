@@ -71,7 +71,7 @@ export interface RequestContext {
   /** What came of the request for its limiters, as logged; final once settled. */
   outcome: LimitOutcome;
   /** Set by keepCount: each limiter's verdict, counted in the metrics by `settle`, once. */
-  verdicts: readonly LimiterDecision[] | undefined;
+  verdicts: readonly (LimiterDecision | undefined)[] | undefined;
 }
 
 /** A request with its route (and its peer): what counting and the later stages read. */

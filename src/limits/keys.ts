@@ -77,6 +77,25 @@ export function descriptorWindowKey(
   return `${prefix}{${match.tag}}:${match.limiter.name}:${periodSegment(w.periodMs, w.algorithm)}:descriptor`;
 }
 
+/**
+ * The store keys of a limiter's penalty box for one key (the value of its hash-tag part):
+ * `<prefix>{<tag>}:<limiter>:ban` and `...:strikes`, in the slot of the limiter's windows. Never a
+ * window's key: those have a period after the limiter's name.
+ */
+export const banKeys = (prefix: string, limiter: string, tag: string) => ({
+  key: `${prefix}{${tag}}:${limiter}:ban`,
+  strikesKey: `${prefix}{${tag}}:${limiter}:strikes`,
+});
+
+/** A ban key taken apart (the admin API's listing): its limiter and tag; undefined when it is none. */
+export function parseBanKey(prefix: string, key: string): { limiter: string; tag: string } | undefined {
+  if (!key.startsWith(`${prefix}{`) || !key.endsWith(':ban')) return undefined;
+  const close = key.indexOf('}:', prefix.length);
+  if (close === -1) return undefined;
+  const limiter = key.slice(close + 2, -':ban'.length);
+  return limiter ? { limiter, tag: key.slice(prefix.length + 1, close) } : undefined;
+}
+
 /** What the store checks and counts for one window of a limiter under `key`; `cost` left out: 1. */
 export function windowRequest(
   limiter: CompiledLimiter,
@@ -85,7 +104,8 @@ export function windowRequest(
   cost?: number,
 ): WindowRequest {
   const enforce = !limiter.shadow;
-  const cacheWhenSpent = enforce && limiter.overLimitCache;
+  // A limiter with a ban skips the over-limit cache: every refusal must reach the store as a strike.
+  const cacheWhenSpent = enforce && limiter.overLimitCache && limiter.ban === undefined;
   const { periodMs } = window;
   if (window.algorithm === 'fixed') {
     // Two literals: the HTTP path's fixed windows carry no cost property at all, as before.

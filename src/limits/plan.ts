@@ -1,6 +1,6 @@
 import type { RouteWindow } from '../rules/model.js';
 import type { WindowRequest } from '../store/window-store.js';
-import { windowKey, windowRequest, type PartValues } from './keys.js';
+import { banKeys, windowKey, windowRequest, type PartValues } from './keys.js';
 
 export { windowKey, type PartValues } from './keys.js';
 
@@ -10,7 +10,13 @@ export function planWindows(
   values: PartValues,
   prefix: string,
 ): WindowRequest[] {
-  return windows.map(({ limiter, index, window }) =>
-    windowRequest(limiter, window, windowKey(prefix, limiter, index, values)),
-  );
+  return windows.map(({ limiter, index, window }) => {
+    const request = windowRequest(limiter, window, windowKey(prefix, limiter, index, values));
+    // An enforcing limiter's penalty box rides on its first window; its other windows follow it.
+    const ban = limiter.ban;
+    if (ban === undefined || limiter.shadow || index !== 0) return request;
+    const keys = banKeys(prefix, limiter.name, values(limiter.tagPart!));
+    const span = limiter.windows.length;
+    return { ...request, ban: { ...keys, after: ban.after, withinMs: ban.withinMs, forMs: ban.forMs, span } };
+  });
 }

@@ -17,7 +17,11 @@ export type LimiterDecision =
   | 'too_many_streams'
   | 'body_too_large'
   | 'body_timeout'
-  | 'invalid_target';
+  | 'invalid_target'
+  // allow and deny lists, bans (src/limits/exemption.ts, ban.ts)
+  | 'exempt'
+  | 'denied'
+  | 'banned';
 
 /** What an upstream exchange came to: a status class, or the gateway's own failure. */
 export type UpstreamResult = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'unreachable' | 'timeout' | 'aborted';

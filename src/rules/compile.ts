@@ -11,6 +11,7 @@ import { DescriptorTable, patternId } from '../envoy/descriptor-table.js';
 import { parseRange } from '../net/client-ip.js';
 import { headersReadBy } from '../identity/resolve.js';
 import { keyStem, routeWindow } from '../limits/keys.js';
+import { badAddresses, compileList } from '../limits/exemption.js';
 import { Router } from '../routing/router.js';
 import { hasTlsSettings, isTlsUrl } from '../store/redis-connection.js';
 import type * as model from './model.js';
@@ -63,6 +64,9 @@ export function compileLimiter(
     windows,
     tagPart,
     descriptors: cfg.descriptors ?? [],
+    allow: compileList(cfg.allow),
+    deny: compileList(cfg.deny),
+    ban: cfg.ban && { after: cfg.ban.after, withinMs: cfg.ban.within, forMs: cfg.ban.for },
   };
 }
 
@@ -77,6 +81,8 @@ export function compileRoute(
   const enforcedParts = new Set(
     limiters.filter((l) => !l.shadow).flatMap((l) => l.windows.flatMap((w) => w.parts)),
   );
+  // A list naming workspace tokens needs the request's token verified.
+  if (limiters.some((l) => l.allow?.namesTokens || l.deny?.namesTokens)) parts.add('workspace_token');
   if (parts.has('jwt') || parts.has('workspace_token')) parts.add('ip'); // the per-IP fallback key
   const windows = limiters.flatMap((limiter) =>
     limiter.windows.map((window, index) => routeWindow(limiter, index, window)),
@@ -174,6 +180,24 @@ function keylessWindows(
   return issues;
 }
 
+/** Allow and deny entries that are no address or CIDR, in named and inline limiters. */
+function listIssues(config: GatewayConfig): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const check = (cfg: Pick<LimiterConfig, 'allow' | 'deny'>, at: (string | number)[]) => {
+    for (const list of ['allow', 'deny'] as const) {
+      for (const bad of badAddresses(cfg[list]?.addresses ?? []))
+        issues.push({ path: [...at, list, 'addresses', bad.index], message: bad.message });
+    }
+  };
+  for (const [name, cfg] of Object.entries(config.limiters)) check(cfg, ['limiters', name]);
+  config.routes.forEach((route, r) =>
+    route.limiters.forEach((ref, i) => {
+      if (typeof ref !== 'string') check(ref, ['routes', r, 'limiters', i]);
+    }),
+  );
+  return issues;
+}
+
 /** The same descriptor named by two limiters: the second would never answer. */
 function claimedTwice(limiters: ReadonlyMap<string, CompiledLimiter>): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
@@ -213,6 +237,9 @@ export function compileConfig(config: GatewayConfig): { table: RuleTable } | { i
       });
     }
   }
+
+  issues.push(...listIssues(config));
+  if (issues.length > 0) return { issues }; // a list's bad address would throw when compiled
 
   const policy = config.store.onError;
   const limiters = new Map<string, CompiledLimiter>();

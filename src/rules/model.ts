@@ -39,6 +39,31 @@ export interface CompiledWindow {
   readonly otherParts: readonly KeyPart[];
 }
 
+/**
+ * A request as allow and deny lists see it (src/limits/exemption.ts): its client address, parsed
+ * (an ipaddr.js address of src/net/client-ip.ts), and its verified workspace-token id.
+ */
+export interface ListSubject {
+  readonly address: { kind(): 'ipv4' | 'ipv6' } | undefined;
+  readonly token: string | undefined;
+}
+
+/** A compiled allow or deny list (config `allow`, `deny`). */
+export interface RequestList {
+  matches(subject: ListSubject): boolean;
+  /** The list as `tollgate check` shows it. */
+  readonly text: string;
+  /** Whether it names workspace tokens (the route then verifies the token). */
+  readonly namesTokens: boolean;
+}
+
+/** A limiter's penalty box (config `ban`): `after` refusals within `withinMs` ban the key for `forMs`. */
+export interface BanRule {
+  readonly after: number;
+  readonly withinMs: number;
+  readonly forMs: number;
+}
+
 export interface CompiledLimiter {
   readonly name: string;
   readonly message: string;
@@ -54,6 +79,11 @@ export interface CompiledLimiter {
   readonly tagPart: KeyPart | undefined;
   /** The descriptors of Envoy's rate-limit requests it answers (rateLimitService). */
   readonly descriptors: readonly DescriptorPattern[];
+  /** Requests it lets by without counting (decision exempt); deny: those it answers 403. */
+  readonly allow?: RequestList | undefined;
+  readonly deny?: RequestList | undefined;
+  /** The penalty box; absent: none (never on a shadow limiter's refusals). */
+  readonly ban?: BanRule | undefined;
 }
 
 /** One window of one limiter on a route: precompiled, so a request's plan allocates one array. */

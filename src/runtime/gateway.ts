@@ -1,4 +1,5 @@
 import type { AdminRoute } from './admin-api.js';
+import { adminBanRoutes } from './admin-bans.js';
 import type { Logger } from 'pino';
 import type { RuleTable } from '../rules/compile.js';
 import type { WorkspaceTokenStore } from '../credentials/workspace-token.js';
@@ -240,7 +241,7 @@ export class Gateway {
   /** Stops accepting, lets in-flight requests finish for up to the drain timeout, then closes the store. */
   /** The admin API's routes: each feature that the admin listener serves adds its own. */
   #adminRoutes(): AdminRoute[] {
-    return [];
+    return [...adminBanRoutes({ store: this.store, current: () => this.#state.current })];
   }
 
   close(): Promise<void> {

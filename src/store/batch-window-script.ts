@@ -1,3 +1,4 @@
+import { BAN_LUA, banReplyCount, pushBanArgs, readBanReply } from './ban-script.js';
 import {
   scriptAlgorithmResult,
   scriptWindowResult,
@@ -98,6 +99,7 @@ local function bucket_retry(tat, frac, period, rate, burst, cost)
   if cost > burst then return bucket_reset(tat, frac) end
   return math.max(now, tat + math.ceil((frac - (burst - cost) * period) / rate))
 end
+${BAN_LUA}
 for _ = 1, tonumber(ARGV[1]) do
   local n = tonumber(ARGV[a])
   a = a + 1
@@ -132,6 +134,7 @@ for _ = 1, tonumber(ARGV[1]) do
     end
     used[i] = u
   end
+  blocked = ban_check(used, blocked) -- [bans]
   o = o + 1
   out[o] = blocked
   local b = first
@@ -195,6 +198,7 @@ for _ = 1, tonumber(ARGV[1]) do
       b = b + 5
     end
   end
+  ban_count(blocked) -- [bans]
   k = k + n
 end
 return out
@@ -224,6 +228,7 @@ export function batchScriptArgs(
       else argv.push(w.limit, w.periodMs, w.enforce ? 'b1' : 'b0', w.cost ?? 1, w.rate!);
     }
   }
+  pushBanArgs(batch, keys, argv);
   return [keys.length, ...keys, ...argv];
 }
 
@@ -237,17 +242,20 @@ export function parseBatchReply(
   for (const windows of batch) {
     expected++;
     for (const w of windows) expected += w.algorithm === undefined ? 2 : 3;
+    expected += banReplyCount(windows);
   }
   if (reply.length !== expected)
     throw new Error(`batch script replied ${reply.length} values, not ${expected}`);
   let at = 0;
   return batch.map((windows) => {
     const blocked = Number(reply[at++]) === 1;
-    return windows.map((w) => {
+    const results = windows.map((w) => {
       const count = Number(reply[at++]);
       if (w.algorithm === undefined) return scriptWindowResult(w, count, Number(reply[at++]), blocked, nowMs);
       const resetIn = Number(reply[at++]);
       return scriptAlgorithmResult(w, count, resetIn, Number(reply[at++]), blocked, nowMs);
     });
+    at = readBanReply(windows, results, reply, at, nowMs); // [bans]
+    return results;
   });
 }

@@ -13,8 +13,10 @@ import {
   bucketUsed,
   type Bucket,
 } from '../limits/window-maths/token-bucket.js';
+import { BanBook } from './ban-book.js';
 import {
   READY,
+  type BanEntry,
   type Readiness,
   type StoreObserver,
   type WindowRequest,
@@ -60,12 +62,17 @@ export class MemoryStore implements WindowStore {
   readonly #now: () => number;
   readonly #sweeper: NodeJS.Timeout;
   readonly #observer: StoreObserver | undefined;
+  readonly #bans: BanBook;
 
   constructor(options: MemoryStoreOptions) {
     this.#maxKeys = options.maxKeys;
+    this.#bans = new BanBook(options.maxKeys);
     this.#now = options.now ?? Date.now;
     this.#observer = options.observer;
-    this.#sweeper = setInterval(() => this.sweep(), options.sweepIntervalMs);
+    this.#sweeper = setInterval(() => {
+      this.sweep();
+      this.#bans.sweep(this.#now()); // [bans] not in sweep(): that also runs when the store is full
+    }, options.sweepIntervalMs);
     this.#sweeper.unref();
   }
 
@@ -100,6 +107,8 @@ export class MemoryStore implements WindowStore {
         if (r.enforce && p.used + (r.cost ?? 1) > r.limit) blocked = true;
       }
     }
+    const banned = this.#bans.blocks(requests, now); // [bans] a live ban blocks: nothing counted
+    if (banned) blocked = true;
     const results: WindowResult[] = new Array(n);
     for (let i = 0; i < n; i++) {
       const r = requests[i]!;
@@ -123,6 +132,7 @@ export class MemoryStore implements WindowStore {
         allowed,
       };
     }
+    this.#bans.settle(requests, results, banned, blocked, now); // [bans]
     return results;
   }
 
@@ -186,7 +196,16 @@ export class MemoryStore implements WindowStore {
     return READY;
   }
 
+  async listBans(prefix: string, max: number): Promise<{ bans: BanEntry[]; truncated: boolean }> {
+    return this.#bans.list(prefix, max, this.#now());
+  }
+
+  async liftBan(key: string, strikesKey: string): Promise<boolean> {
+    return this.#bans.lift(key, strikesKey, this.#now());
+  }
+
   async close(): Promise<void> {
+    this.#bans.clear();
     clearInterval(this.#sweeper);
     this.#byPeriod.clear();
     this.#size = 0;

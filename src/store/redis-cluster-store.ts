@@ -13,9 +13,11 @@ import type { BatchWindowStore, SettleRequest } from './batching-store.js';
 import type { ConnectionOptions } from 'node:tls';
 import { clusterSeeds } from './redis-connection.js';
 import { probeScript } from './readiness-probe.js';
+import { liftBanOn, listBansOn } from './redis-bans.js';
 import { quit, redisClientOptions, whenReady } from './redis-store.js';
 import {
   StoreUnavailableError,
+  type BanEntry,
   type Readiness,
   type WindowRequest,
   type WindowResult,
@@ -175,6 +177,15 @@ export class RedisClusterStore implements WindowStore, BatchWindowStore {
     if (this.client.status !== 'ready')
       return { ready: false, reason: `redis cluster ${this.client.status}` };
     return probeScript((args) => this.#run(args), this.#probeKey, this.#connectTimeoutMs);
+  }
+
+  /** Every master is scanned: a ban lives in its limiter's slot, wherever that is. */
+  listBans(prefix: string, max: number): Promise<{ bans: BanEntry[]; truncated: boolean }> {
+    return listBansOn(this.client.nodes('master'), prefix, max, Date.now());
+  }
+
+  liftBan(key: string, strikesKey: string): Promise<boolean> {
+    return liftBanOn(this.client, key, strikesKey);
   }
 
   close(): Promise<void> {

@@ -12,7 +12,9 @@ import { BATCH_WINDOW_COMMAND } from './redis-commands.js';
 import { redactedUrl, settingsFault, StoreConfigError } from './redis-connection.js';
 import type { ConnectionOptions } from 'node:tls';
 import { probeScript } from './readiness-probe.js';
+import { liftBanOn, listBansOn } from './redis-bans.js';
 import {
+  type BanEntry,
   type Readiness,
   StoreUnavailableError,
   type WindowRequest,
@@ -113,6 +115,14 @@ export class RedisStore implements WindowStore, BatchWindowStore {
       this.#probeKey,
       this.#connectTimeoutMs,
     );
+  }
+
+  listBans(prefix: string, max: number): Promise<{ bans: BanEntry[]; truncated: boolean }> {
+    return listBansOn([this.client], prefix, max, Date.now());
+  }
+
+  liftBan(key: string, strikesKey: string): Promise<boolean> {
+    return liftBanOn(this.client, key, strikesKey);
   }
 
   close(): Promise<void> {

@@ -20,6 +20,30 @@ export interface WindowRequest {
   readonly algorithm?: 'sliding' | 'token-bucket';
   /** A token bucket's refill: tokens per period (config `limit`). */
   readonly rate?: number;
+  /** The limiter's penalty box, on the first of its windows (see BanRequest). */
+  readonly ban?: BanRequest;
+}
+
+/**
+ * A limiter's penalty box for one key (config `ban`), checked and counted in the same call as the
+ * windows: while `key` exists the request is refused and nothing counted; a refusal by one of the
+ * `span` windows from the one carrying it is a strike, counted in `strikesKey` for `withinMs` from
+ * the first; the `after`-th bans the key for `forMs`. Both keys share the windows' hash tag.
+ */
+export interface BanRequest {
+  readonly key: string;
+  readonly strikesKey: string;
+  readonly after: number;
+  readonly withinMs: number;
+  readonly forMs: number;
+  readonly span: number;
+}
+
+/** A ban in the store, as the admin API lists it. */
+export interface BanEntry {
+  /** The ban's store key. */
+  readonly key: string;
+  readonly untilMs: number;
 }
 
 export interface WindowResult {
@@ -35,6 +59,10 @@ export interface WindowResult {
    * were counted (Retry-After, and how long the over-limit cache may refuse). Absent: resetAtMs.
    */
   readonly retryAtMs?: number;
+  /** On a window carrying a ban: the key was banned (the request refused, nothing counted) until then. */
+  readonly bannedUntilMs?: number;
+  /** On a window carrying a ban: this request's refusal was the strike that banned the key. */
+  readonly banStarted?: boolean;
 }
 
 /**
@@ -49,6 +77,10 @@ export interface WindowStore {
   /** Whether the store can answer now, and why not (for /readyz). Never throws. */
   readiness(): Promise<Readiness>;
   close(): Promise<void>;
+  /** Bans in force whose keys start with `prefix`, at most `max` (admin API); absent: the store keeps none. */
+  listBans?(prefix: string, max: number): Promise<{ bans: BanEntry[]; truncated: boolean }>;
+  /** Lifts a ban (and forgets its strikes); false when there was none. */
+  liftBan?(key: string, strikesKey: string): Promise<boolean>;
 }
 
 /**
@@ -113,7 +145,7 @@ export class StoreUnavailableError extends Error {
  * hands connecting, readiness and closing to the store it wraps.
  */
 /** What a wrapping store hands on: everything but deciding hits. */
-export type StoreLifecycle = Pick<WindowStore, 'connect' | 'readiness' | 'close'>;
+export type StoreLifecycle = Pick<WindowStore, 'connect' | 'readiness' | 'close' | 'listBans' | 'liftBan'>;
 
 export abstract class WrappingStore<Inner extends StoreLifecycle = WindowStore> implements WindowStore {
   constructor(protected readonly inner: Inner) {}
@@ -130,5 +162,13 @@ export abstract class WrappingStore<Inner extends StoreLifecycle = WindowStore> 
 
   close(): Promise<void> {
     return this.inner.close();
+  }
+
+  listBans(prefix: string, max: number): Promise<{ bans: BanEntry[]; truncated: boolean }> {
+    return this.inner.listBans?.(prefix, max) ?? Promise.resolve({ bans: [], truncated: false });
+  }
+
+  liftBan(key: string, strikesKey: string): Promise<boolean> {
+    return this.inner.liftBan?.(key, strikesKey) ?? Promise.resolve(false);
   }
 }
