@@ -3,6 +3,7 @@ import type { CanonicalTarget } from '../routing/request-target.js';
 import type { CompiledLimiter, CompiledWindow, RuleTable } from '../rules/compile.js';
 import type { RequestIdentity } from '../identity/resolve.js';
 import { windowKey } from '../limits/plan.js';
+import { partitionKey } from '../limits/rate-limit-headers.js';
 import { redactedSeed, redactedUrl } from '../store/redis-connection.js';
 
 /** A window's algorithm, when not the default fixed: " sliding", " token-bucket (burst 20)". */
@@ -44,7 +45,13 @@ export function describeRuleTable(table: RuleTable): string {
   lines.push(`store: ${storeText(store)}, on error: ${store.onError}`);
   lines.push('', 'limiters:');
   for (const l of table.limiters.values()) {
-    const flags = [l.shadow ? 'shadow' : '', `on store error: ${l.onStoreError}`].filter(Boolean).join(', ');
+    const flags = [
+      l.shadow ? 'shadow' : '',
+      `on store error: ${l.onStoreError}`,
+      l.limitedBody === 'problem' ? '429 body: problem+json' : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
     lines.push(`  ${l.name}: ${windowText(l)} (${flags})`, `    message: ${l.message}`);
     if (l.descriptors.length) lines.push(`    descriptors: ${descriptorText(l)}`);
   }
@@ -91,11 +98,13 @@ export function describeRequest(
     lines.push(`workspace token: ${t.ok ? `valid, id ${t.id}` : `${t.reason} (per-IP fallback key)`}`);
   }
   for (const l of route.limiters) {
-    lines.push(`limiter ${l.name}${l.shadow ? ' (shadow)' : ''}:`);
+    const body = l.limitedBody === 'problem' ? ' (429 body: problem+json)' : '';
+    lines.push(`limiter ${l.name}${l.shadow ? ' (shadow)' : ''}${body}:`);
     l.windows.forEach((w, i) => {
       lines.push(`  ${w.limit} per ${ms(w.periodMs, { long: true })}${algorithmText(w)}, key parts:`);
       for (const p of w.parts) lines.push(`    ${p} = ${identity.raw?.get(p)} -> ${identity.hashed.get(p)}`);
-      lines.push(`    store key: ${windowKey(keyPrefix, l, i, (p) => identity.hashed.get(p)!)}`);
+      const key = windowKey(keyPrefix, l, i, (p) => identity.hashed.get(p)!);
+      lines.push(`    store key: ${key}`, `    pk (IETF RateLimit): ${partitionKey(key)}`);
     });
   }
   return lines.join('\n');

@@ -426,6 +426,15 @@ const descriptorPattern = z.strictObject({
 
 const limiterBody = {
   message: z.string().default('Too Many Attempts.').meta({ description: "The 429 body's message." }),
+  limitedBody: z
+    .enum(['error', 'problem'])
+    .default('error')
+    .meta({
+      description:
+        'The body of its 429: error, {"error":{"code":"rate_limited","message"}} (application/json); problem, ' +
+        'application/problem+json (RFC 9457) of type quota-exceeded with the violated policies ' +
+        '(draft-ietf-httpapi-ratelimit-headers).',
+    }),
   shadow: z.boolean().default(false).meta({
     description: 'Count, log and report in the metrics, but never refuse and send no rate-limit headers.',
   }),

@@ -81,7 +81,15 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
   if (!decision.allowed) {
     const limiter = decision.blockedBy!;
     const retryAfterSec = decision.retryAfterSec;
-    const refusal = { status: 429, code: 'rate_limited', message: limiter.message, retryAfterSec, limiter };
+    const { violatedPolicies } = decision;
+    const refusal = {
+      status: 429,
+      code: 'rate_limited',
+      message: limiter.message,
+      retryAfterSec,
+      limiter,
+      violatedPolicies,
+    };
     return { identity, outcome: 'limited', report, refusal };
   }
   const outcome = decision.shadowLimited ? 'shadow_limited' : 'allowed';

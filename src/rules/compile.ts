@@ -11,6 +11,7 @@ import { DescriptorTable, patternId } from '../envoy/descriptor-table.js';
 import { parseRange } from '../net/client-ip.js';
 import { headersReadBy } from '../identity/resolve.js';
 import { keyStem, routeWindow } from '../limits/keys.js';
+import { sfString } from '../limits/rate-limit-headers.js';
 import { Router } from '../routing/router.js';
 import { hasTlsSettings, isTlsUrl } from '../store/redis-connection.js';
 import type * as model from './model.js';
@@ -27,8 +28,8 @@ export type RuleTable = model.RuleTable<GatewayConfig, CorsPolicy>;
 type WindowConfig = LimiterConfig['windows'][number];
 
 /** A limiter's config; descriptors and a window's algorithm may be left out (limiters built in code). */
-export type LimiterInput = Omit<LimiterConfig, 'descriptors' | 'windows'> &
-  Partial<Pick<LimiterConfig, 'descriptors'>> & {
+export type LimiterInput = Omit<LimiterConfig, 'descriptors' | 'windows' | 'limitedBody'> &
+  Partial<Pick<LimiterConfig, 'descriptors' | 'limitedBody'>> & {
     readonly windows: readonly (Omit<WindowConfig, 'algorithm'> & Partial<Pick<WindowConfig, 'algorithm'>>)[];
   };
 
@@ -57,6 +58,7 @@ export function compileLimiter(
   return {
     name,
     message: cfg.message,
+    limitedBody: cfg.limitedBody ?? 'error',
     shadow: cfg.shadow || globalShadow,
     overLimitCache: cfg.overLimitCache,
     onStoreError: cfg.onStoreError ?? defaultPolicy,
@@ -83,7 +85,7 @@ export function compileRoute(
   );
   const ietfPolicy = windows
     .filter((w) => !w.limiter.shadow)
-    .map((w) => `"${w.policyName}";q=${w.window.limit};w=${Math.round(w.window.periodMs / 1000)}`)
+    .map((w) => `${sfString(w.policyName)};q=${w.window.limit};w=${Math.round(w.window.periodMs / 1000)}`)
     .join(', ');
   return {
     name: route.name,
