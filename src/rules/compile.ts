@@ -5,6 +5,7 @@
  */
 import type { ConfigIssue } from '../config/errors.js';
 import { routeBodyBound } from '../config/body-bound.js';
+import { suggestion } from '../config/did-you-mean.js';
 import type { FailurePolicy, GatewayConfig, LimiterConfig, RouteConfig } from '../config/schema.js';
 import { compileCorsPolicy, type CorsPolicy } from '../cors/policy.js';
 import { DescriptorTable, patternId } from '../envoy/descriptor-table.js';
@@ -133,7 +134,11 @@ function routeCors(
   if (ref === undefined) return undefined;
   if (typeof ref !== 'string') return compileCorsPolicy(routeName, ref);
   const found = policies.get(ref);
-  if (!found) issues.push({ path: ['routes', r, 'cors'], message: `unknown CORS policy "${ref}"` });
+  if (!found)
+    issues.push({
+      path: ['routes', r, 'cors'],
+      message: `unknown CORS policy "${ref}"${suggestion(ref, [...policies.keys()])}`,
+    });
   return found;
 }
 
@@ -226,7 +231,10 @@ export function compileConfig(config: GatewayConfig): { table: RuleTable } | { i
 
   const routes = config.routes.map((route, r) => {
     if (!(route.upstream in config.upstreams)) {
-      issues.push({ path: ['routes', r, 'upstream'], message: `unknown upstream "${route.upstream}"` });
+      issues.push({
+        path: ['routes', r, 'upstream'],
+        message: `unknown upstream "${route.upstream}"${suggestion(route.upstream, Object.keys(config.upstreams))}`,
+      });
     }
     const used = route.limiters.flatMap((ref, i): CompiledLimiter[] => {
       if (typeof ref !== 'string') {
@@ -238,7 +246,11 @@ export function compileConfig(config: GatewayConfig): { table: RuleTable } | { i
         return [inline];
       }
       const found = limiters.get(ref);
-      if (!found) issues.push({ path: ['routes', r, 'limiters', i], message: `unknown limiter "${ref}"` });
+      if (!found)
+        issues.push({
+          path: ['routes', r, 'limiters', i],
+          message: `unknown limiter "${ref}"${suggestion(ref, [...limiters.keys()])}`,
+        });
       return found ? [found] : [];
     });
     const cors = routeCors(route.cors, corsPolicies, route.name, r, issues);
