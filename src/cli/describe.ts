@@ -32,13 +32,20 @@ function storeText(store: RuleTable['config']['store']): string {
   return store.redis.url ? `redis (${redactedUrl(store.redis.url)})` : 'memory';
 }
 
+/** A listener's address and what it does: mode, onLimited, TLS, HTTP/2, mTLS, IETF headers. */
+function listenerText(l: RuleTable['config']['listeners'][number]): string {
+  const tls = l.tls ? `TLS (${l.tls.minVersion}+)` : 'TLS off';
+  const h2 = !l.tls ? 'HTTP/2 off (needs TLS)' : l.http2.enabled ? 'HTTP/2 on' : 'HTTP/2 off';
+  const mtls = l.tls?.ca ? `mTLS (${l.tls.ca})` : 'mTLS off';
+  const ietf = l.ietfHeaders ? ', IETF headers' : '';
+  return `${l.host}:${l.port}, mode ${l.mode}, onLimited ${l.onLimited}, ${tls}, ${h2}, ${mtls}${ietf}`;
+}
+
 /** The compiled rule table as text, for `tollgate check`. */
 export function describeRuleTable(table: RuleTable): string {
   const lines: string[] = [];
   const { store, listeners, rateLimitService } = table.config;
-  lines.push(
-    `listeners: ${listeners.map((l) => `${l.name}=${l.host}:${l.port}${l.mode === 'decision' ? ' (decision)' : ''}`).join(', ')}`,
-  );
+  lines.push('listeners:', ...listeners.map((l) => `  ${l.name}: ${listenerText(l)}`));
   if (rateLimitService) {
     lines.push(`rate-limit service (Envoy, gRPC): ${rateLimitService.host}:${rateLimitService.port}`);
   }
