@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { checkCertificates } from './cli/check-certificates.js';
+import { warningsText } from './cli/check-warnings.js';
 import { describeRuleTable } from './cli/describe.js';
 import { start } from './cli/start.js';
 import { UsageError } from './cli/usage-error.js';
@@ -51,7 +52,7 @@ async function main(argv: string[]): Promise<number> {
     case 'check': {
       const table = await loadConfigFile(values.config);
       await checkCertificates(values.config, table.config);
-      console.log(`${values.config}: ok\n\n${describeRuleTable(table)}`);
+      console.log(`${values.config}: ok\n\n${describeRuleTable(table)}${warningsText(table)}`);
       return 0;
     }
     // The commands that need the services' code (SQLite, fastify) load it only when they run.

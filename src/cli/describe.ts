@@ -6,6 +6,7 @@ import { windowKey } from '../limits/plan.js';
 import { banKeys } from '../limits/keys.js';
 import { listVerdict } from '../limits/exemption.js';
 import type { ListSubject } from '../rules/model.js';
+import { partitionKey } from '../limits/rate-limit-headers.js';
 import { redactedSeed, redactedUrl } from '../store/redis-connection.js';
 
 /** A window's algorithm, when not the default fixed: " sliding", " token-bucket (burst 20)". */
@@ -47,13 +48,20 @@ function storeText(store: RuleTable['config']['store']): string {
   return store.redis.url ? `redis (${redactedUrl(store.redis.url)})` : 'memory';
 }
 
+/** A listener's address and what it does: mode, onLimited, TLS, HTTP/2, mTLS, IETF headers. */
+function listenerText(l: RuleTable['config']['listeners'][number]): string {
+  const tls = l.tls ? `TLS (${l.tls.minVersion}+)` : 'TLS off';
+  const h2 = !l.tls ? 'HTTP/2 off (needs TLS)' : l.http2.enabled ? 'HTTP/2 on' : 'HTTP/2 off';
+  const mtls = l.tls?.ca ? `mTLS (${l.tls.ca})` : 'mTLS off';
+  const ietf = l.ietfHeaders ? ', IETF headers' : '';
+  return `${l.host}:${l.port}, mode ${l.mode}, onLimited ${l.onLimited}, ${tls}, ${h2}, ${mtls}${ietf}`;
+}
+
 /** The compiled rule table as text, for `tollgate check`. */
 export function describeRuleTable(table: RuleTable): string {
   const lines: string[] = [];
   const { store, listeners, rateLimitService } = table.config;
-  lines.push(
-    `listeners: ${listeners.map((l) => `${l.name}=${l.host}:${l.port}${l.mode === 'decision' ? ' (decision)' : ''}`).join(', ')}`,
-  );
+  lines.push('listeners:', ...listeners.map((l) => `  ${l.name}: ${listenerText(l)}`));
   if (rateLimitService) {
     lines.push(`rate-limit service (Envoy, gRPC): ${rateLimitService.host}:${rateLimitService.port}`);
   }
@@ -61,7 +69,13 @@ export function describeRuleTable(table: RuleTable): string {
   lines.push('', 'limiters:');
   for (const l of table.limiters.values()) {
     const onError = l.onStoreError === 'local' ? 'local (limit ÷ live instances)' : l.onStoreError;
-    const flags = [l.shadow ? 'shadow' : '', `on store error: ${onError}`].filter(Boolean).join(', ');
+    const flags = [
+      l.shadow ? 'shadow' : '',
+      `on store error: ${onError}`,
+      l.limitedBody === 'problem' ? '429 body: problem+json' : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
     lines.push(`  ${l.name}: ${windowText(l)} (${flags})`, `    message: ${l.message}`);
     if (l.descriptors.length) lines.push(`    descriptors: ${descriptorText(l)}`);
     lines.push(...listLines(l, '    '));
@@ -110,7 +124,8 @@ export function describeRequest(
     lines.push(`workspace token: ${t.ok ? `valid, id ${t.id}` : `${t.reason} (per-IP fallback key)`}`);
   }
   for (const l of route.limiters) {
-    lines.push(`limiter ${l.name}${l.shadow ? ' (shadow)' : ''}:`);
+    const body = l.limitedBody === 'problem' ? ' (429 body: problem+json)' : '';
+    lines.push(`limiter ${l.name}${l.shadow ? ' (shadow)' : ''}${body}:`);
     lines.push(...listLines(l, '  '));
     const verdict = subject && (l.allow || l.deny) ? listVerdict(l, subject) : undefined;
     if (verdict === 'denied')
@@ -127,7 +142,8 @@ export function describeRequest(
     l.windows.forEach((w, i) => {
       lines.push(`  ${w.limit} per ${ms(w.periodMs, { long: true })}${algorithmText(w)}, key parts:`);
       for (const p of w.parts) lines.push(`    ${p} = ${identity.raw?.get(p)} -> ${identity.hashed.get(p)}`);
-      lines.push(`    store key: ${windowKey(keyPrefix, l, i, (p) => identity.hashed.get(p)!)}`);
+      const key = windowKey(keyPrefix, l, i, (p) => identity.hashed.get(p)!);
+      lines.push(`    store key: ${key}`, `    pk (IETF RateLimit): ${partitionKey(key)}`);
     });
     if (l.onStoreError === 'local')
       lines.push('  store lost: counted in this process at floor(limit ÷ live instances), at least 1');

@@ -12,6 +12,7 @@ import {
 } from 'yaml';
 import { ConfigError, type ConfigIssue } from './errors.js';
 import { interpolate, isWholeReference, MissingVariableError } from './interpolate.js';
+import { explainIssues } from './issue-text.js';
 import type { z } from 'zod';
 import { configSchema, type GatewayConfig } from './schema.js';
 
@@ -59,11 +60,17 @@ export function parseConfigText(
     ...issue,
     ...at(nearestNode(doc, issue.path)?.range?.[0]),
   });
-  const parsed = configSchema.safeParse(doc.toJS() ?? {});
+  const input: unknown = doc.toJS() ?? {};
+  const parsed = configSchema.safeParse(input);
   if (!parsed.success) {
+    const issues = explainIssues(parsed.error.issues.flatMap(meantOption), input, configSchema);
     throw new ConfigError(
       file,
-      parsed.error.issues.flatMap(meantOption).map((i) => locate({ path: i.path, message: i.message })),
+      issues.map(({ path, message, atKey }) => ({
+        path,
+        message,
+        ...(atKey ? at(keyNode(doc, path)?.range?.[0]) : locate({ path, message })),
+      })),
     );
   }
   return { config: parsed.data, locate };
@@ -73,13 +80,13 @@ export function parseConfigText(
  * A union's failure ("a name, or an inline definition") explained by the option the value was
  * meant for: the one that did not fail on the value's type. Otherwise zod says "Invalid input".
  */
-function meantOption(issue: z.core.$ZodIssue): { path: Path; message: string }[] {
+function meantOption(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
   const path = issue.path as Path;
-  if (issue.code !== 'invalid_union' || !('errors' in issue)) return [{ path, message: issue.message }];
+  if (issue.code !== 'invalid_union' || !('errors' in issue)) return [issue];
   const meant = issue.errors.filter(
     (e) => !(e.length === 1 && e[0]!.code === 'invalid_type' && e[0]!.path.length === 0),
   );
-  if (meant.length !== 1) return [{ path, message: issue.message }];
+  if (meant.length !== 1) return [issue];
   return meant[0]!.flatMap((inner) =>
     meantOption({ ...inner, path: [...path, ...inner.path] } as z.core.$ZodIssue),
   );
@@ -122,6 +129,14 @@ function pathOf(ancestors: readonly unknown[], node: unknown): Path {
     if (isSeq(parent)) path.push(parent.items.indexOf(child as never));
   }
   return path;
+}
+
+/** The key node of the pair at `path` (a field that should not be there), when the file has it. */
+function keyNode(doc: Document, path: readonly (string | number)[]): Node | undefined {
+  const parent = path.length === 1 ? doc.contents : doc.getIn(path.slice(0, -1), true);
+  if (!isMap(parent)) return nearestNode(doc, path);
+  const pair = parent.items.find((p) => isScalar(p.key) && String(p.key.value) === String(path.at(-1)));
+  return pair && isScalar(pair.key) ? pair.key : nearestNode(doc, path);
 }
 
 /** The node at a path, or its nearest existing ancestor (for a missing field, the map that lacks it). */

@@ -1,6 +1,7 @@
 import bytes from 'bytes';
 import ms from 'ms';
 import { z } from 'zod';
+import { suggestion } from './did-you-mean.js';
 import { publicUrl } from './public-url.js';
 import { SERVICE_NAMES } from '../service-names.js';
 
@@ -47,12 +48,26 @@ const name = z
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]*$/, 'letters, digits, "_", ".", ":" or "-"')
   .meta({ title: 'name' });
 
+const KEY_PARTS = ['ip', 'user_agent', 'jwt', 'workspace_token'] as const;
+const HEADER_PART = /^header:[A-Za-z0-9-]+$/;
+
+/** Why a key part is refused, naming the value and the allowed set (undefined: it is valid). */
+function keyPartProblem(v: string): string | undefined {
+  if ((KEY_PARTS as readonly string[]).includes(v) || HEADER_PART.test(v)) return undefined;
+  if (/^header:/i.test(v))
+    return `not a header key part: "${v}" (use header:<Header-Name>, letters, digits and "-", e.g. header:X-Api-Key)`;
+  const allowed = `${KEY_PARTS.join(', ')} or header:<Header-Name>`;
+  return `unknown key part "${v}"; expected one of ${allowed}${suggestion(v, KEY_PARTS)}`;
+}
+
 export const keyPart = z
-  .union([
-    z.enum(['ip', 'user_agent', 'jwt', 'workspace_token']),
-    z.string().regex(/^header:[A-Za-z0-9-]+$/, 'header:<Header-Name>'),
-  ])
+  .string()
+  .superRefine((v, ctx) => {
+    const problem = keyPartProblem(v);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })
   .meta({
+    anyOf: [{ enum: [...KEY_PARTS] }, { pattern: HEADER_PART.source }],
     title: 'key part',
     description:
       'ip (client IP, IPv6 by prefix), user_agent (hashed), jwt (verified visitor-session claim), ' +
@@ -387,6 +402,16 @@ const window = z
     }),
     key: z
       .array(keyPart)
+      .superRefine((parts, ctx) => {
+        parts.forEach((p, i) => {
+          if (parts.indexOf(p) < i)
+            ctx.addIssue({
+              code: 'custom',
+              path: [i],
+              message: `duplicate key part "${p}": each part may appear once`,
+            });
+        });
+      })
       .default([])
       .meta({
         description:
@@ -455,6 +480,15 @@ const ban = z
 
 const limiterBody = {
   message: z.string().default('Too Many Attempts.').meta({ description: "The 429 body's message." }),
+  limitedBody: z
+    .enum(['error', 'problem'])
+    .default('error')
+    .meta({
+      description:
+        'The body of its 429: error, {"error":{"code":"rate_limited","message"}} (application/json); problem, ' +
+        'application/problem+json (RFC 9457) of type quota-exceeded with the violated policies ' +
+        '(draft-ietf-httpapi-ratelimit-headers).',
+    }),
   shadow: z.boolean().default(false).meta({
     description: 'Count, log and report in the metrics, but never refuse and send no rate-limit headers.',
   }),

@@ -150,6 +150,7 @@ function counted(identity: RequestIdentity, decision: Decision, verdicts: readon
       message: limiter.message,
       retryAfterSec,
       limiter,
+      violatedPolicies: decision.violatedPolicies,
     };
     return { identity, outcome: 'limited', report, refusal, verdicts };
   }

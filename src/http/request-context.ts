@@ -6,7 +6,8 @@ import type { CorsRoute } from '../rules/model.js';
 import { walkForwardedFor } from '../net/client-ip.js';
 import { peerOf, type Peer } from '../identity/peer.js';
 import type { RequestIdentity } from '../identity/resolve.js';
-import { addRateLimitHeaders } from '../limits/rate-limit-headers.js';
+import { windowKey } from '../limits/keys.js';
+import { addRateLimitHeaders, partitionKey } from '../limits/rate-limit-headers.js';
 import type { Refusal } from '../limits/refusal.js';
 import { throttledWarn } from '../logger.js';
 import type { GatewayMetrics, LimiterDecision } from '../metrics/gateway-metrics.js';
@@ -239,7 +240,9 @@ export function keepCount(c: RoutedContext, counted: Counted): Refusal | undefin
   c.outcome = counted.outcome;
   c.identity = counted.identity;
   c.verdicts = counted.verdicts;
-  addRateLimitHeaders(c.headers, counted.report, c.limiting.ietfHeaders ? c.route.ietfPolicy : undefined);
+  const { report } = counted;
+  if (!c.limiting.ietfHeaders || !report) addRateLimitHeaders(c.headers, report);
+  else addRateLimitHeaders(c.headers, report, c.route.ietfPolicy, reportedPartition(c, counted));
   if (counted.refusal) settle(c);
   return counted.refusal;
 }
@@ -255,6 +258,14 @@ export function settle(c: RequestContext, refused?: LimiterDecision): void {
   c.verdicts = undefined;
   if (refused !== undefined) c.outcome = refused;
   recordDecisions(c.limiting.metrics, c.route, verdicts, refused);
+}
+
+/** The `pk` of the window the headers report: its store key, hashed (rate-limit-headers.ts). */
+function reportedPartition(c: RoutedContext, counted: Counted): string | undefined {
+  const w = c.route.windows.find((rw) => rw.policyName === counted.report!.policyName);
+  if (!w) return undefined;
+  const hashed = counted.identity.hashed;
+  return partitionKey(windowKey(c.state.keyPrefix, w.limiter, w.index, (part) => hashed.get(part)!));
 }
 
 /** The 400s of a request the proxy would not forward: a target it cannot canonicalise, a misspelt method. */

@@ -24,12 +24,13 @@ function writeJson(
   body: string,
   length: string,
   headers: Record<string, string>,
+  type = 'application/json',
 ): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  headers['content-type'] = 'application/json';
+  headers['content-type'] = type;
   headers['content-length'] = length;
   // An answer before the body arrived closes the connection, lingering (see lingering-close.ts).
   if (closesAfterAnswer(res, headers['connection'] === 'close')) headers['connection'] = 'close';
@@ -53,27 +54,60 @@ interface PreparedBody {
   readonly length: string;
 }
 
+const prepared = (text: string): PreparedBody => ({ text, length: String(Buffer.byteLength(text)) });
+
 /** Each limiter's 429 body, built at its first refusal; a reload's new limiters get their own. */
 const refusalBodies = new WeakMap<CompiledLimiter, PreparedBody>();
+/** A `limitedBody: problem` limiter's bodies, one per set of violated policies. */
+const problemBodies = new WeakMap<CompiledLimiter, Map<string, PreparedBody>>();
+
+/** The problem type of draft-ietf-httpapi-ratelimit-headers (section 6.1). */
+export const QUOTA_EXCEEDED = 'https://iana.org/assignments/http-problem-types#quota-exceeded';
+
+/** A 429 as application/problem+json (RFC 9457) of the draft's quota-exceeded type. */
+export function problemBody(message: string, violatedPolicies: readonly string[]): string {
+  return JSON.stringify({
+    type: QUOTA_EXCEEDED,
+    title: 'Request cannot be satisfied as assigned quota has been exceeded',
+    status: 429,
+    detail: message,
+    'violated-policies': violatedPolicies,
+  });
+}
 
 /**
  * The 429 of a limiter: the same status, headers (in the same order) and body as
  * sendError(res, 429, 'rate_limited', limiter.message, headers), without building the body per
  * request or copying the headers. `headers` is the request's own object: its Content-Type and
- * Content-Length are added to it.
+ * Content-Length are added to it. A `limitedBody: problem` limiter answers problemBody instead.
  */
 export function sendRateLimited(
   res: ServerResponse,
   limiter: CompiledLimiter,
   headers: Record<string, string>,
+  violatedPolicies: readonly string[] = [],
 ): void {
+  if (limiter.limitedBody === 'problem') return sendProblem(res, limiter, headers, violatedPolicies);
   let body = refusalBodies.get(limiter);
   if (!body) {
-    const text = errorBody('rate_limited', limiter.message);
-    body = { text, length: String(Buffer.byteLength(text)) };
+    body = prepared(errorBody('rate_limited', limiter.message));
     refusalBodies.set(limiter, body);
   }
   writeJson(res, 429, body.text, body.length, headers);
+}
+
+function sendProblem(
+  res: ServerResponse,
+  limiter: CompiledLimiter,
+  headers: Record<string, string>,
+  violatedPolicies: readonly string[],
+): void {
+  let bodies = problemBodies.get(limiter);
+  if (!bodies) problemBodies.set(limiter, (bodies = new Map()));
+  const key = violatedPolicies.join(' '); // policy names hold no space
+  let body = bodies.get(key);
+  if (!body) bodies.set(key, (body = prepared(problemBody(limiter.message, violatedPolicies))));
+  writeJson(res, 429, body.text, body.length, headers, 'application/problem+json');
 }
 
 /** Adds a refusal's Retry-After to `headers` (before headers that must follow it). */
@@ -93,6 +127,7 @@ export function sendRefusal(
   status = refusal.status,
 ): void {
   addRetryAfter(headers, refusal);
-  if (status === 429 && refusal.limiter) return sendRateLimited(res, refusal.limiter, headers);
+  if (status === 429 && refusal.limiter)
+    return sendRateLimited(res, refusal.limiter, headers, refusal.violatedPolicies);
   sendError(res, status, refusal.code, refusal.message, headers);
 }

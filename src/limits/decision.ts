@@ -22,6 +22,8 @@ export interface Decision {
   readonly blockedBy: CompiledLimiter | undefined;
   /** A shadow limiter would have refused this request. */
   readonly shadowLimited: boolean;
+  /** When refused: the policy names of every spent enforced window (problem+json's violated-policies). */
+  readonly violatedPolicies?: readonly string[];
 }
 
 export const resetSeconds = (resetAtMs: number): number => Math.ceil(resetAtMs / 1000);
@@ -72,6 +74,7 @@ export function decide(
       retryAfterSec: retryAfterSeconds(retryAt(r), nowMs),
       blockedBy: windows[spent]!.limiter,
       shadowLimited,
+      violatedPolicies: spentPolicies(windows, results),
     };
   }
   return {
@@ -91,4 +94,12 @@ function report(w: RouteWindow, r: WindowResult, remaining: number, nowMs: numbe
     resetInSec: Math.max(0, Math.ceil((r.resetAtMs - nowMs) / 1000)),
     policyName: w.policyName,
   };
+}
+
+function spentPolicies(windows: readonly RouteWindow[], results: readonly WindowResult[]): string[] {
+  const names: string[] = [];
+  for (let i = 0; i < results.length; i++) {
+    if (!windows[i]!.limiter.shadow && !results[i]!.allowed) names.push(windows[i]!.policyName);
+  }
+  return names;
 }

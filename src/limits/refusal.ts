@@ -16,4 +16,6 @@ export interface Refusal {
   readonly retryAfterSec?: number;
   /** The limiter whose window refused a 429: its body is built once (http/responses.ts). */
   readonly limiter?: CompiledLimiter;
+  /** A 429's spent windows, by policy name (the problem+json body's violated-policies). */
+  readonly violatedPolicies?: readonly string[];
 }

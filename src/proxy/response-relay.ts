@@ -1,5 +1,6 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
+import { appendToUpstreamFields } from '../limits/rate-limit-headers.js';
 import { endToEnd } from './headers.js';
 import type { LiveStreams } from './live-streams.js';
 import { onRequestEnd } from './request-end.js';
@@ -11,8 +12,11 @@ export type ForwardOutcome =
   | { readonly kind: 'aborted' };
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-/** Rate-limit headers are the gateway's to send: an upstream's own never reach the client. */
-const GATEWAY_HEADER = /^(?:x-ratelimit-|ratelimit)/;
+/**
+ * Rate-limit headers are the gateway's to send: an upstream's own never reach the client, except
+ * the IETF RateLimit and RateLimit-Policy Lists, which the gateway's policies are appended to.
+ */
+const GATEWAY_HEADER = /^(?:x-ratelimit-|ratelimit-(?!policy$))/;
 const dropGatewayHeaders = (name: string) => GATEWAY_HEADER.test(name);
 /** On a limited surface a success carries no Retry-After: only the gateway's 429 does. */
 const dropGatewayHeadersAndRetry = (name: string) => GATEWAY_HEADER.test(name) || name === 'retry-after';
@@ -171,6 +175,7 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
           : dropGatewayHeaders,
     );
     for (const name in this.extraHeaders) out[name] = this.extraHeaders[name];
+    if ('ratelimit' in out) appendToUpstreamFields(out, headers, this.extraHeaders);
     // writeHead would let the upstream's Vary replace the one the gateway set: keep both.
     const ownVary = this.res.getHeader('vary');
     if (typeof ownVary === 'string' && out['vary'] !== undefined) {

@@ -5,6 +5,7 @@
  */
 import type { ConfigIssue } from '../config/errors.js';
 import { routeBodyBound } from '../config/body-bound.js';
+import { suggestion } from '../config/did-you-mean.js';
 import type { FailurePolicy, GatewayConfig, LimiterConfig, RouteConfig } from '../config/schema.js';
 import { compileCorsPolicy, type CorsPolicy } from '../cors/policy.js';
 import { DescriptorTable, patternId } from '../envoy/descriptor-table.js';
@@ -12,6 +13,7 @@ import { parseRange } from '../net/client-ip.js';
 import { headersReadBy } from '../identity/resolve.js';
 import { keyStem, routeWindow } from '../limits/keys.js';
 import { badAddresses, compileList } from '../limits/exemption.js';
+import { sfString } from '../limits/rate-limit-headers.js';
 import { Router } from '../routing/router.js';
 import { hasTlsSettings, isTlsUrl } from '../store/redis-connection.js';
 import type * as model from './model.js';
@@ -28,8 +30,8 @@ export type RuleTable = model.RuleTable<GatewayConfig, CorsPolicy>;
 type WindowConfig = LimiterConfig['windows'][number];
 
 /** A limiter's config; descriptors and a window's algorithm may be left out (limiters built in code). */
-export type LimiterInput = Omit<LimiterConfig, 'descriptors' | 'windows'> &
-  Partial<Pick<LimiterConfig, 'descriptors'>> & {
+export type LimiterInput = Omit<LimiterConfig, 'descriptors' | 'windows' | 'limitedBody'> &
+  Partial<Pick<LimiterConfig, 'descriptors' | 'limitedBody'>> & {
     readonly windows: readonly (Omit<WindowConfig, 'algorithm'> & Partial<Pick<WindowConfig, 'algorithm'>>)[];
   };
 
@@ -58,6 +60,7 @@ export function compileLimiter(
   return {
     name,
     message: cfg.message,
+    limitedBody: cfg.limitedBody ?? 'error',
     shadow: cfg.shadow || globalShadow,
     overLimitCache: cfg.overLimitCache,
     onStoreError: cfg.onStoreError ?? defaultPolicy,
@@ -89,7 +92,7 @@ export function compileRoute(
   );
   const ietfPolicy = windows
     .filter((w) => !w.limiter.shadow)
-    .map((w) => `"${w.policyName}";q=${w.window.limit};w=${Math.round(w.window.periodMs / 1000)}`)
+    .map((w) => `${sfString(w.policyName)};q=${w.window.limit};w=${Math.round(w.window.periodMs / 1000)}`)
     .join(', ');
   return {
     name: route.name,
@@ -137,7 +140,11 @@ function routeCors(
   if (ref === undefined) return undefined;
   if (typeof ref !== 'string') return compileCorsPolicy(routeName, ref);
   const found = policies.get(ref);
-  if (!found) issues.push({ path: ['routes', r, 'cors'], message: `unknown CORS policy "${ref}"` });
+  if (!found)
+    issues.push({
+      path: ['routes', r, 'cors'],
+      message: `unknown CORS policy "${ref}"${suggestion(ref, [...policies.keys()])}`,
+    });
   return found;
 }
 
@@ -251,7 +258,10 @@ export function compileConfig(config: GatewayConfig): { table: RuleTable } | { i
 
   const routes = config.routes.map((route, r) => {
     if (!(route.upstream in config.upstreams)) {
-      issues.push({ path: ['routes', r, 'upstream'], message: `unknown upstream "${route.upstream}"` });
+      issues.push({
+        path: ['routes', r, 'upstream'],
+        message: `unknown upstream "${route.upstream}"${suggestion(route.upstream, Object.keys(config.upstreams))}`,
+      });
     }
     const used = route.limiters.flatMap((ref, i): CompiledLimiter[] => {
       if (typeof ref !== 'string') {
@@ -263,7 +273,11 @@ export function compileConfig(config: GatewayConfig): { table: RuleTable } | { i
         return [inline];
       }
       const found = limiters.get(ref);
-      if (!found) issues.push({ path: ['routes', r, 'limiters', i], message: `unknown limiter "${ref}"` });
+      if (!found)
+        issues.push({
+          path: ['routes', r, 'limiters', i],
+          message: `unknown limiter "${ref}"${suggestion(ref, [...limiters.keys()])}`,
+        });
       return found ? [found] : [];
     });
     const cors = routeCors(route.cors, corsPolicies, route.name, r, issues);

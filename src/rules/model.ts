@@ -67,6 +67,8 @@ export interface BanRule {
 export interface CompiledLimiter {
   readonly name: string;
   readonly message: string;
+  /** The 429 body: the error shape (absent: error), or application/problem+json (http/responses.ts). */
+  readonly limitedBody?: 'error' | 'problem';
   readonly shadow: boolean;
   readonly overLimitCache: boolean;
   readonly onStoreError: FailurePolicy;

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { RuleTable } from '../rules/compile.js';
+import { diffRules } from '../rules/diff.js';
 import { changedRestartOnlyFields } from './restart-only.js';
 import type { GatewayState } from '../http/state.js';
 import { buildState, closeState, type StateOptions } from './build-state.js';
@@ -39,7 +40,9 @@ export class LiveState {
     for (const field of changedRestartOnlyFields(old.table.config, table.config)) {
       logger.warn({ field }, 'config reloaded, but this field changes only on restart');
     }
-    logger.info({ routes: table.routes.length, limiters: table.limiters.size }, 'config reloaded');
+    // What changed, with the old and new limits (rules/diff.ts); the counts as before.
+    const changes = diffRules(old.table, table);
+    logger.info({ routes: table.routes.length, limiters: table.limiters.size, changes }, 'config reloaded');
     return old;
   }
 

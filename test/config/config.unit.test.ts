@@ -88,7 +88,12 @@ describe('loadConfigText', () => {
   });
 
   test.each([
-    ['an unknown field', minimal('extra: 1'), 'conf.yaml:1:1: (root): Unrecognized key: "extra"'],
+    [
+      'an unknown field',
+      minimal('extra: 1'),
+      // At the key's own line, with the allowed fields.
+      'conf.yaml:4:1: extra: unknown field "extra"; allowed: listeners, admin, rateLimitService, workers, shadow, reload, log, shutdown, store, identity, services, requests, streams, upstreams, limiters, cors, routes',
+    ],
     [
       'a bad duration',
       minimal('shutdown: { drainTimeout: soon }'),
@@ -153,17 +158,17 @@ describe('loadConfigText', () => {
       ),
       'limiters.a.windows: limiter "a" has two windows with the same period and key',
     ],
-    ['an unknown log level', minimal('log: { level: loud }'), 'conf.yaml:4:15: log.level: Invalid option'],
+    [
+      'an unknown log level',
+      minimal('log: { level: loud }'),
+      'conf.yaml:4:15: log.level: unknown value "loud"; expected one of fatal, error, warn, info, debug, trace, silent',
+    ],
     [
       'workers without a shared store',
       minimal('workers: 2'),
       'conf.yaml:4:10: workers: more than one worker needs a shared store (store.redis.url or store.redis.cluster)',
     ],
-    [
-      'no routes',
-      'listeners: [{ port: 0 }]\nupstreams: {}\n',
-      'conf.yaml:1:1: routes: Invalid input: expected array, received undefined',
-    ],
+    ['no routes', 'listeners: [{ port: 0 }]\nupstreams: {}\n', 'conf.yaml:1:1: routes: routes is required'],
   ])('%s is reported with file, line, column and field', (_, yaml, expected) => {
     expect(configErrorOf(yaml)).toContain(expected);
   });

@@ -161,7 +161,7 @@ describe('compiling a policy', () => {
     [
       'an unknown field',
       "{ origins: '*', exposeAll: true }",
-      'routes[0].cors: Unrecognized key: "exposeAll"',
+      'routes[0].cors.exposeAll: unknown field "exposeAll"; allowed: origins, methods, headers, maxAge, credentials',
     ],
     ['a policy of the wrong type', '5', 'routes[0].cors: Invalid input'],
   ])('%s is refused', (_, cors, expected) => {

@@ -78,6 +78,7 @@ describe('countRequest', () => {
           message: 'Two a minute.',
           retryAfterSec: expect.any(Number),
           limiter: route.limiters[0],
+          violatedPolicies: [route.windows[0]!.policyName],
         },
       },
     ]);

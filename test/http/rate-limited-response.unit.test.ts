@@ -1,10 +1,11 @@
 // sendRateLimited (the 429 with its body built once per limiter) writes exactly what
 // sendError(res, 429, 'rate_limited', message, headers) writes: status, headers in the same order,
 // body and its byte length; and, like it, destroys a response whose headers were already sent.
+import type { Refusal } from '../../src/limits/refusal.js';
 import type { ServerResponse } from 'node:http';
 import { describe, expect, test } from 'vitest';
 import type { CompiledLimiter } from '../../src/rules/compile.js';
-import { sendError, sendRateLimited } from '../../src/http/responses.js';
+import { problemBody, sendError, sendRateLimited, sendRefusal } from '../../src/http/responses.js';
 
 interface Written {
   status?: number;
@@ -79,5 +80,62 @@ describe('sendRateLimited', () => {
     sendRateLimited(after.res, limiter('new'), rateHeaders());
     expect(before.written.body).toBe('{"error":{"code":"rate_limited","message":"old"}}');
     expect(after.written.body).toBe('{"error":{"code":"rate_limited","message":"new"}}');
+  });
+});
+
+describe('sendRateLimited with limitedBody: problem', () => {
+  const problem = (message: string) =>
+    ({ name: 'p', message, limitedBody: 'problem' }) as unknown as CompiledLimiter;
+
+  test('application/problem+json of type quota-exceeded, with the violated policies, the same headers otherwise', () => {
+    const compiled = problem('Slow down « 😀 ».');
+    const expected =
+      '{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded",' +
+      '"title":"Request cannot be satisfied as assigned quota has been exceeded","status":429,' +
+      '"detail":"Slow down « 😀 ».","violated-policies":["p.0","p.1"]}';
+    for (let i = 0; i < 2; i++) {
+      const actual = recorder();
+      sendRateLimited(actual.res, compiled, rateHeaders(), ['p.0', 'p.1']);
+      expect(actual.written).toEqual({
+        destroyed: false,
+        status: 429,
+        headers: [
+          ...Object.entries(rateHeaders()),
+          ['content-type', 'application/problem+json'],
+          ['content-length', String(Buffer.byteLength(expected))],
+        ],
+        body: expected,
+      });
+    }
+    expect(problemBody('Slow down « 😀 ».', ['p.0', 'p.1'])).toBe(expected);
+  });
+
+  test('each set of violated policies gets its own body; an error limiter ignores them', () => {
+    const compiled = problem('m');
+    const one = recorder();
+    sendRateLimited(one.res, compiled, rateHeaders(), ['p.1']);
+    const two = recorder();
+    sendRateLimited(two.res, compiled, rateHeaders(), ['p.0', 'p.1']);
+    expect(JSON.parse(one.written.body!)).toMatchObject({ 'violated-policies': ['p.1'] });
+    expect(JSON.parse(two.written.body!)).toMatchObject({ 'violated-policies': ['p.0', 'p.1'] });
+    const plain = recorder();
+    sendRateLimited(plain.res, limiter('m'), rateHeaders(), ['l.0']);
+    expect(plain.written.body).toBe('{"error":{"code":"rate_limited","message":"m"}}');
+    expect(plain.written.headers).toContainEqual(['content-type', 'application/json']);
+  });
+
+  test('sendRefusal of a 403 (a decision listener) keeps the error shape', () => {
+    const actual = recorder();
+    const refusal: Refusal = {
+      status: 429,
+      code: 'rate_limited',
+      decision: 'limited',
+      message: 'm',
+      limiter: problem('m'),
+      violatedPolicies: ['p.0'],
+    };
+    sendRefusal(actual.res, refusal, {}, 403);
+    expect(actual.written.status).toBe(403);
+    expect(actual.written.body).toBe('{"error":{"code":"rate_limited","message":"m"}}');
   });
 });

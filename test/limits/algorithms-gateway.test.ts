@@ -114,7 +114,7 @@ test('sliding: remaining from the weighted count; reset once every hit has slid 
     refused.reply.headers['retry-after'],
     secondsBetween(retryAt - refused.after, retryAt - refused.before),
   );
-  expect(refused.reply.headers['ratelimit']).toMatch(/^"s\.0";r=0;t=\d+$/);
+  expect(refused.reply.headers['ratelimit']).toMatch(/^"s\.0";r=0;t=\d+;pk=:[A-Za-z0-9+/]{16}:$/);
   // Its own keys: a reload to another algorithm starts fresh.
   expect((await redisClient.keys('alg:*:s:86400000.sliding:ip')).length).toBe(1);
 });
@@ -145,6 +145,6 @@ test('token bucket: burst 3 at once, a token back every 30 minutes', async ({ ga
     refused!.reply.headers['retry-after'],
     secondsBetween(first!.before + HOUR / 2 - refused!.after, first!.after + HOUR / 2 - refused!.before),
   );
-  expect(refused!.reply.headers['ratelimit']).toMatch(/^"b\.0";r=0;t=\d+$/);
+  expect(refused!.reply.headers['ratelimit']).toMatch(/^"b\.0";r=0;t=\d+;pk=:[A-Za-z0-9+/]{16}:$/);
   expect((await redisClient.keys('alg:*:b:3600000.token-bucket:ip')).length).toBe(1);
 });

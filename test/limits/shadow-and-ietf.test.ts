@@ -105,9 +105,9 @@ describe('per-limiter shadow, and the IETF headers of a listener', () => {
   const key = (limiter: string, index: number, ip: string) =>
     windowKey('tg:', gateway.table.limiters.get(limiter)!, index, () => hashPart(`ip=${ip}`));
 
-  /** The r and t of a RateLimit header for `name`, checking its exact form. */
+  /** The r and t of a RateLimit header for `name`, checking its exact form (pk: ietf-problem.test.ts). */
   function parseRateLimit(reply: Reply, name: string): { r: number; t: number } {
-    const match = new RegExp(`^"${name.replace('.', '\\.')}";r=(\\d+);t=(\\d+)$`).exec(
+    const match = new RegExp(`^"${name.replace('.', '\\.')}";r=(\\d+);t=(\\d+);pk=:[A-Za-z0-9+/]{16}:$`).exec(
       reply.headers['ratelimit'] ?? '',
     );
     expect(match, `RateLimit: ${reply.headers['ratelimit']}`).not.toBeNull();

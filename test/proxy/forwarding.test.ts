@@ -247,7 +247,8 @@ describe.each(SURFACES)('headers ($name route)', (surface) => {
     expect(h['connection']).toBe('keep-alive');
     expect(h['x-end-to-end']).toBe('kept');
     expect(h['x-request-id']).toMatch(UUID); // the id the gateway gave the upstream, not the upstream's own
-    expect(h['ratelimit']).toBeUndefined(); // rate-limit headers are the gateway's alone
+    // The upstream's IETF RateLimit passes (draft section 7.2): this listener adds none of its own.
+    expect(h['ratelimit']).toBe('"upstream";r=1;t=1');
     // On a limited surface Retry-After belongs to the gateway's 429; elsewhere it passes through.
     expect(h['retry-after']).toBe(surface.name === 'limited' ? undefined : '120');
     const { 'retry-after': _upstreams, ...gatewayHeaders } = h; // the upstream's, checked above

@@ -275,9 +275,23 @@ describe('tollgate start reloads its config file', () => {
       { timeoutMs: 10_000, what: 'the edited limit to apply' },
     );
     // The log line may reach stdout after the new limit answers on the socket: wait for it.
-    expect(
-      await gp.waitForLog((l) => l.msg === 'config reloaded', { what: 'the reload log line' }),
-    ).toHaveLength(1);
+    const reloaded = await gp.waitForLog((l) => l.msg === 'config reloaded', { what: 'the reload log line' });
+    expect(reloaded).toHaveLength(1);
+    // It says what changed, with the old and new limits (src/rules/diff.ts).
+    expect(reloaded[0]!['changes']).toEqual({
+      limiters: {
+        added: [],
+        removed: [],
+        changed: [
+          {
+            name: 'per-ip',
+            from: '100/1m by ip (on store error: open); message: Too Many Attempts.',
+            to: '200/1m by ip (on store error: open); message: Too Many Attempts.',
+          },
+        ],
+      },
+      routes: { added: [], removed: [], changed: [] },
+    });
     expect(await reloadsOf(gp)).toEqual({ success: 1, failure: 0 });
 
     // Replaced by an invalid file (written next to it and renamed over it, as editors do).

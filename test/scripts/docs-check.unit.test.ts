@@ -57,7 +57,7 @@ describe('docs/configuration.md, rendered from the schema', () => {
 
   test('inline limiters point at the limiter fields instead of repeating them', () => {
     expect(rendered).toContain(
-      'Its objects also take `message`, `shadow`, `overLimitCache`, `onStoreError`, `windows`, `descriptors`, as in [`limiters.<name>`](#limiters).',
+      'Its objects also take `message`, `limitedBody`, `shadow`, `overLimitCache`, `onStoreError`, `windows`, `descriptors`, as in [`limiters.<name>`](#limiters).',
     );
     expect(rendered).not.toContain('### `routes[].limiters[].windows`');
   });

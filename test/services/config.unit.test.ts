@@ -21,7 +21,7 @@ describe('embedded upstreams and services settings', () => {
 
   test('an unknown embedded service is refused', () => {
     expect(configErrorOf(withUpstream('{ embedded: shop }'))).toMatch(
-      /^conf\.yaml:3:20: upstreams\.app\.embedded: Invalid option: expected one of "websites"\|"reports"\|"widget"\|"bulksync"/,
+      /^conf\.yaml:3:20: upstreams\.app\.embedded: unknown value "shop"; expected one of websites, reports, widget, bulksync$/,
     );
   });
 

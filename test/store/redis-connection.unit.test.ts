@@ -140,8 +140,9 @@ limiters:
 routes: [{ name: all, paths: ["/*"], upstream: app }]
 `;
   const text = describeRuleTable(loadConfigText(yaml, 'conf.yaml', {}));
-  expect(text.split('\n').slice(0, 7)).toEqual([
-    'listeners: public=0.0.0.0:0',
+  expect(text.split('\n').slice(0, 8)).toEqual([
+    'listeners:',
+    '  public: 0.0.0.0:0, mode proxy, onLimited 429, TLS off, HTTP/2 off (needs TLS), mTLS off',
     'rate-limit service (Envoy, gRPC): 127.0.0.1:8081',
     'store: redis cluster (rediss://app:***@h1:6380, rediss://app:***@h2:6380), on error: open',
     '',
