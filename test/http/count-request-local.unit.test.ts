@@ -2,7 +2,7 @@
 // the local limiters' windows are counted in process (at their share), the open ones are not,
 // and a closed one still answers 503.
 import { describe, expect, test } from 'vitest';
-import { countRequest, type CountedRequest } from '../../src/http/count-request.js';
+import { countRequest, recordDecisions, type CountedRequest } from '../../src/http/count-request.js';
 import { describePeer } from '../../src/identity/peer.js';
 import { GatewayMetrics } from '../../src/metrics/gateway-metrics.js';
 import { loadConfigText } from '../../src/rules/load.js';
@@ -69,7 +69,11 @@ describe('countRequest with onStoreError: local', () => {
       ['limited', 2, 0, 429],
     ]);
     expect(counted[2]!.refusal).toMatchObject({ code: 'rate_limited', message: 'Near.' });
-    expect(await value(metrics, 'tollgate_requests_total')).toEqual([
+    // The request path counts each verdict once the request's fate is known (settle).
+    const route = request('/m').route;
+    for (const c of counted) recordDecisions(metrics, route, c.verdicts, undefined);
+    const byLabels = (a: unknown[], b: unknown[]) => JSON.stringify(a[0]).localeCompare(JSON.stringify(b[0]));
+    expect((await value(metrics, 'tollgate_requests_total')).sort(byLabels)).toEqual([
       [{ limiter: 'loose', decision: 'store_error' }, 3],
       [{ limiter: 'near', decision: 'allowed' }, 2],
       [{ limiter: 'near', decision: 'limited' }, 1],

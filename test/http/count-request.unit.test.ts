@@ -66,15 +66,17 @@ describe('countRequest', () => {
     });
     const identity = expect.objectContaining({ clientIp: '203.0.113.5' });
     expect(counted).toEqual([
-      { identity, outcome: 'allowed', report: report(1), refusal: undefined },
-      { identity, outcome: 'allowed', report: report(0), refusal: undefined },
+      { identity, outcome: 'allowed', report: report(1), refusal: undefined, verdicts: ['allowed'] },
+      { identity, outcome: 'allowed', report: report(0), refusal: undefined, verdicts: ['allowed'] },
       {
         identity,
         outcome: 'limited',
         report: report(0),
+        verdicts: ['limited'],
         refusal: {
           status: 429,
           code: 'rate_limited',
+          decision: 'limited',
           message: 'Two a minute.',
           retryAfterSec: expect.any(Number),
           limiter: route.limiters[0],

@@ -68,7 +68,7 @@ describe('onStoreError: local', () => {
         {},
       ),
     ).toThrow(
-      'c.yaml:6:22: limiters.a.onStoreError: Invalid option: expected one of "open"|"closed"|"local"',
+      'c.yaml:6:22: limiters.a.onStoreError: unknown value "nearby"; expected one of open, closed, local',
     );
   });
 
@@ -88,11 +88,13 @@ describe('onStoreError: local', () => {
       '  10 per 1 minute, key parts:',
       '    ip = ip=1.2.3.4 -> H',
       '    store key: tg:{H}:a:60000:ip',
+      '    pk (IETF RateLimit): :N6L0l/gMQiw5GaSV:',
       '  store lost: counted in this process at floor(limit ÷ live instances), at least 1',
       'limiter b:',
       '  5 per 1 hour, key parts:',
       '    ip = ip=1.2.3.4 -> H',
       '    store key: tg:{H}:b:3600000:ip',
+      '    pk (IETF RateLimit): :xGoevHXr1ecFDQ1f:',
     ]);
   });
 });
