@@ -4,6 +4,8 @@ import type { Peer } from '../identity/peer.js';
 import { identityOf, needsCredentials, resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
 import { decide, type Decision, type RateLimitReport } from '../limits/decision.js';
 import { planWindows } from '../limits/plan.js';
+import { admissionRequests, admissionResults, windowCosts } from '../limits/charging.js';
+import type { WindowRequest } from '../store/window-store.js';
 import type { Refusal } from '../limits/refusal.js';
 import type { GatewayMetrics, LimiterDecision } from '../metrics/gateway-metrics.js';
 import type { WindowResult, WindowStore } from '../store/window-store.js';
@@ -27,6 +29,8 @@ export interface Limiting {
   readonly ietfHeaders: boolean;
   /** The throttled warning of a failed store call. */
   readonly warnStore: (fields: object) => void;
+  /** The throttled warning of a chargeAfter header that was not a cost (ignored or clamped). */
+  readonly warnCharge?: (fields: object) => void;
 }
 
 /** What counting reads of a routed request (a RequestContext is one); it is never written. */
@@ -36,7 +40,11 @@ export interface CountedRequest {
   readonly state: GatewayState;
   readonly route: CompiledRoute;
   readonly peer: Peer;
-  readonly req: { readonly headers: IncomingHttpHeaders };
+  readonly req: {
+    readonly headers: IncomingHttpHeaders;
+    readonly httpVersionMajor?: number;
+    readonly method?: string;
+  };
   readonly requestId: string;
 }
 
@@ -48,7 +56,21 @@ export interface Counted {
   readonly report: RateLimitReport | undefined;
   /** Set when the request must go no further (429, or 503 when the store failed and the route fails closed). */
   readonly refusal: Refusal | undefined;
+  /** A request let through on a route that charges after the response: what to charge then. */
+  readonly deferred?: DeferredCharge;
 }
+
+/** What a post-charge needs (src/http/post-charge.ts): the windows as planned, and their costs. */
+export interface DeferredCharge {
+  readonly planned: readonly WindowRequest[];
+  readonly costs: readonly number[];
+}
+
+const LENGTH_REQUIRED: Refusal = {
+  status: 411,
+  code: 'length_required',
+  message: "This route's rate limit is priced by the body's size: send a Content-Length.",
+};
 
 const UNAVAILABLE: Refusal = {
   status: 503,
@@ -63,10 +85,22 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
   const identity = needsCredentials(route.parts)
     ? await resolveIdentity(state.identity, route.parts, peer, reqHeaders)
     : identityOf(state.identity, route.parts, peer, reqHeaders);
-  const requests = planWindows(route.windows, (part) => identity.hashed.get(part)!, state.keyPrefix);
+  const planned = planWindows(
+    route.windows,
+    (part) => identity.hashed.get(part)!,
+    state.keyPrefix,
+    Date.now(),
+  );
+  let costs: number[] | undefined;
+  if (route.charged) {
+    costs = windowCosts(route.windows, c.req);
+    if (!costs) return { identity, outcome: 'allowed', report: undefined, refusal: LENGTH_REQUIRED };
+  }
+  const requests = costs ? admissionRequests(route.windows, planned, costs) : planned;
   let decision: Decision;
   try {
-    const results = await lim.store.hit(requests);
+    let results = await lim.store.hit(requests);
+    if (costs) results = admissionResults(route.windows, costs, results);
     decision = decide(route.windows, results, Date.now());
     recordDecisions(lim.metrics, route, results, decision.blockedBy);
   } catch (err) {
@@ -85,6 +119,8 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
     return { identity, outcome: 'limited', report, refusal };
   }
   const outcome = decision.shadowLimited ? 'shadow_limited' : 'allowed';
+  if (route.deferred && costs)
+    return { identity, outcome, report, refusal: undefined, deferred: { planned, costs } };
   return { identity, outcome, report, refusal: undefined };
 }
 

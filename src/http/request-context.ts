@@ -89,6 +89,7 @@ export function requestShell(
     metrics: listener.metrics,
     ietfHeaders: listener.ietfHeaders,
     warnStore: throttledWarn(listener.logger, 'rate-limit store failed'),
+    warnCharge: throttledWarn(listener.logger, 'chargeAfter: the upstream reported no valid cost'),
   };
   const decision = kind === 'decision' || undefined;
   const failure = kind === 'decision' ? 'decision failed' : 'request failed';

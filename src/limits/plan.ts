@@ -9,8 +9,11 @@ export function planWindows(
   windows: readonly RouteWindow[],
   values: PartValues,
   prefix: string,
+  nowMs?: number,
 ): WindowRequest[] {
   return windows.map(({ limiter, index, window }) =>
-    windowRequest(limiter, window, windowKey(prefix, limiter, index, values)),
+    window.calendar
+      ? windowRequest(limiter, window, windowKey(prefix, limiter, index, values, nowMs), undefined, nowMs)
+      : windowRequest(limiter, window, windowKey(prefix, limiter, index, values)),
   );
 }

@@ -20,6 +20,11 @@ export interface WindowRequest {
   readonly algorithm?: 'sliding' | 'token-bucket';
   /** A token bucket's refill: tokens per period (config `limit`). */
   readonly rate?: number;
+  /**
+   * A calendar window (fixed): its boundary in this process's clock; periodMs is then the time left
+   * to it (the Redis key's TTL). The memory store keeps such windows by boundary.
+   */
+  readonly endsAtMs?: number;
 }
 
 export interface WindowResult {
