@@ -414,12 +414,9 @@ const window = z
       description:
         'align: calendar only: the IANA time zone of the calendar (e.g. Europe/Berlin). Unset: UTC.',
     }),
-    weekStart: z
-      .enum(WEEKDAYS)
-      .optional()
-      .meta({
-        description: 'align: calendar, period 1w only: the first day of the week. Unset: monday (ISO).',
-      }),
+    weekStart: z.enum(WEEKDAYS).optional().meta({
+      description: 'align: calendar, period 1w only: the first day of the week. Unset: monday (ISO).',
+    }),
     key: z
       .array(keyPart)
       .default([])
@@ -523,12 +520,9 @@ const limiterBody = {
     }),
   chargeAfter: z
     .strictObject({
-      header: z
-        .string()
-        .regex(httpToken, 'a header name')
-        .meta({
-          description: 'The response header the upstream reports the cost in; it never reaches the client.',
-        }),
+      header: z.string().regex(httpToken, 'a header name').meta({
+        description: 'The response header the upstream reports the cost in; it never reaches the client.',
+      }),
       max: positiveInt.optional().meta({
         description: "A larger reported cost is charged as max (logged). Unset: the limiter's largest limit.",
       }),

@@ -1,7 +1,7 @@
 // Calendar windows from a config to the store: the key names the period's start, the window lives
 // until the boundary (Reset), rolls over there, and the schema refuses what has no calendar meaning.
 import { describe, expect, test } from 'vitest';
-import { ConfigError } from '../../src/config/errors.js';
+import type { ConfigError } from '../../src/config/errors.js';
 import { planWindows } from '../../src/limits/plan.js';
 import { loadConfigText } from '../../src/rules/load.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
