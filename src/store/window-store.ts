@@ -69,7 +69,9 @@ export function scriptWindowResult(
 ): WindowResult {
   const cost = w.cost ?? 1;
   const before = blocked ? count : count - cost;
-  return { count, limit: w.limit, resetAtMs: nowMs + ttlMs, allowed: before + cost <= w.limit };
+  // A calendar window resets at its boundary, not a round trip after it.
+  const resetAtMs = w.endsAtMs ?? nowMs + ttlMs;
+  return { count, limit: w.limit, resetAtMs, allowed: before + cost <= w.limit };
 }
 
 /** A sliding or token-bucket window's result from the script: also the ms until a retry passes. */
