@@ -2,6 +2,7 @@
 // until the boundary (Reset), rolls over there, and the schema refuses what has no calendar meaning.
 import { describe, expect, test } from 'vitest';
 import type { ConfigError } from '../../src/config/errors.js';
+import { descriptorWindowKey } from '../../src/limits/keys.js';
 import { planWindows } from '../../src/limits/plan.js';
 import { loadConfigText } from '../../src/rules/load.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
@@ -78,6 +79,14 @@ describe('calendar windows', () => {
     );
     expect(week[0]!.key).toBe(`{IPHASH}:quota:604800000.calendar:ip@${Date.UTC(2028, 1, 27)}`);
     expect(week[0]!.periodMs).toBe(Date.UTC(2028, 2, 5) - now);
+  });
+
+  test("an Envoy descriptor's calendar budget: the key names the period too", () => {
+    const limiter = routeOf('{ limit: 9, period: 1d, align: calendar, key: [ip] }').limiters[0]!;
+    const before = Date.now();
+    const key = descriptorWindowKey('p:', { limiter, tag: 'T' }, 0);
+    const days = [before, Date.now()].map((t) => Math.floor(t / 86_400_000) * 86_400_000);
+    expect(days.map((d) => `p:{T}:quota:86400000.calendar:descriptor@${d}`)).toContain(key);
   });
 
   test('the schema refuses what has no calendar meaning', () => {
