@@ -8,7 +8,10 @@ const port = Number(process.env.PORT);
 const server = createServer((req, res) => {
   req.resume();
   req.once('end', () => {
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': BODY.length });
+    const headers = { 'content-type': 'application/json', 'content-length': BODY.length };
+    // The post-charge scenario's route charges what the upstream reports.
+    if (req.url === '/bench/post-charge') headers['x-cost'] = '1';
+    res.writeHead(200, headers);
     res.end(BODY);
   });
 });

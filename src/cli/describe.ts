@@ -13,13 +13,40 @@ import { redactedSeed, redactedUrl } from '../store/redis-connection.js';
 const algorithmText = (w: CompiledWindow) =>
   w.algorithm === 'fixed' ? '' : w.algorithm === 'sliding' ? ' sliding' : ` token-bucket (burst ${w.burst})`;
 
+const WEEKDAY = ['', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
+
+/** A calendar window's period: "calendar day (UTC)", "calendar week from sunday (Europe/Berlin)". */
+const calendarText = (w: CompiledWindow) => {
+  const { unit, timeZone, weekStart } = w.calendar!.spec;
+  return `calendar ${unit}${unit === 'week' && weekStart !== 1 ? ` from ${WEEKDAY[weekStart]}` : ''} (${timeZone})`;
+};
+
+/** The period: "1h", or a calendar window's. */
+const periodText = (w: CompiledWindow) => (w.calendar ? calendarText(w) : ms(w.periodMs));
+
 const windowText = (l: CompiledLimiter) =>
   l.windows
     .map(
       (w) =>
-        `${w.limit}/${ms(w.periodMs)}${algorithmText(w)}${w.parts.length ? ` by ${w.parts.join('+')}` : ''}`,
+        `${w.limit}/${periodText(w)}${algorithmText(w)}${w.parts.length ? ` by ${w.parts.join('+')}` : ''}`,
     )
     .join(', ');
+
+/** A limiter's pricing: "cost 5", "cost content-length ÷ 1024B", "charged after: x-cost (max 50)", "counted only for 401". */
+export function chargingText(l: CompiledLimiter): string | undefined {
+  const c = l.charging;
+  if (!c) return undefined;
+  const parts: string[] = [];
+  if (c.afterHeader !== undefined)
+    parts.push(`charged after the response: ${c.afterHeader} header (max ${c.afterMax})`);
+  else
+    parts.push(
+      typeof c.cost === 'number' ? `cost ${c.cost}` : `cost content-length ÷ ${c.cost.perBytes}B, rounded up`,
+    );
+  if (c.countOnly) parts.push(`counted only for statuses ${[...c.countOnly].join(', ')}`);
+  if (c.deferred) parts.push('checked before forwarding, counted after the response');
+  return parts.join('; ');
+}
 
 /** A limiter's Envoy descriptors: "domain [key=value, key=*]". */
 const descriptorText = (l: CompiledLimiter) =>
@@ -79,6 +106,8 @@ export function describeRuleTable(table: RuleTable): string {
     lines.push(`  ${l.name}: ${windowText(l)} (${flags})`, `    message: ${l.message}`);
     if (l.descriptors.length) lines.push(`    descriptors: ${descriptorText(l)}`);
     lines.push(...listLines(l, '    '));
+    const charging = chargingText(l);
+    if (charging) lines.push(`    charging: ${charging}`);
   }
   lines.push('', 'routes (first match wins):');
   table.routes.forEach((r, i) => {
@@ -139,8 +168,15 @@ export function describeRequest(
         `  ban key: ${banKeys(keyPrefix, l.name, tag).key} (lift: DELETE /v1/bans/${l.name}/${tag})`,
       );
     }
+    const charging = chargingText(l);
+    if (charging) lines.push(`  charging: ${charging}`);
     l.windows.forEach((w, i) => {
-      lines.push(`  ${w.limit} per ${ms(w.periodMs, { long: true })}${algorithmText(w)}, key parts:`);
+      const per = w.calendar ? calendarText(w) : ms(w.periodMs, { long: true });
+      lines.push(`  ${w.limit} per ${per}${algorithmText(w)}, key parts:`);
+      if (w.calendar) {
+        const { startMs, endMs } = w.calendar.periodAt(Date.now());
+        lines.push(`    period: ${new Date(startMs).toISOString()} to ${new Date(endMs).toISOString()}`);
+      }
       for (const p of w.parts) lines.push(`    ${p} = ${identity.raw?.get(p)} -> ${identity.hashed.get(p)}`);
       const key = windowKey(keyPrefix, l, i, (p) => identity.hashed.get(p)!);
       lines.push(`    store key: ${key}`, `    pk (IETF RateLimit): ${partitionKey(key)}`);

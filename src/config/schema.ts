@@ -377,17 +377,35 @@ const upstream = z.strictObject({
   }),
 });
 
+/** A month as a duration (a year ÷ 12); with align: calendar, a calendar month of its real length. */
+export const MONTH_MS = 2_629_800_000;
+export const CALENDAR_PERIODS: ReadonlyMap<number, 'day' | 'week' | 'month'> = new Map([
+  [86_400_000, 'day'],
+  [604_800_000, 'week'],
+  [MONTH_MS, 'month'],
+]);
+const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
+const knownZone = (timeZone: string): boolean => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone });
+    return true;
+  } catch {
+    return false;
+  }
+};
+const windowPeriod = z.union([z.literal('1mo').transform(() => MONTH_MS), duration]);
+
 const window = z
   .strictObject({
     limit: positiveInt.meta({
       description: 'Requests allowed per period (token-bucket: tokens that come back per period).',
     }),
-    period: duration
+    period: windowPeriod
       .refine((p) => p >= 1000, 'period must be at least 1s')
       .meta({
         description:
-          "The window's length (at least 1s). A fixed window starts at its key's first hit; sliding " +
-          'windows are aligned on the clock.',
+          "The window's length (at least 1s; 1mo is a year ÷ 12). A fixed window starts at its key's first hit " +
+          '(or, with align: calendar, at a calendar boundary); sliding windows are aligned on the clock.',
       }),
     algorithm: z
       .enum(['fixed', 'sliding', 'token-bucket'])
@@ -399,6 +417,21 @@ const window = z
       }),
     burst: positiveInt.optional().meta({
       description: 'token-bucket only: requests that may pass at once (what the bucket holds); unset: limit.',
+    }),
+    align: z
+      .enum(['first-hit', 'calendar'])
+      .optional()
+      .meta({
+        description:
+          'calendar (algorithm fixed, period 1d, 1w or 1mo): the window resets at the calendar boundary ' +
+          '(midnight, the week start, the 1st of the month) in timeZone. Unset: first-hit.',
+      }),
+    timeZone: z.string().optional().meta({
+      description:
+        'align: calendar only: the IANA time zone of the calendar (e.g. Europe/Berlin). Unset: UTC.',
+    }),
+    weekStart: z.enum(WEEKDAYS).optional().meta({
+      description: 'align: calendar, period 1w only: the first day of the week. Unset: monday (ISO).',
     }),
     key: z
       .array(keyPart)
@@ -426,6 +459,7 @@ const window = z
         path: ['burst'],
         message: 'burst applies to algorithm: token-bucket only',
       });
+    calendarChecks(w, ctx);
     // The store decides in integers below 2^53 (limit × period, burst × period in ms).
     const most = w.algorithm === 'token-bucket' ? (w.burst ?? w.limit) : w.limit;
     if (w.algorithm !== 'fixed' && most * w.period > Number.MAX_SAFE_INTEGER)
@@ -435,6 +469,29 @@ const window = z
         message: `${w.algorithm}: limit (or burst) × period in ms must stay below 2^53`,
       });
   });
+
+/** align: calendar and its companions (timeZone, weekStart). */
+function calendarChecks(
+  w: { period: number; algorithm: string; align?: string; timeZone?: string; weekStart?: string },
+  ctx: z.RefinementCtx,
+): void {
+  const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+  if (w.align !== 'calendar') {
+    if (w.timeZone !== undefined) issue('timeZone', 'timeZone applies to align: calendar only');
+    if (w.weekStart !== undefined) issue('weekStart', 'weekStart applies to align: calendar only');
+    return;
+  }
+  if (w.algorithm !== 'fixed')
+    issue(
+      'align',
+      `align: calendar applies to algorithm: fixed only (a ${w.algorithm} window has no calendar boundary)`,
+    );
+  const unit = CALENDAR_PERIODS.get(w.period);
+  if (unit === undefined) issue('period', 'align: calendar needs period 1d, 1w or 1mo');
+  if (w.weekStart !== undefined && unit !== 'week') issue('weekStart', 'weekStart applies to period 1w only');
+  if (w.timeZone !== undefined && !knownZone(w.timeZone))
+    issue('timeZone', `unknown time zone "${w.timeZone}" (an IANA name, e.g. Europe/Berlin)`);
+}
 
 const descriptorEntry = z.strictObject({
   key: z.string().min(1).meta({ description: "The entry's key, e.g. remote_address or generic_key." }),
@@ -449,6 +506,9 @@ const descriptorPattern = z.strictObject({
     description: "The descriptor's entries, in order: a descriptor matches when it has exactly these keys.",
   }),
 });
+
+/** An HTTP token (RFC 9110 §5.6.2): what a method or header name may be. */
+const httpToken = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** A limiter's allow or deny list: who a request is, by client address or verified token id. */
 const requestList = z.strictObject({
@@ -505,6 +565,48 @@ const limiterBody = {
     description:
       'Checked and counted together, atomically. Two windows with the same period and key are refused: they would share a counter.',
   }),
+  cost: z
+    .union([
+      positiveInt,
+      z.strictObject({
+        from: z
+          .literal('content-length')
+          .meta({ description: "The request attribute: its body's declared size." }),
+        per: byteSize
+          .prefault('1B')
+          .meta({ description: 'Bytes per hit: the cost is ⌈size ÷ per⌉, at least 1.' }),
+      }),
+    ])
+    .optional()
+    .meta({
+      description:
+        'Hits a request spends in every window (unset: 1), or { from: content-length, per: 1KB }: its body size. ' +
+        'A body of unknown size (chunked) is refused with 411. See docs/limiting.md#weighted-cost.',
+    }),
+  chargeAfter: z
+    .strictObject({
+      header: z.string().regex(httpToken, 'a header name').meta({
+        description: 'The response header the upstream reports the cost in; it never reaches the client.',
+      }),
+      max: positiveInt.optional().meta({
+        description: "A larger reported cost is charged as max (logged). Unset: the limiter's largest limit.",
+      }),
+    })
+    .optional()
+    .meta({
+      description:
+        'Charge the cost the upstream reports in a response header, after the response: the request is only checked ' +
+        'for room before it is forwarded. See docs/limiting.md#charged-after-the-response.',
+    }),
+  countOnly: z
+    .array(z.coerce.number().int().min(100).max(599))
+    .min(1)
+    .optional()
+    .meta({
+      description:
+        'Count only responses with these statuses (e.g. [401]): the request is checked for room before it is ' +
+        'forwarded and counted once its status is known.',
+    }),
   descriptors: z
     .array(descriptorPattern)
     .default([])
@@ -522,19 +624,28 @@ const limiterBody = {
   ban: ban.optional(),
 };
 
-export const limiter = z.strictObject(limiterBody);
-const inlineLimiter = z.strictObject({
-  name: name.optional().meta({ description: 'Its name in metrics and logs; unset: <route>#<index>.' }),
-  ...limiterBody,
-});
+/** cost and chargeAfter name two ways of pricing a request: one at a time. */
+const chargeChecks = (l: { cost?: unknown; chargeAfter?: unknown }, ctx: z.RefinementCtx) => {
+  if (l.cost !== undefined && l.chargeAfter !== undefined)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['cost'],
+      message: 'cost and chargeAfter exclude each other: with chargeAfter the upstream reports the cost',
+    });
+};
+
+export const limiter = z.strictObject(limiterBody).superRefine(chargeChecks);
+const inlineLimiter = z
+  .strictObject({
+    name: name.optional().meta({ description: 'Its name in metrics and logs; unset: <route>#<index>.' }),
+    ...limiterBody,
+  })
+  .superRefine(chargeChecks);
 
 const pathPattern = z
   .string()
   .regex(/^\/[^*]*\*?$/, 'a path starting with "/", optionally ending in "*" (prefix match)')
   .meta({ title: 'path pattern' });
-
-/** An HTTP token (RFC 9110 §5.6.2): what a method or header name may be. */
-const httpToken = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** A browser origin as the Origin header carries it, "scheme://host[:port]" (lower case, no default port); undefined if it is none. */
 function parseOrigin(value: string): string | undefined {

@@ -6,6 +6,7 @@ import { decide, type Decision, type RateLimitReport } from '../limits/decision.
 import { planWindows } from '../limits/plan.js';
 import { bannedBy, bannedRefusal } from '../limits/ban.js';
 import { DENIED, hasLists, listSubject, screen, type Screening } from '../limits/exemption.js';
+import { admissionRequests, admissionResults, windowCosts } from '../limits/charging.js';
 import type { Refusal } from '../limits/refusal.js';
 import type { GatewayMetrics, LimiterDecision } from '../metrics/gateway-metrics.js';
 import type { LocalFallback } from '../store/local-fallback.js';
@@ -23,7 +24,14 @@ import type { GatewayState } from './state.js';
 /** What a limiter's windows said of a request, before anything that follows counting. */
 type WindowVerdict = Extract<
   LimiterDecision,
-  'allowed' | 'limited' | 'shadow_limited' | 'store_error' | 'exempt' | 'denied' | 'banned'
+  | 'allowed'
+  | 'limited'
+  | 'shadow_limited'
+  | 'store_error'
+  | 'exempt'
+  | 'denied'
+  | 'banned'
+  | 'length_required'
 >;
 
 /** How the limiters treated a request, as logged; 'unlimited' when no limiter saw it. */
@@ -39,6 +47,8 @@ export interface Limiting {
   readonly warnStore: (fields: object) => void;
   /** Counts onStoreError: local limiters in process while the store fails; absent: they fail open. */
   readonly fallback?: LocalFallback | undefined;
+  /** The throttled warning of a chargeAfter header that was not a cost (ignored or clamped). */
+  readonly warnCharge?: (fields: object) => void;
 }
 
 /** What counting reads of a routed request (a RequestContext is one); it is never written. */
@@ -48,7 +58,11 @@ export interface CountedRequest {
   readonly state: GatewayState;
   readonly route: CompiledRoute;
   readonly peer: Peer;
-  readonly req: { readonly headers: IncomingHttpHeaders };
+  readonly req: {
+    readonly headers: IncomingHttpHeaders;
+    readonly httpVersionMajor?: number;
+    readonly method?: string;
+  };
   readonly requestId: string;
 }
 
@@ -65,7 +79,24 @@ export interface Counted {
    * fate is known; undefined for a limiter that never saw it (a deny list or a ban came first).
    */
   readonly verdicts: readonly (WindowVerdict | undefined)[];
+  /** A request let through on a route that charges after the response: what to charge then. */
+  readonly deferred?: DeferredCharge;
 }
+
+/** What a post-charge needs (src/http/post-charge.ts): the windows as planned, and their costs. */
+export interface DeferredCharge {
+  /** The windows counted (the route's, less those an allow list exempted the request from). */
+  readonly windows: readonly RouteWindow[];
+  readonly planned: readonly WindowRequest[];
+  readonly costs: readonly number[];
+}
+
+const LENGTH_REQUIRED: Refusal = {
+  status: 411,
+  code: 'length_required',
+  decision: 'length_required',
+  message: "This route's rate limit is priced by the body's size: send a Content-Length.",
+};
 
 const UNAVAILABLE: Refusal = {
   status: 503,
@@ -98,9 +129,21 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
     }
     windows = s.windows;
   }
-  const requests = planWindows(windows, (part) => identity.hashed.get(part)!, state.keyPrefix);
+  const nowMs = Date.now();
+  const planned = planWindows(windows, (part) => identity.hashed.get(part)!, state.keyPrefix, nowMs);
+  let costs: number[] | undefined;
+  if (route.charged) {
+    costs = windowCosts(windows, c.req);
+    if (!costs) {
+      // Refused before counting: nothing spent.
+      const verdicts = route.limiters.map((): WindowVerdict => 'length_required');
+      return { identity, outcome: 'length_required', report: undefined, refusal: LENGTH_REQUIRED, verdicts };
+    }
+  }
+  const requests = costs ? admissionRequests(windows, planned, costs) : planned;
   try {
-    const results = await lim.store.hit(requests);
+    let results = await lim.store.hit(requests);
+    if (costs) results = admissionResults(windows, costs, results);
     const now = Date.now();
     const ban = bannedBy(windows, results, now); // [bans] refused, no window counted
     if (ban) {
@@ -111,7 +154,9 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
       return { identity, outcome: 'banned', report: undefined, refusal, verdicts };
     }
     const decision = decide(windows, results, now);
-    return counted(identity, decision, verdictsOf(route, windows, results, decision.blockedBy, lists));
+    const verdicts = verdictsOf(route, windows, results, decision.blockedBy, lists);
+    const deferred = route.deferred && costs ? { windows, planned, costs } : undefined;
+    return counted(identity, decision, verdicts, deferred);
   } catch (err) {
     lim.warnStore({ reqId: c.requestId, err: (err as Error).message });
     const local = route.failsClosed || !lim.fallback ? undefined : localPlan(route, lists.exempt);
@@ -138,7 +183,12 @@ type Lists = Pick<Screening, 'exempt' | 'shadowDenied'>;
 const NO_LISTS: Lists = { exempt: [], shadowDenied: [] };
 
 /** The decision as counting reports it: a 429 refusal when refused. */
-function counted(identity: RequestIdentity, decision: Decision, verdicts: readonly WindowVerdict[]): Counted {
+function counted(
+  identity: RequestIdentity,
+  decision: Decision,
+  verdicts: readonly WindowVerdict[],
+  deferred?: DeferredCharge,
+): Counted {
   const { report } = decision;
   if (!decision.allowed) {
     const limiter = decision.blockedBy!;
@@ -155,6 +205,7 @@ function counted(identity: RequestIdentity, decision: Decision, verdicts: readon
     return { identity, outcome: 'limited', report, refusal, verdicts };
   }
   const outcome = verdicts.includes('shadow_limited') ? 'shadow_limited' : 'allowed';
+  if (deferred) return { identity, outcome, report, refusal: undefined, verdicts, deferred };
   return { identity, outcome, report, refusal: undefined, verdicts };
 }
 

@@ -97,6 +97,7 @@ export function requestShell(
     ietfHeaders: listener.ietfHeaders,
     warnStore: throttledWarn(listener.logger, 'rate-limit store failed'),
     fallback: listener.fallback,
+    warnCharge: throttledWarn(listener.logger, 'chargeAfter: the upstream reported no valid cost'),
   };
   const decision = kind === 'decision' || undefined;
   const failure = kind === 'decision' ? 'decision failed' : 'request failed';

@@ -5,13 +5,14 @@ import type { Refusal } from '../limits/refusal.js';
 import { declaresTooLarge } from '../proxy/body-limit.js';
 import type { LiveStreams } from '../proxy/live-streams.js';
 import type { ResponseBuffers } from '../proxy/response-buffers.js';
-import type { ForwardOptions, ForwardOutcome, UpstreamPool } from '../proxy/upstream-pool.js';
+import type { ForwardOptions, ForwardOutcome, ResponseHook, UpstreamPool } from '../proxy/upstream-pool.js';
 import { canonicalTarget, type CanonicalTarget } from '../routing/request-target.js';
 import { throttledWarn } from '../logger.js';
 import { statusClass, type LimiterDecision } from '../metrics/gateway-metrics.js';
 import { admit } from './admit.js';
 import { answerPreflight } from './cors.js';
-import { countRequest, credentialRefusal } from './count-request.js';
+import { countRequest, credentialRefusal, type DeferredCharge } from './count-request.js';
+import { postCharge, postChargeHook } from './post-charge.js';
 import {
   answerHealthCheck,
   isHealthCheck,
@@ -76,11 +77,17 @@ async function handle(ctx: HandlerContext, warn: Warnings, c: RequestContext): P
   if (preflight) return answerPreflight(c.res, preflight.cors, c.req.headers);
   const r = routeOf(c, method, host, target.matchPath);
   if (!r) return;
+  let deferred: DeferredCharge | undefined;
   if (r.route.limiters.length > 0) {
-    const refusal = keepCount(r, await countRequest(r));
+    const counted = await countRequest(r);
+    const refusal = keepCount(r, counted);
     if (refusal) return sendRefusal(r.res, refusal, r.headers); // a 429's body is compiled once per limiter
+    deferred = counted.deferred;
   }
-  if (!passes(ctx, r, target, method)) return;
+  if (!passes(ctx, r, target, method)) {
+    if (deferred) postCharge(r, deferred, r.res.statusCode); // the gateway's own 4xx (countOnly: [401])
+    return;
+  }
   // The request passed: now the client may send the body it held back.
   if (r.req.headers.expect !== undefined) r.res.writeContinue();
   // Usually at hand (none, or all of it arrived with the headers): then nothing is awaited.
@@ -88,13 +95,20 @@ async function handle(ctx: HandlerContext, warn: Warnings, c: RequestContext): P
   if (body === undefined) {
     const { bodyTimeout } = r.state.table.config.requests;
     body = await requestBody(r.req, r.res, r.route.maxBodySize, bodyTimeout, r.headers);
-    if (body === undefined) return settle(r, bodyRefusal(r.res.statusCode));
+    if (body === undefined) {
+      if (deferred) postCharge(r, deferred, r.res.statusCode);
+      return settle(r, bodyRefusal(r.res.statusCode));
+    }
   }
   settle(r);
   const upstream = r.state.upstreams.get(r.route.upstream)!;
   const started = performance.now();
-  const forwarded = await forward(ctx, r, target, body, upstream);
+  const hook = deferred && postChargeHook(r, deferred);
+  const forwarded = await forward(ctx, r, target, body, upstream, hook);
   settleForward(ctx, warn, r, upstream, forwarded, started);
+  // No upstream response: the gateway's 502 or 504 is the status countOnly sees.
+  if (deferred && !hook!.fired && forwarded.kind !== 'ok' && forwarded.kind !== 'aborted')
+    postCharge(r, deferred, forwarded.kind === 'timeout' ? 504 : 502);
 }
 
 /**
@@ -150,6 +164,7 @@ function forward(
   target: ValidTarget,
   body: ForwardOptions['body'],
   upstream: UpstreamPool,
+  hook: ResponseHook | undefined,
 ): Promise<ForwardOutcome> {
   const { peer, route } = r;
   const { requests } = r.state.table.config;
@@ -167,6 +182,7 @@ function forward(
       responseTimeout: requests.responseTimeout,
       buffers: ctx.responseBuffers,
       bufferLimits: requests.responseBuffer,
+      ...(hook ? { hook } : {}),
     },
   );
 }

@@ -19,8 +19,12 @@ export type PartValues = (part: KeyPart) => string;
  * algorithms), with ".sliding" or ".token-bucket" after it for the others. So a reload that
  * changes a window's algorithm starts it on fresh keys: no state of one algorithm is read as another's.
  */
-export const periodSegment = (periodMs: number, algorithm: WindowAlgorithm = 'fixed'): string =>
-  algorithm === 'fixed' ? String(periodMs) : `${periodMs}.${algorithm}`;
+export const periodSegment = (
+  periodMs: number,
+  algorithm: WindowAlgorithm = 'fixed',
+  calendar = false,
+): string =>
+  algorithm === 'fixed' ? (calendar ? `${periodMs}.calendar` : String(periodMs)) : `${periodMs}.${algorithm}`;
 
 /** The constant middle of a window's HTTP store key, ":<limiter>:<period>:<parts>", built once per config. */
 export const keyStem = (
@@ -28,7 +32,8 @@ export const keyStem = (
   periodMs: number,
   parts: readonly KeyPart[],
   algorithm: WindowAlgorithm = 'fixed',
-): string => `:${limiter}:${periodSegment(periodMs, algorithm)}:${parts.join('+')}`;
+  calendar = false,
+): string => `:${limiter}:${periodSegment(periodMs, algorithm, calendar)}:${parts.join('+')}`;
 
 /** A window's name in the IETF RateLimit headers: "<limiter>.<index>". */
 export const policyName = (limiter: CompiledLimiter, index: number): string => `${limiter.name}.${index}`;
@@ -49,18 +54,21 @@ export const routeWindow = (
  * The store key of one window: `<prefix>{<tag>}:<limiter>:<period>:<parts>:<other values>`.
  * The tag (in braces, a Redis Cluster hash tag) is the part every window of the limiter shares,
  * so one limiter's windows always land in one slot. The limit is not in the key: changing a
- * limit applies at once to the running counters.
+ * limit applies at once to the running counters. A calendar window's key ends with
+ * `@<start of its period, epoch ms>`, so it rolls over at the boundary.
  */
 export function windowKey(
   prefix: string,
   limiter: CompiledLimiter,
   windowIndex: number,
   values: PartValues,
+  nowMs?: number,
 ): string {
   const w = limiter.windows[windowIndex]!;
   // A route's limiters always name key parts (the config loader refuses others on a route).
   let key = `${prefix}{${values(limiter.tagPart!)}}${w.keyStem}`;
   for (const part of w.otherParts) key += `:${values(part)}`;
+  if (w.calendar) key += `@${w.calendar.periodAt(nowMs ?? Date.now()).startMs}`;
   return key;
 }
 
@@ -74,7 +82,8 @@ export function descriptorWindowKey(
   windowIndex: number,
 ): string {
   const w = match.limiter.windows[windowIndex]!;
-  return `${prefix}{${match.tag}}:${match.limiter.name}:${periodSegment(w.periodMs, w.algorithm)}:descriptor`;
+  const key = `${prefix}{${match.tag}}:${match.limiter.name}:${periodSegment(w.periodMs, w.algorithm, !!w.calendar)}:descriptor`;
+  return w.calendar ? `${key}@${w.calendar.periodAt(Date.now()).startMs}` : key;
 }
 
 /**
@@ -102,10 +111,19 @@ export function windowRequest(
   window: CompiledWindow,
   key: string,
   cost?: number,
+  nowMs?: number,
 ): WindowRequest {
   const enforce = !limiter.shadow;
   // A limiter with a ban skips the over-limit cache: every refusal must reach the store as a strike.
   const cacheWhenSpent = enforce && limiter.overLimitCache && limiter.ban === undefined;
+  if (window.calendar) {
+    // Counted as a fixed window that lives until the boundary (the key names the period).
+    const now = nowMs ?? Date.now();
+    const endsAtMs = window.calendar.periodAt(now).endMs;
+    const periodMs = Math.max(1, endsAtMs - now);
+    const base = { key, limit: window.limit, periodMs, enforce, cacheWhenSpent, endsAtMs };
+    return cost === undefined ? base : { ...base, cost };
+  }
   const { periodMs } = window;
   if (window.algorithm === 'fixed') {
     // Two literals: the HTTP path's fixed windows carry no cost property at all, as before.

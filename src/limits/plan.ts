@@ -9,9 +9,12 @@ export function planWindows(
   windows: readonly RouteWindow[],
   values: PartValues,
   prefix: string,
+  nowMs?: number,
 ): WindowRequest[] {
   return windows.map(({ limiter, index, window }) => {
-    const request = windowRequest(limiter, window, windowKey(prefix, limiter, index, values));
+    const request = window.calendar
+      ? windowRequest(limiter, window, windowKey(prefix, limiter, index, values, nowMs), undefined, nowMs)
+      : windowRequest(limiter, window, windowKey(prefix, limiter, index, values));
     // An enforcing limiter's penalty box rides on its first window; its other windows follow it.
     const ban = limiter.ban;
     if (ban === undefined || limiter.shadow || index !== 0) return request;

@@ -18,6 +18,8 @@ export type LimiterDecision =
   | 'body_too_large'
   | 'body_timeout'
   | 'invalid_target'
+  // a body-priced route's request without a Content-Length (411), refused before counting
+  | 'length_required'
   // allow and deny lists, bans (src/limits/exemption.ts, ban.ts)
   | 'exempt'
   | 'denied'

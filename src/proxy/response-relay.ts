@@ -11,6 +11,12 @@ export type ForwardOutcome =
   | { readonly kind: 'unreachable' | 'timeout'; readonly error: Error }
   | { readonly kind: 'aborted' };
 
+/** Sees an upstream response's status and headers before they are relayed; `strip` never reaches the client. */
+export interface ResponseHook {
+  readonly strip: readonly string[];
+  onResponse(status: number, headers: Readonly<Record<string, string | string[] | undefined>>): void;
+}
+
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 /**
  * Rate-limit headers are the gateway's to send: an upstream's own never reach the client, except
@@ -83,6 +89,7 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     private readonly cors = false,
     private readonly buffers?: ResponseBuffers,
     private readonly bufferLimits?: ResponseBufferLimits,
+    private readonly hook?: ResponseHook,
   ) {
     this.done = new Promise((resolve) => (this.#settle = resolve));
     onRequestEnd(req, res, this.#onRequestEnd);
@@ -174,6 +181,10 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
           ? dropGatewayHeadersAndRetry
           : dropGatewayHeaders,
     );
+    if (this.hook) {
+      this.hook.onResponse(statusCode, headers);
+      for (const name of this.hook.strip) delete out[name];
+    }
     for (const name in this.extraHeaders) out[name] = this.extraHeaders[name];
     if ('ratelimit' in out) appendToUpstreamFields(out, headers, this.extraHeaders);
     // writeHead would let the upstream's Vary replace the one the gateway set: keep both.

@@ -6,9 +6,9 @@ import { upstreamRequestHeaders, type ForwardedFacts } from './headers.js';
 import { pacedConnector } from './connect-pacing.js';
 import { requestGone } from './request-end.js';
 import type { ResponseBufferLimits, ResponseBuffers } from './response-buffers.js';
-import { ResponseRelay, type ForwardOutcome } from './response-relay.js';
+import { ResponseRelay, type ForwardOutcome, type ResponseHook } from './response-relay.js';
 
-export type { ForwardOutcome } from './response-relay.js';
+export type { ForwardOutcome, ResponseHook } from './response-relay.js';
 
 export interface ForwardOptions {
   /** The canonical request target (path and query) to send upstream. */
@@ -31,6 +31,8 @@ export interface ForwardOptions {
   /** Where an ordinary response (never an event stream) takes its share when its client falls behind. */
   readonly buffers?: ResponseBuffers;
   readonly bufferLimits?: ResponseBufferLimits;
+  /** Told of the upstream's response before it is relayed (a post-charge); strips the headers it names. */
+  readonly hook?: ResponseHook;
 }
 
 /**
@@ -106,6 +108,7 @@ export class UpstreamPool {
       responseTimeout,
       buffers,
       bufferLimits,
+      hook,
     }: ForwardOptions,
   ): Promise<ForwardOutcome> {
     // The client may have left while the limiter waited on the store: then never start the exchange.
@@ -123,6 +126,7 @@ export class UpstreamPool {
       cors,
       stream ? undefined : buffers,
       bufferLimits,
+      hook,
     );
     (stream ? this.streamPool : this.pool).dispatch(
       {

@@ -7,6 +7,7 @@ import type { ConfigIssue } from '../config/errors.js';
 import { routeBodyBound } from '../config/body-bound.js';
 import { suggestion } from '../config/did-you-mean.js';
 import type { FailurePolicy, GatewayConfig, LimiterConfig, RouteConfig } from '../config/schema.js';
+import { CALENDAR_PERIODS } from '../config/schema.js';
 import { compileCorsPolicy, type CorsPolicy } from '../cors/policy.js';
 import { DescriptorTable, patternId } from '../envoy/descriptor-table.js';
 import { parseRange } from '../net/client-ip.js';
@@ -14,10 +15,11 @@ import { headersReadBy } from '../identity/resolve.js';
 import { keyStem, routeWindow } from '../limits/keys.js';
 import { badAddresses, compileList } from '../limits/exemption.js';
 import { sfString } from '../limits/rate-limit-headers.js';
+import { CalendarClock } from '../limits/window-maths/calendar.js';
 import { Router } from '../routing/router.js';
 import { hasTlsSettings, isTlsUrl } from '../store/redis-connection.js';
 import type * as model from './model.js';
-import type { CompiledLimiter, CompiledWindow, KeyPart } from './model.js';
+import type { Charging, CompiledLimiter, CompiledWindow, KeyPart } from './model.js';
 
 export type { CompiledLimiter, CompiledWindow, RouteWindow } from './model.js';
 
@@ -53,8 +55,9 @@ export function compileLimiter(
       algorithm,
       burst: algorithm === 'token-bucket' ? (w.burst ?? w.limit) : w.limit,
       parts: w.key,
-      keyStem: keyStem(name, w.period, w.key, algorithm),
+      keyStem: keyStem(name, w.period, w.key, algorithm, w.align === 'calendar'),
       otherParts: w.key.filter((p) => p !== tagPart),
+      ...(w.align === 'calendar' ? { calendar: calendarOf(w) } : {}),
     };
   });
   return {
@@ -70,7 +73,44 @@ export function compileLimiter(
     allow: compileList(cfg.allow),
     deny: compileList(cfg.deny),
     ban: cfg.ban && { after: cfg.ban.after, withinMs: cfg.ban.within, forMs: cfg.ban.for },
+    ...(chargingOf(cfg, windows) ?? {}),
   };
+}
+
+const WEEKDAY_NUMBER = {
+  monday: 1,
+  tuesday: 2,
+  wednesday: 3,
+  thursday: 4,
+  friday: 5,
+  saturday: 6,
+  sunday: 7,
+};
+
+/** A calendar window's clock: its unit, zone and week start (the schema checked the period). */
+function calendarOf(w: LimiterInput['windows'][number]): CalendarClock {
+  return new CalendarClock({
+    unit: CALENDAR_PERIODS.get(w.period) ?? 'day',
+    timeZone: w.timeZone ?? 'UTC',
+    weekStart: WEEKDAY_NUMBER[w.weekStart ?? 'monday'],
+  });
+}
+
+/** The limiter's pricing (cost, chargeAfter, countOnly), as a spread: none when it has none. */
+function chargingOf(
+  cfg: LimiterInput,
+  windows: readonly CompiledWindow[],
+): { charging: Charging } | undefined {
+  const { cost, chargeAfter, countOnly } = cfg;
+  if (cost === undefined && chargeAfter === undefined && countOnly === undefined) return undefined;
+  const charging: Charging = {
+    cost: cost === undefined ? 1 : typeof cost === 'number' ? cost : { perBytes: Math.max(1, cost.per) },
+    afterHeader: chargeAfter?.header.toLowerCase(),
+    afterMax: chargeAfter?.max ?? Math.max(...windows.map((w) => w.limit)),
+    countOnly: countOnly && new Set(countOnly),
+    deferred: chargeAfter !== undefined || countOnly !== undefined,
+  };
+  return { charging };
 }
 
 /** `maxBodySize` is the route's effective bound (see routeBodyBound; the config loader passes it). */
@@ -94,6 +134,8 @@ export function compileRoute(
     .filter((w) => !w.limiter.shadow)
     .map((w) => `${sfString(w.policyName)};q=${w.window.limit};w=${Math.round(w.window.periodMs / 1000)}`)
     .join(', ');
+  const priced = limiters.filter((l) => l.charging);
+  const chargeHeaders = [...new Set(priced.flatMap((l) => l.charging!.afterHeader ?? []))];
   return {
     name: route.name,
     hosts: route.hosts,
@@ -111,6 +153,9 @@ export function compileRoute(
     maxBodySize,
     cors,
     stream: route.stream,
+    charged: priced.length > 0,
+    deferred: priced.some((l) => l.charging!.deferred),
+    chargeHeaders,
   };
 }
 
@@ -292,7 +337,9 @@ export function compileConfig(config: GatewayConfig): { table: RuleTable } | { i
   }
   for (const limiter of limiters.values()) {
     // Two windows with the same period, algorithm and key would share one store key and count each hit twice.
-    const ids = limiter.windows.map((w) => `${w.periodMs}:${w.algorithm}:${w.parts.join('+')}`);
+    const ids = limiter.windows.map(
+      (w) => `${w.periodMs}:${w.algorithm}${w.calendar ? ':calendar' : ''}:${w.parts.join('+')}`,
+    );
     if (new Set(ids).size !== ids.length) {
       issues.push({
         path: ['limiters', limiter.name, 'windows'],

@@ -25,6 +25,33 @@ export interface DescriptorPattern {
 /** How a window counts: see docs/limiting.md and src/limits/window-maths/. */
 export type WindowAlgorithm = 'fixed' | 'sliding' | 'token-bucket';
 
+/** A calendar window's periods (config align: calendar; src/limits/window-maths/calendar.ts). */
+export interface CalendarPeriods {
+  readonly spec: {
+    readonly unit: 'day' | 'week' | 'month';
+    readonly timeZone: string;
+    readonly weekStart: number;
+  };
+  /** The period holding `nowMs`: [startMs, endMs). */
+  periodAt(nowMs: number): { readonly startMs: number; readonly endMs: number };
+}
+
+/**
+ * How a limiter prices a request (config cost, chargeAfter, countOnly; docs/limiting.md#weighted-cost).
+ * A limiter without one charges 1 hit, counted at once.
+ */
+export interface Charging {
+  /** Hits per request: a number, or the body's declared size ÷ `perBytes`, rounded up, at least 1. */
+  readonly cost: number | { readonly perBytes: number };
+  /** chargeAfter: the response header (lower case) whose value is charged, and the most it charges. */
+  readonly afterHeader: string | undefined;
+  readonly afterMax: number;
+  /** countOnly: only responses with these statuses are counted. */
+  readonly countOnly: ReadonlySet<number> | undefined;
+  /** chargeAfter or countOnly: checked for room before forwarding, counted after the response. */
+  readonly deferred: boolean;
+}
+
 export interface CompiledWindow {
   /** Hits per period (token-bucket: tokens that come back per period). */
   readonly limit: number;
@@ -37,6 +64,8 @@ export interface CompiledWindow {
   readonly keyStem: string;
   /** The parts whose values follow the stem: all but the limiter's hash-tag part. */
   readonly otherParts: readonly KeyPart[];
+  /** align: calendar: the window resets at calendar boundaries (its key ends with the period's start). */
+  readonly calendar?: CalendarPeriods | undefined;
 }
 
 /**
@@ -86,6 +115,8 @@ export interface CompiledLimiter {
   readonly deny?: RequestList | undefined;
   /** The penalty box; absent: none (never on a shadow limiter's refusals). */
   readonly ban?: BanRule | undefined;
+  /** cost, chargeAfter, countOnly; undefined: 1 hit, counted at once. */
+  readonly charging?: Charging | undefined;
 }
 
 /** One window of one limiter on a route: precompiled, so a request's plan allocates one array. */
@@ -126,6 +157,11 @@ export interface CompiledRoute<Cors = unknown> {
   readonly cors: Cors | undefined;
   /** The route serves event streams: the upstream's stream pool and the streams caps. */
   readonly stream: boolean;
+  /** Some limiter prices requests (charging): counting takes the longer way. */
+  readonly charged?: boolean;
+  /** Some limiter counts after the response; the chargeAfter headers, stripped from the response. */
+  readonly deferred?: boolean;
+  readonly chargeHeaders?: readonly string[];
 }
 
 /** A route that answers CORS preflights. */

@@ -98,7 +98,7 @@ export class MemoryStore implements WindowStore {
     for (let i = 0; i < n; i++) {
       const r = requests[i]!;
       if (r.algorithm === undefined) {
-        const w = this.#byPeriod.get(r.periodMs)?.get(r.key);
+        const w = this.#byPeriod.get(fixedGroup(r))?.get(r.key);
         live[i] = w && w.resetAtMs > now ? w : undefined;
         if (r.enforce && (live[i]?.count ?? 0) + (r.cost ?? 1) > r.limit) blocked = true;
       } else {
@@ -120,8 +120,8 @@ export class MemoryStore implements WindowStore {
       const allowed = (w?.count ?? 0) + (r.cost ?? 1) <= r.limit;
       if (!blocked) {
         if (!w) {
-          w = { count: 0, resetAtMs: now + r.periodMs };
-          this.#insert(r.periodMs, r.key, w, requests, now);
+          w = { count: 0, resetAtMs: r.endsAtMs ?? now + r.periodMs };
+          this.#insert(fixedGroup(r), r.key, w, requests, now);
         }
         w.count += r.cost ?? 1;
       }
@@ -179,12 +179,15 @@ export class MemoryStore implements WindowStore {
 
   /** Drops expired windows: from the front of each period's Map, stopping at the first live one. */
   sweep(now = this.#now()): void {
-    for (const windows of this.#byPeriod.values()) {
+    for (const [group, windows] of this.#byPeriod) {
       for (const [key, w] of windows) {
         if (w.resetAtMs > now) break;
         windows.delete(key);
         this.#size--;
       }
+      // A calendar period's Map is done once its boundary passed.
+      if (windows.size === 0 && typeof group === 'string' && group.startsWith('@'))
+        this.#byPeriod.delete(group);
     }
   }
 
@@ -249,6 +252,10 @@ export class MemoryStore implements WindowStore {
     return true;
   }
 }
+
+/** The Map a fixed window lives in: its period, or a calendar window's boundary (all expire together). */
+const fixedGroup = (r: WindowRequest): number | string =>
+  r.endsAtMs === undefined ? r.periodMs : `@${r.endsAtMs}`;
 
 /** The Map a non-fixed window lives in: its algorithm and period (fixed windows: the period alone). */
 const groupOf = (r: WindowRequest): string => `${r.algorithm}:${r.periodMs}`;

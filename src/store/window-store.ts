@@ -20,6 +20,11 @@ export interface WindowRequest {
   readonly algorithm?: 'sliding' | 'token-bucket';
   /** A token bucket's refill: tokens per period (config `limit`). */
   readonly rate?: number;
+  /**
+   * A calendar window (fixed): its boundary in this process's clock; periodMs is then the time left
+   * to it (the Redis key's TTL). The memory store keeps such windows by boundary.
+   */
+  readonly endsAtMs?: number;
   /** The limiter's penalty box, on the first of its windows (see BanRequest). */
   readonly ban?: BanRequest;
 }
@@ -96,7 +101,9 @@ export function scriptWindowResult(
 ): WindowResult {
   const cost = w.cost ?? 1;
   const before = blocked ? count : count - cost;
-  return { count, limit: w.limit, resetAtMs: nowMs + ttlMs, allowed: before + cost <= w.limit };
+  // A calendar window resets at its boundary, not a round trip after it.
+  const resetAtMs = w.endsAtMs ?? nowMs + ttlMs;
+  return { count, limit: w.limit, resetAtMs, allowed: before + cost <= w.limit };
 }
 
 /** A sliding or token-bucket window's result from the script: also the ms until a retry passes. */

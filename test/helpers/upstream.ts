@@ -32,7 +32,7 @@ export interface SeenRequest {
 
 /**
  * A real HTTP upstream for tests. It echoes requests as JSON, and has paths for the awkward cases:
- * /status/NNN, /slow?ms=N, /hang (never answers; records the abort), /stream (chunks over time).
+ * /status/NNN, /cost?n=N (an X-Cost header), /slow?ms=N, /hang (never answers; records the abort), /stream (chunks over time).
  */
 export class TestUpstream {
   readonly seen: SeenRequest[] = [];
@@ -97,6 +97,15 @@ export class TestUpstream {
       res.writeHead(Number(url.pathname.slice(8)), {
         'content-type': 'application/json',
         'x-ratelimit-limit': '999',
+      });
+      res.end('{"upstream":true}');
+      return;
+    }
+    if (url.pathname === '/cost') {
+      // The cost an upstream reports for the request (chargeAfter): ?n= as sent, ?status= (200).
+      res.writeHead(Number(url.searchParams.get('status') ?? 200), {
+        'content-type': 'application/json',
+        'x-cost': url.searchParams.get('n') ?? '',
       });
       res.end('{"upstream":true}');
       return;
