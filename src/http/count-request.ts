@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CompiledLimiter, CompiledRoute } from '../rules/compile.js';
+import type { RouteWindow } from '../rules/model.js';
 import type { Peer } from '../identity/peer.js';
 import { identityOf, needsCredentials, resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
 import { decide, type Decision, type RateLimitReport } from '../limits/decision.js';
@@ -8,6 +9,7 @@ import type { Refusal } from '../limits/refusal.js';
 import type { GatewayMetrics, LimiterDecision } from '../metrics/gateway-metrics.js';
 import type { WindowResult, WindowStore } from '../store/window-store.js';
 import type { GatewayState } from './state.js';
+import { needsTier, requestTier, type RequestTier } from './request-tier.js';
 
 /**
  * Counting, which the proxy handler and the decision handler share: identity → plan → store →
@@ -48,6 +50,8 @@ export interface Counted {
   readonly report: RateLimitReport | undefined;
   /** Set when the request must go no further (429, or 503 when the store failed and the route fails closed). */
   readonly refusal: Refusal | undefined;
+  /** The tier chosen, on a route with tiers or while overrides are set. */
+  readonly tier?: RequestTier | undefined;
 }
 
 const UNAVAILABLE: Refusal = {
@@ -63,42 +67,49 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
   const identity = needsCredentials(route.parts)
     ? await resolveIdentity(state.identity, route.parts, peer, reqHeaders)
     : identityOf(state.identity, route.parts, peer, reqHeaders);
-  const requests = planWindows(route.windows, (part) => identity.hashed.get(part)!, state.keyPrefix);
+  // Tiers and overrides (docs/limiting.md#tiers-and-overrides): the windows at the request's tier.
+  const tier = needsTier(state.tiers, route)
+    ? await requestTier(state.tiers, state.identity, route, identity, reqHeaders)
+    : undefined;
+  const windows = tier?.windows ?? route.windows;
+  if (windows.length === 0) return { identity, outcome: 'unlimited', report: undefined, refusal: undefined, tier };
+  const requests = planWindows(windows, (part) => identity.hashed.get(part)!, state.keyPrefix);
   let decision: Decision;
   try {
     const results = await lim.store.hit(requests);
-    decision = decide(route.windows, results, Date.now());
-    recordDecisions(lim.metrics, route, results, decision.blockedBy);
+    decision = decide(windows, results, Date.now());
+    recordDecisions(lim.metrics, route, windows, results, decision.blockedBy);
   } catch (err) {
     for (const l of route.limiters) lim.metrics.limiterDecision(l.name, 'store_error');
     lim.warnStore({ reqId: c.requestId, err: (err as Error).message });
     if (route.failsClosed)
-      return { identity, outcome: 'store_error', report: undefined, refusal: UNAVAILABLE };
+      return { identity, outcome: 'store_error', report: undefined, refusal: UNAVAILABLE, tier };
     lim.metrics.uncounted();
-    return { identity, outcome: 'store_error', report: undefined, refusal: undefined };
+    return { identity, outcome: 'store_error', report: undefined, refusal: undefined, tier };
   }
   const { report } = decision;
   if (!decision.allowed) {
     const limiter = decision.blockedBy!;
     const retryAfterSec = decision.retryAfterSec;
     const refusal = { status: 429, code: 'rate_limited', message: limiter.message, retryAfterSec, limiter };
-    return { identity, outcome: 'limited', report, refusal };
+    return { identity, outcome: 'limited', report, refusal, tier };
   }
   const outcome = decision.shadowLimited ? 'shadow_limited' : 'allowed';
-  return { identity, outcome, report, refusal: undefined };
+  return { identity, outcome, report, refusal: undefined, tier };
 }
 
 /** Counts each limiter's verdict: limited (it refused), shadow_limited (a shadow limiter's window was spent), or allowed. */
 function recordDecisions(
   metrics: GatewayMetrics,
   route: CompiledRoute,
+  windows: readonly RouteWindow[],
   results: readonly WindowResult[],
   blockedBy: CompiledLimiter | undefined,
 ): void {
   for (const limiter of route.limiters) {
     let decision: LimiterDecision = 'allowed';
     if (limiter === blockedBy) decision = 'limited';
-    else if (limiter.shadow && route.windows.some((w, i) => w.limiter === limiter && !results[i]!.allowed)) {
+    else if (limiter.shadow && windows.some((w, i) => w.limiter === limiter && !results[i]!.allowed)) {
       decision = 'shadow_limited';
     }
     metrics.limiterDecision(limiter.name, decision);

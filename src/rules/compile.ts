@@ -12,6 +12,7 @@ import { parseRange } from '../net/client-ip.js';
 import { headersReadBy } from '../identity/resolve.js';
 import { keyStem, routeWindow } from '../limits/keys.js';
 import { Router } from '../routing/router.js';
+import { tieredRouteWindow, withTiers } from './tiers.js';
 import { hasTlsSettings, isTlsUrl } from '../store/redis-connection.js';
 import type * as model from './model.js';
 import type { CompiledLimiter, CompiledWindow, KeyPart } from './model.js';
@@ -44,7 +45,7 @@ export function compileLimiter(
   const tagPart = shared ?? keys[0]![0];
   const windows = cfg.windows.map((w): CompiledWindow => {
     const algorithm = w.algorithm ?? 'fixed';
-    return {
+    const window: CompiledWindow = {
       limit: w.limit,
       periodMs: w.period,
       algorithm,
@@ -53,6 +54,7 @@ export function compileLimiter(
       keyStem: keyStem(name, w.period, w.key, algorithm),
       otherParts: w.key.filter((p) => p !== tagPart),
     };
+    return w.tiers ? withTiers(window, w.tiers) : window;
   });
   return {
     name,
@@ -79,7 +81,7 @@ export function compileRoute(
   );
   if (parts.has('jwt') || parts.has('workspace_token')) parts.add('ip'); // the per-IP fallback key
   const windows = limiters.flatMap((limiter) =>
-    limiter.windows.map((window, index) => routeWindow(limiter, index, window)),
+    limiter.windows.map((window, index) => tieredRouteWindow(routeWindow(limiter, index, window))),
   );
   const ietfPolicy = windows
     .filter((w) => !w.limiter.shadow)
@@ -102,6 +104,7 @@ export function compileRoute(
     maxBodySize,
     cors,
     stream: route.stream,
+    tiered: windows.some((w) => w.tiers !== undefined),
   };
 }
 
@@ -299,6 +302,17 @@ export function compileConfig(config: GatewayConfig): { table: RuleTable } | { i
       path: ['identity', 'jwt'],
       message: 'set one of secret, secretFile, publicKeys or jwksFile',
     });
+  }
+  const tierJwt = config.tiers.jwt;
+  if (tierJwt) {
+    const own = tierJwt.jwksUrl || tierJwt.jwksFile || tierJwt.publicKeys.length > 0 || tierJwt.secret;
+    if (!own && !config.identity.jwt)
+      issues.push({
+        path: ['tiers', 'jwt'],
+        message: 'set jwksUrl, jwksFile, publicKeys or secret, or configure identity.jwt (the visitor JWT) to read',
+      });
+    if (tierJwt.jwksUrl && !URL.canParse(tierJwt.jwksUrl))
+      issues.push({ path: ['tiers', 'jwt', 'jwksUrl'], message: `not a URL: "${tierJwt.jwksUrl}"` });
   }
   if (issues.length > 0) return { issues };
   return { table: buildRuleTable(config, routes, limiters) };

@@ -34,6 +34,8 @@ export interface CompiledWindow {
   readonly keyStem: string;
   /** The parts whose values follow the stem: all but the limiter's hash-tag part. */
   readonly otherParts: readonly KeyPart[];
+  /** Config `tiers`: the window as each named tier sees it (same key, its own limit and burst). */
+  readonly tiers?: ReadonlyMap<string, CompiledWindow>;
 }
 
 export interface CompiledLimiter {
@@ -60,6 +62,8 @@ export interface RouteWindow {
   readonly window: CompiledWindow;
   /** The window's name in the IETF RateLimit headers: "<limiter>.<index>". */
   readonly policyName: string;
+  /** The same window for each tier it names (src/rules/tiers.ts); absent when it names none. */
+  readonly tiers?: ReadonlyMap<string, RouteWindow>;
 }
 
 /**
@@ -91,6 +95,8 @@ export interface CompiledRoute<Cors = unknown> {
   readonly cors: Cors | undefined;
   /** The route serves event streams: the upstream's stream pool and the streams caps. */
   readonly stream: boolean;
+  /** Some window of the route names tiers: the request's tier is chosen before counting. */
+  readonly tiered?: boolean;
 }
 
 /** A route that answers CORS preflights. */
