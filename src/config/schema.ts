@@ -322,7 +322,10 @@ const tierJwt = z.strictObject({
   jwksUrl: z.string().default('').meta({
     description: 'A JWKS URL (fetched and cached by jose) to verify a bearer JWT with.',
   }),
-  jwksFile: z.string().default('').meta({ description: 'A local JWKS JSON file to verify a bearer JWT with.' }),
+  jwksFile: z
+    .string()
+    .default('')
+    .meta({ description: 'A local JWKS JSON file to verify a bearer JWT with.' }),
   publicKeys: z
     .array(z.string())
     .default([])
@@ -343,15 +346,19 @@ const tiers = z.strictObject({
       'visitor JWT (identity.jwt) is read; otherwise the Authorization bearer JWT, verified with them.',
   }),
   workspaceTokenPlan: z.boolean().default(false).meta({
-    description: "The tier is the verified workspace token's plan (static: its plan; database: its workspace's).",
+    description:
+      "The tier is the verified workspace token's plan (static: its plan; database: its workspace's).",
   }),
   overrides: z
     .strictObject({
-      file: z.string().default('').meta({
-        description:
-          'A YAML or JSON file of overrides ("<kind>:<value>": tier, unlimited or { limit, burst }), reloaded ' +
-          'when it changes; a bad file keeps the last good overrides. Empty: none from a file.',
-      }),
+      file: z
+        .string()
+        .default('')
+        .meta({
+          description:
+            'A YAML or JSON file of overrides ("<kind>:<value>": tier, unlimited or { limit, burst }), reloaded ' +
+            'when it changes; a bad file keeps the last good overrides. Empty: none from a file.',
+        }),
       pollInterval: duration
         .refine((d) => d >= 100, 'must be at least 100ms')
         .prefault('1s')
@@ -361,7 +368,9 @@ const tiers = z.strictObject({
         }),
     })
     .prefault({})
-    .meta({ description: 'Overrides of the tier or limit per API token, workspace, JWT subject or address.' }),
+    .meta({
+      description: 'Overrides of the tier or limit per API token, workspace, JWT subject or address.',
+    }),
 });
 
 const upstream = z.strictObject({
@@ -442,7 +451,9 @@ const window = z
         name,
         z.strictObject({
           limit: positiveInt.meta({ description: "The tier's limit (token-bucket: its refill per period)." }),
-          burst: positiveInt.optional().meta({ description: "token-bucket only: the tier's burst; unset: limit." }),
+          burst: positiveInt
+            .optional()
+            .meta({ description: "token-bucket only: the tier's burst; unset: limit." }),
         }),
       )
       .optional()

@@ -72,7 +72,8 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
     ? await requestTier(state.tiers, state.identity, route, identity, reqHeaders)
     : undefined;
   const windows = tier?.windows ?? route.windows;
-  if (windows.length === 0) return { identity, outcome: 'unlimited', report: undefined, refusal: undefined, tier };
+  if (windows.length === 0)
+    return { identity, outcome: 'unlimited', report: undefined, refusal: undefined, tier };
   const requests = planWindows(windows, (part) => identity.hashed.get(part)!, state.keyPrefix);
   let decision: Decision;
   try {

@@ -32,7 +32,9 @@ export interface RequestTier {
 
 /** Whether a request on `route` needs a tier chosen at all (else: the route's windows as compiled). */
 export const needsTier = (tiers: TierState | undefined, route: CompiledRoute): tiers is TierState =>
-  tiers !== undefined && route.windows.length > 0 && (route.tiered === true || !tiers.overrides.current().empty);
+  tiers !== undefined &&
+  route.windows.length > 0 &&
+  (route.tiered === true || !tiers.overrides.current().empty);
 
 export async function requestTier(
   tiers: TierState,
@@ -53,7 +55,9 @@ export async function requestTier(
   const facts =
     tokenId !== undefined && wantsFacts ? await sources.workspaceTokens.facts?.(tokenId) : undefined;
   const claims =
-    tiers.jwt && (route.tiered === true || table.kinds.has('sub')) ? await tiers.jwt.claims(headers) : undefined;
+    tiers.jwt && (route.tiered === true || table.kinds.has('sub'))
+      ? await tiers.jwt.claims(headers)
+      : undefined;
   const override = table.lookup({
     token: tokenId,
     workspace: facts?.workspace,

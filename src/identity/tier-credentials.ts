@@ -7,7 +7,12 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { bearerToken } from '../credentials/bearer.js';
-import { verifyKey, visitorToken, type VerifyKey, type VisitorJwtSettings } from '../credentials/visitor-jwt.js';
+import {
+  verifyKey,
+  visitorToken,
+  type VerifyKey,
+  type VisitorJwtSettings,
+} from '../credentials/visitor-jwt.js';
 import type { TierJwtConfig } from '../config/schema.js';
 
 /** What a verified JWT says: its tier claim and its subject (overrides "sub:<value>"). */
@@ -39,24 +44,32 @@ export class TierJwtVerifier {
   ) {}
 
   /** `visitorJwt` is identity.jwt, used when the tier's own keys are not set. */
-  static async create(cfg: TierJwtConfig, visitorJwt: VisitorJwtSettings | undefined): Promise<TierJwtVerifier> {
+  static async create(
+    cfg: TierJwtConfig,
+    visitorJwt: VisitorJwtSettings | undefined,
+  ): Promise<TierJwtVerifier> {
     const own = cfg.jwksUrl || cfg.jwksFile || cfg.publicKeys.length > 0 || cfg.secret;
     if (!own) {
-      if (!visitorJwt) throw new Error('tiers.jwt: set jwksUrl, jwksFile, publicKeys or secret (or identity.jwt)');
+      if (!visitorJwt)
+        throw new Error('tiers.jwt: set jwksUrl, jwksFile, publicKeys or secret (or identity.jwt)');
       const algs = cfg.algorithms ?? [...visitorJwt.algorithms];
       return new TierJwtVerifier(await verifyKey(visitorJwt), cfg, algs, true);
     }
     const key = cfg.jwksUrl
       ? createRemoteJWKSet(new URL(cfg.jwksUrl))
       : await verifyKey({ ...cfg, secretFile: '' } as unknown as VisitorJwtSettings);
-    const algs = cfg.algorithms ?? (cfg.secret && !cfg.jwksFile && cfg.publicKeys.length === 0 ? ['HS256'] : ['RS256', 'ES256']);
+    const algs =
+      cfg.algorithms ??
+      (cfg.secret && !cfg.jwksFile && cfg.publicKeys.length === 0 ? ['HS256'] : ['RS256', 'ES256']);
     return new TierJwtVerifier(key, cfg, algs, false);
   }
 
   /** The token this verifier reads from a request's headers. */
   token(headers: IncomingHttpHeaders): string | undefined {
     const authorization = header(headers, 'authorization');
-    return this.visitor ? visitorToken(authorization, header(headers, 'x-widget-token')) : bearerToken(authorization);
+    return this.visitor
+      ? visitorToken(authorization, header(headers, 'x-widget-token'))
+      : bearerToken(authorization);
   }
 
   /** The claims of the request's token; undefined when there is none or it fails verification. */

@@ -2,8 +2,7 @@
  * A request's tier, and the windows it is counted against. Pure: the credentials were verified
  * before (src/identity/tier-credentials.ts), the overrides compiled (overrides.ts).
  */
-import type { RouteWindow } from '../rules/model.js';
-import { windowWithLimit } from '../rules/tiers.js';
+import type { CompiledWindow, RouteWindow } from '../rules/model.js';
 import type { OverrideMatch } from './overrides.js';
 
 export type TierSource = 'override' | 'jwt' | 'plan' | 'default';
@@ -31,6 +30,12 @@ export function chooseTier(
   if (jwtTier !== undefined) return { tier: jwtTier, source: 'jwt', override: undefined };
   if (planTier !== undefined) return { tier: planTier, source: 'plan', override: undefined };
   return DEFAULT_TIER;
+}
+
+/** The window as a limit of `limit` (and a token bucket's `burst`, else the limit) sees it. */
+export function windowWithLimit(window: CompiledWindow, limit: number, burst?: number): CompiledWindow {
+  const { tiers: _tiers, ...rest } = window;
+  return { ...rest, limit, burst: window.algorithm === 'token-bucket' ? (burst ?? limit) : limit };
 }
 
 const NONE: readonly RouteWindow[] = [];

@@ -309,7 +309,8 @@ export function compileConfig(config: GatewayConfig): { table: RuleTable } | { i
     if (!own && !config.identity.jwt)
       issues.push({
         path: ['tiers', 'jwt'],
-        message: 'set jwksUrl, jwksFile, publicKeys or secret, or configure identity.jwt (the visitor JWT) to read',
+        message:
+          'set jwksUrl, jwksFile, publicKeys or secret, or configure identity.jwt (the visitor JWT) to read',
       });
     if (tierJwt.jwksUrl && !URL.canParse(tierJwt.jwksUrl))
       issues.push({ path: ['tiers', 'jwt', 'jwksUrl'], message: `not a URL: "${tierJwt.jwksUrl}"` });

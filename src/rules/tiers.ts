@@ -3,13 +3,8 @@
  * config. A variant shares its window's store key: a request's tier changes the limit it is checked
  * against, never the counter it spends (docs/limiting.md#tiers-and-overrides).
  */
+import { windowWithLimit } from '../limits/tier-choice.js';
 import type { CompiledWindow, RouteWindow } from './model.js';
-
-/** The window as a limit of `limit` (and a token bucket's `burst`, else the limit) sees it. */
-export function windowWithLimit(window: CompiledWindow, limit: number, burst?: number): CompiledWindow {
-  const { tiers: _tiers, ...rest } = window;
-  return { ...rest, limit, burst: window.algorithm === 'token-bucket' ? (burst ?? limit) : limit };
-}
 
 /** A window with its tiers' variants. */
 export function withTiers(
@@ -17,7 +12,8 @@ export function withTiers(
   tiers: Readonly<Record<string, { readonly limit: number; readonly burst?: number | undefined }>>,
 ): CompiledWindow {
   const variants = new Map<string, CompiledWindow>();
-  for (const [name, t] of Object.entries(tiers)) variants.set(name, windowWithLimit(window, t.limit, t.burst));
+  for (const [name, t] of Object.entries(tiers))
+    variants.set(name, windowWithLimit(window, t.limit, t.burst));
   return { ...window, tiers: variants };
 }
 

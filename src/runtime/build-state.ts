@@ -75,7 +75,10 @@ export async function buildState(
 }
 
 /** The tier JWT verifier; the previous state's while its settings are unchanged (a JWKS URL's cache stays). */
-async function tierJwt(table: RuleTable, previous: GatewayState | undefined): Promise<TierJwtVerifier | undefined> {
+async function tierJwt(
+  table: RuleTable,
+  previous: GatewayState | undefined,
+): Promise<TierJwtVerifier | undefined> {
   const cfg = table.config.tiers.jwt;
   if (!cfg) return undefined;
   const same = previous && JSON.stringify(previous.table.config.tiers.jwt) === JSON.stringify(cfg);

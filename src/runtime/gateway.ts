@@ -18,6 +18,9 @@ import { Admission } from '../limits/admission.js';
 import { ResponseBuffers } from '../proxy/response-buffers.js';
 import { retiredPools } from './build-state.js';
 import { CertificateError } from './tls/certificates.js';
+import { overrideRoutes } from './admin-overrides.js';
+import { LiveOverrides } from './overrides.js';
+import { sharedOverrides } from '../store/shared-overrides.js';
 
 export type { BoundListener } from './listeners.js';
 
@@ -58,6 +61,8 @@ export class Gateway {
     state: LiveState,
     readonly store: WindowStore,
     private readonly options: GatewayOptions & { readonly metrics: GatewayMetrics },
+    /** Tier and limit overrides: the overrides file's and the admin API's (kept in the store). */
+    readonly overrides: LiveOverrides,
   ) {
     this.#state = state;
     this.metrics = options.metrics;
@@ -97,14 +102,16 @@ export class Gateway {
         );
       }
     }
+    const overrides = new LiveOverrides(sharedOverrides(table.config.store, options.logger), options.logger);
     let state: LiveState;
     try {
-      state = await LiveState.build(table, options);
+      await overrides.configure(table.config.tiers.overrides);
+      state = await LiveState.build(table, { ...options, overrides });
     } catch (err) {
-      await Promise.all([options.embedded?.close(), store.close()]);
+      await Promise.all([options.embedded?.close(), store.close(), overrides.close()]);
       throw err;
     }
-    const gateway = new Gateway(state, store, { ...options, metrics });
+    const gateway = new Gateway(state, store, { ...options, metrics }, overrides);
     try {
       await gateway.#listen();
     } catch (err) {
@@ -141,6 +148,7 @@ export class Gateway {
    * stay open for their grace period: requests holding the old table may still need them.
    */
   async reload(table: RuleTable): Promise<void> {
+    await this.overrides.configure(table.config.tiers.overrides);
     const old = await this.#state.reload(table);
     this.metrics.configReload(true);
     this.#retirement.retire(
@@ -229,7 +237,7 @@ export class Gateway {
   /** Stops accepting, lets in-flight requests finish for up to the drain timeout, then closes the store. */
   /** The admin API's routes: each feature that the admin listener serves adds its own. */
   #adminRoutes(): AdminRoute[] {
-    return [];
+    return [...overrideRoutes(this.overrides)];
   }
 
   close(): Promise<void> {
@@ -248,6 +256,6 @@ export class Gateway {
     ]);
     await Promise.all([this.#state.close(), this.#retirement.closeAll()]);
     // Last: the embedded services may still have been answering a drained request.
-    await Promise.all([this.store.close(), this.options.embedded?.close()]);
+    await Promise.all([this.store.close(), this.options.embedded?.close(), this.overrides.close()]);
   }
 }
