@@ -164,3 +164,18 @@ test('401 without the token, 403 without one configured, 400 for a bad body or k
   const { overrides } = (await send(`${a.adminUrl}/v1/overrides`)).json() as { overrides: { key: string }[] };
   expect(overrides.filter((o) => o.key === 'token:abc')).toEqual([]);
 });
+
+test('with the memory store: applied in the process at once', async ({ gateways, upstream }) => {
+  const memory = config(ADMIN).replace(/store:\n {2}redis: [^\n]*\n/, '');
+  const g = await gateways.start(memory, { UPSTREAM_URL: upstream.url });
+  const put = await send(`${g.adminUrl}/v1/overrides/ip:192.0.2.77`, {
+    method: 'PUT',
+    headers: auth,
+    body: '{"limit":9}',
+  });
+  expect(put.status).toBe(200);
+  expect(await limitOf(g.url(), '192.0.2.77')).toBe('9');
+  expect((await send(`${g.adminUrl}/v1/overrides`)).json()).toEqual({
+    overrides: [{ key: 'ip:192.0.2.77/32', source: 'api', limit: 9 }],
+  });
+});
