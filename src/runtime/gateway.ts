@@ -106,6 +106,7 @@ export class Gateway {
     let state: LiveState;
     try {
       await overrides.configure(table.config.tiers.overrides);
+      await overrides.firstRead(table.config.store.redis.connectTimeout);
       state = await LiveState.build(table, { ...options, overrides });
     } catch (err) {
       await Promise.all([options.embedded?.close(), store.close(), overrides.close()]);

@@ -80,8 +80,17 @@ export class LiveOverrides implements OverridesView {
       this.#poller = setInterval(() => void this.poll(), config.pollInterval);
       this.#poller.unref();
     }
-    await this.poll();
+    // Not awaited: a reload never waits on the store (the start awaits a first read: see firstRead).
+    void this.poll();
     this.#compile();
+  }
+
+  /** The first read of the store's overrides, waited for at most `timeoutMs` (the store may be away). */
+  async firstRead(timeoutMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    await Promise.race([this.poll(), timeout]);
+    clearTimeout(timer);
   }
 
   /** Reads the overrides file again; a bad one is logged and the last good overrides stay. */

@@ -106,9 +106,11 @@ export function sharedOverrides(config: GatewayConfig['store'], logger?: Logger)
   if (kind === 'memory') return new MemoryOverrides();
   // Unlike the windows' connection, commands wait for a connection (the poll is not on the
   // request path); maxRetriesPerRequest 0 still fails them at the first failed reconnect.
+  // A command timeout of its own bounds a poll against a stalled Redis (the next poll asks again).
   const options = {
     ...redisClientOptions({ connectTimeoutMs: config.redis.connectTimeout }),
     enableOfflineQueue: true,
+    commandTimeout: Math.max(1000, config.redis.connectTimeout),
   };
   const warn = logger ? throttledWarn(logger, 'redis overrides error') : undefined;
   let client: Redis | Cluster;
