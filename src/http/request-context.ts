@@ -8,6 +8,7 @@ import { peerOf, type Peer } from '../identity/peer.js';
 import type { RequestIdentity } from '../identity/resolve.js';
 import { addRateLimitHeaders } from '../limits/rate-limit-headers.js';
 import type { Refusal } from '../limits/refusal.js';
+import { ietfPolicyOf } from '../limits/tier-choice.js';
 import { throttledWarn } from '../logger.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { acceptableRequestId } from '../proxy/headers.js';
@@ -223,11 +224,21 @@ export function routeOf(
   return c as RoutedContext; // route and peer are now set
 }
 
+/** The route's RateLimit-Policy, or, at a tier or an override's limit, the windows' at it. */
+const ietfPolicy = (route: CompiledRoute, counted: Counted): string =>
+  counted.tier && counted.tier.windows !== route.windows
+    ? ietfPolicyOf(counted.tier.windows)
+    : route.ietfPolicy;
+
 /** Keeps what counting came to: the outcome, the identity, the X-RateLimit-* headers. */
 export function keepCount(c: RoutedContext, counted: Counted): Refusal | undefined {
   c.outcome = counted.outcome;
   c.identity = counted.identity;
-  addRateLimitHeaders(c.headers, counted.report, c.limiting.ietfHeaders ? c.route.ietfPolicy : undefined);
+  addRateLimitHeaders(
+    c.headers,
+    counted.report,
+    c.limiting.ietfHeaders ? ietfPolicy(c.route, counted) : undefined,
+  );
   return counted.refusal;
 }
 

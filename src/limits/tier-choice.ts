@@ -60,3 +60,10 @@ export function windowsFor(windows: readonly RouteWindow[], choice: TierChoice):
   }
   return out ?? windows;
 }
+
+/** The RateLimit-Policy value of windows: `"<limiter>.<index>";q=<limit>;w=<seconds>` of each enforced one. */
+export const ietfPolicyOf = (windows: readonly RouteWindow[]): string =>
+  windows
+    .filter((w) => !w.limiter.shadow)
+    .map((w) => `"${w.policyName}";q=${w.window.limit};w=${Math.round(w.window.periodMs / 1000)}`)
+    .join(', ');

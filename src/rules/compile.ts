@@ -12,6 +12,7 @@ import { parseRange } from '../net/client-ip.js';
 import { headersReadBy } from '../identity/resolve.js';
 import { keyStem, routeWindow } from '../limits/keys.js';
 import { Router } from '../routing/router.js';
+import { ietfPolicyOf } from '../limits/tier-choice.js';
 import { tieredRouteWindow, withTiers } from './tiers.js';
 import { hasTlsSettings, isTlsUrl } from '../store/redis-connection.js';
 import type * as model from './model.js';
@@ -83,10 +84,7 @@ export function compileRoute(
   const windows = limiters.flatMap((limiter) =>
     limiter.windows.map((window, index) => tieredRouteWindow(routeWindow(limiter, index, window))),
   );
-  const ietfPolicy = windows
-    .filter((w) => !w.limiter.shadow)
-    .map((w) => `"${w.policyName}";q=${w.window.limit};w=${Math.round(w.window.periodMs / 1000)}`)
-    .join(', ');
+  const ietfPolicy = ietfPolicyOf(windows);
   return {
     name: route.name,
     hosts: route.hosts,

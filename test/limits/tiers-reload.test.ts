@@ -14,7 +14,8 @@ writeFileSync(join(dir, 'a.yaml'), 'ip:203.0.113.0/24: pro\n');
 writeFileSync(join(dir, 'b.yaml'), 'ip:203.0.113.0/24: free\n');
 
 const config = (proLimit: number, file: string) =>
-  gatewayYaml(`
+  gatewayYaml(
+    `
 store:
   redis: { url: '\${REDIS_URL}', keyPrefix: 'tiers-reload:' }
 identity:
@@ -28,7 +29,9 @@ limiters:
     windows: [{ limit: 3, period: 1h, key: [ip], tiers: { pro: { limit: ${proLimit} }, free: { limit: 2 } } }]
 routes:
   - { name: r, paths: ['/*'], upstream: app, limiters: [api] }
-`);
+`,
+    { listeners: [{ ietfHeaders: true }] },
+  );
 
 const test = gatewayTest({ config: config(10, 'a.yaml') });
 
@@ -41,6 +44,12 @@ test("a reload changes a tier's limit and the overrides file; the counter carrie
     return [r.status, r.headers['x-ratelimit-limit'], r.headers['x-ratelimit-remaining']];
   };
   expect(await hit()).toEqual([200, '10', '9']);
+  // RateLimit-Policy states the limit at the request's tier too.
+  const r = await send(`${gateway.url()}/x`, { headers: { 'x-forwarded-for': '203.0.113.6' } });
+  expect([r.headers['ratelimit-policy'], r.headers['ratelimit']]).toEqual([
+    '"api.0";q=10;w=3600',
+    '"api.0";r=9;t=3600',
+  ]);
   await gateway.reload(loadConfigText(config(20, 'a.yaml'), 'c.yaml', gatewayEnv));
   expect(await hit()).toEqual([200, '20', '18']);
   await gateway.reload(loadConfigText(config(20, 'b.yaml'), 'c.yaml', gatewayEnv));
