@@ -21,7 +21,8 @@ const USAGE = `usage:
   tollgate users   rotate-key ID [--config FILE]
   tollgate tokens  create --workspace NAME [--user ID] [--config FILE]
   tollgate tokens  list [--json] [--config FILE]
-  tollgate tokens  revoke ID [--config FILE]`;
+  tollgate tokens  revoke ID [--config FILE]
+  tollgate tokens  plan --workspace NAME [PLAN] [--config FILE]`;
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({

@@ -71,6 +71,18 @@ export const SCENARIOS = [
     decisions: 'bench-forward',
   },
   {
+    id: 'tollgate-tier',
+    label: 'tollgate, Redis store, one IP limiter with tiers, the tier from an override (CIDR)',
+    kind: 'tollgate',
+    redis: true,
+    config: 'bench/gateway-tiers.yaml',
+    path: '/bench/forward',
+    expect: 200,
+    limit: HUGE_LIMIT,
+    counterPrefix: 'tg:',
+    decisions: 'bench-tier',
+  },
+  {
     id: 'tollgate-redis-w2',
     label: 'tollgate, Redis store, workers: 2',
     kind: 'tollgate',

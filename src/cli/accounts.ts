@@ -16,6 +16,7 @@ import {
   revokeWorkspaceToken,
   WorkspaceOwnerError,
   workspaceOwner,
+  setWorkspacePlan,
 } from '../services/accounts/workspaces.js';
 import { formatTable } from './table.js';
 import { UsageError } from './usage-error.js';
@@ -35,7 +36,8 @@ class CommandError extends Error {
 export const USERS_USAGE =
   'usage: tollgate users create --name NAME [--email ADDRESS] | tollgate users list [--json] | tollgate users rotate-key ID';
 export const TOKENS_USAGE =
-  'usage: tollgate tokens create --workspace NAME [--user ID] | tollgate tokens list [--json] | tollgate tokens revoke ID';
+  'usage: tollgate tokens create --workspace NAME [--user ID] | tollgate tokens list [--json] | tollgate tokens revoke ID' +
+  ' | tollgate tokens plan --workspace NAME [PLAN]';
 
 export interface AccountOptions {
   readonly name?: string;
@@ -160,6 +162,15 @@ export async function tokens(configFile: string, args: string[], options: Accoun
             t.revoked_at,
           ]),
         ),
+      );
+    });
+  }
+  if (action === 'plan' && workspace && args.length <= 2) {
+    // The workspace's plan: its tokens' tier under tiers.workspaceTokenPlan (no PLAN: cleared).
+    return withDatabase(configFile, (db) => {
+      if (!setWorkspacePlan(db, workspace, id)) throw new CommandError(`no workspace "${workspace}"`, 1);
+      console.log(
+        id ? `workspace "${workspace}" is on plan "${id}"` : `workspace "${workspace}" has no plan`,
       );
     });
   }

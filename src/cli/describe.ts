@@ -2,6 +2,7 @@ import ms from 'ms';
 import type { CanonicalTarget } from '../routing/request-target.js';
 import type { CompiledLimiter, CompiledWindow, RuleTable } from '../rules/compile.js';
 import type { RequestIdentity } from '../identity/resolve.js';
+import type { RequestTier } from '../http/request-tier.js';
 import { windowKey } from '../limits/plan.js';
 import { banKeys } from '../limits/keys.js';
 import { listVerdict } from '../limits/exemption.js';
@@ -23,12 +24,19 @@ const calendarText = (w: CompiledWindow) => {
 
 /** The period: "1h", or a calendar window's. */
 const periodText = (w: CompiledWindow) => (w.calendar ? calendarText(w) : ms(w.periodMs));
+/** A window's tiers: " [tiers: free 10, pro 100 (burst 200)]". */
+const tiersText = (w: CompiledWindow) =>
+  w.tiers
+    ? ` [tiers: ${[...w.tiers]
+        .map(([n, t]) => `${n} ${t.limit}${t.algorithm === 'token-bucket' ? ` (burst ${t.burst})` : ''}`)
+        .join(', ')}]`
+    : '';
 
 const windowText = (l: CompiledLimiter) =>
   l.windows
     .map(
       (w) =>
-        `${w.limit}/${periodText(w)}${algorithmText(w)}${w.parts.length ? ` by ${w.parts.join('+')}` : ''}`,
+        `${w.limit}/${periodText(w)}${algorithmText(w)}${w.parts.length ? ` by ${w.parts.join('+')}` : ''}${tiersText(w)}`,
     )
     .join(', ');
 
@@ -46,6 +54,50 @@ export function chargingText(l: CompiledLimiter): string | undefined {
   if (c.countOnly) parts.push(`counted only for statuses ${[...c.countOnly].join(', ')}`);
   if (c.deferred) parts.push('checked before forwarding, counted after the response');
   return parts.join('; ');
+}
+
+/** How a request's tier is chosen (config `tiers`), for `tollgate check`. */
+function tierSourcesText(tiers: RuleTable['config']['tiers']): string {
+  const from = ['override'];
+  if (tiers.jwt) {
+    const j = tiers.jwt;
+    const keys = j.jwksUrl
+      ? `JWKS ${j.jwksUrl}`
+      : j.jwksFile
+        ? `JWKS file ${j.jwksFile}`
+        : j.publicKeys.length
+          ? `keys ${j.publicKeys.join(', ')}`
+          : j.secret
+            ? 'a secret'
+            : '';
+    from.push(
+      keys
+        ? `claim "${j.claim}" of the bearer JWT (verified with ${keys})`
+        : `claim "${j.claim}" of the visitor JWT`,
+    );
+  }
+  if (tiers.workspaceTokenPlan) from.push("the workspace token's plan");
+  from.push('default');
+  const file = tiers.overrides.file ? `file ${tiers.overrides.file}, ` : '';
+  return `tiers: ${from.join(', then ')}; overrides: ${file}admin API (store, polled every ${ms(tiers.overrides.pollInterval)})`;
+}
+
+/** The tier line of `tollgate explain`. */
+function tierText(tier: RequestTier): string {
+  const { choice } = tier;
+  const o = choice.override;
+  if (o) {
+    const a = o.action;
+    const what =
+      'tier' in a
+        ? `tier ${a.tier}`
+        : 'unlimited' in a
+          ? 'unlimited'
+          : `limit ${a.limit}${a.burst ? ` (burst ${a.burst})` : ''}`;
+    return `tier: ${what} (override ${o.key})`;
+  }
+  if (choice.tier === undefined) return 'tier: default (no tier named)';
+  return `tier: ${choice.tier} (from ${choice.source === 'jwt' ? 'the JWT claim' : "the workspace token's plan"})`;
 }
 
 /** A limiter's Envoy descriptors: "domain [key=value, key=*]". */
@@ -93,6 +145,10 @@ export function describeRuleTable(table: RuleTable): string {
     lines.push(`rate-limit service (Envoy, gRPC): ${rateLimitService.host}:${rateLimitService.port}`);
   }
   lines.push(`store: ${storeText(store)}, on error: ${store.onError}`);
+  const { tiers } = table.config;
+  // Shown once tiers are in use, so the output of configs without them is unchanged.
+  if (table.routes.some((r) => r.tiered) || tiers.jwt || tiers.workspaceTokenPlan || tiers.overrides.file)
+    lines.push(tierSourcesText(tiers));
   lines.push('', 'limiters:');
   for (const l of table.limiters.values()) {
     const onError = l.onStoreError === 'local' ? 'local (limit ÷ live instances)' : l.onStoreError;
@@ -131,6 +187,7 @@ export function describeRequest(
   keyPrefix: string,
   target?: CanonicalTarget,
   subject?: ListSubject,
+  tier?: RequestTier,
 ): string {
   const route = table.routes.find((r) => r.name === routeName);
   if (!route) return 'route: (none matches: the gateway answers 404)';
@@ -152,6 +209,7 @@ export function describeRequest(
     const t = identity.workspaceToken;
     lines.push(`workspace token: ${t.ok ? `valid, id ${t.id}` : `${t.reason} (per-IP fallback key)`}`);
   }
+  if (tier) lines.push(tierText(tier));
   for (const l of route.limiters) {
     const body = l.limitedBody === 'problem' ? ' (429 body: problem+json)' : '';
     lines.push(`limiter ${l.name}${l.shadow ? ' (shadow)' : ''}${body}:`);
@@ -170,7 +228,15 @@ export function describeRequest(
     }
     const charging = chargingText(l);
     if (charging) lines.push(`  charging: ${charging}`);
-    l.windows.forEach((w, i) => {
+    l.windows.forEach((compiled, i) => {
+      const atTier = tier?.windows.find((rw) => rw.limiter === l && rw.index === i)?.window;
+      if (tier && !atTier) {
+        lines.push(
+          `  ${compiled.limit} per ${ms(compiled.periodMs, { long: true })}: not counted (unlimited)`,
+        );
+        return;
+      }
+      const w = atTier ?? compiled;
       const per = w.calendar ? calendarText(w) : ms(w.periodMs, { long: true });
       lines.push(`  ${w.limit} per ${per}${algorithmText(w)}, key parts:`);
       if (w.calendar) {

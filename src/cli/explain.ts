@@ -8,6 +8,17 @@ import { DatabaseTokenStore } from '../services/accounts/workspaces.js';
 import { describeRequest } from './describe.js';
 import { listSubject } from '../limits/exemption.js';
 import { UsageError } from './usage-error.js';
+import { readFile } from 'node:fs/promises';
+import { needsTier, requestTier } from '../http/request-tier.js';
+import { OverrideTable } from '../limits/overrides.js';
+import { parseOverridesFile } from '../runtime/overrides.js';
+
+async function fileOverrides(file: string): Promise<OverrideTable> {
+  if (!file) return OverrideTable.EMPTY;
+  const { entries, errors } = parseOverridesFile(await readFile(file, 'utf8'));
+  if (errors.length > 0) throw new UsageError(`${file}: ${errors.join('; ')}`);
+  return OverrideTable.compile(entries);
+}
 
 /** `tollgate explain METHOD URL`: the route, limiters and key parts one request would get. */
 export async function explain(
@@ -37,7 +48,12 @@ export async function explain(
     table.config.identity.workspaceTokens.source === 'database'
       ? openDatabase(table.config.services.dataDir)
       : undefined;
-  const state = await buildState(table, { workspaceTokens: db && new DatabaseTokenStore(db, false) });
+  // The overrides file's overrides (not the admin API's, which live in the store).
+  const overrides = await fileOverrides(table.config.tiers.overrides.file);
+  const state = await buildState(table, {
+    workspaceTokens: db && new DatabaseTokenStore(db, false),
+    overrides: { current: () => overrides },
+  });
   try {
     const route = table.router.matchPath(headers['host'], method.toUpperCase(), canonical.matchPath);
     const described = describePeer(peer, state.identity);
@@ -45,7 +61,11 @@ export async function explain(
       ? await resolveIdentity(state.identity, route.parts, described, headers, true)
       : undefined;
     const subject = identity && listSubject(state.identity, described, headers, identity);
-    console.log(describeRequest(table, route?.name, identity, state.keyPrefix, canonical, subject));
+    const tier =
+      route && identity && needsTier(state.tiers, route)
+        ? await requestTier(state.tiers, state.identity, route, identity, headers)
+        : undefined;
+    console.log(describeRequest(table, route?.name, identity, state.keyPrefix, canonical, subject, tier));
   } finally {
     await closeState(state);
     db?.close();

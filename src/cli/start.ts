@@ -6,6 +6,9 @@ import { loadConfigFile } from '../rules/load.js';
 import type { RuleTable } from '../rules/compile.js';
 import type { GatewayConfig } from '../config/schema.js';
 import { adminUrl, startAdminServer } from '../runtime/admin.js';
+import { overrideRoutes } from '../runtime/admin-overrides.js';
+import { LiveOverrides } from '../runtime/overrides.js';
+import { sharedOverrides } from '../store/shared-overrides.js';
 import { checkPortsFree, listenTargets } from '../runtime/listen.js';
 import { createLogger } from '../logger.js';
 import { createStore } from '../store/create-store.js';
@@ -85,11 +88,18 @@ async function runPrimary(
   logger.info({ workers: count }, 'started workers');
 
   const aggregator = new AggregatorRegistry();
+  // The overrides admin API is served here; the workers apply what it stores within a poll.
+  const overrides = config.admin
+    ? new LiveOverrides(sharedOverrides(config.store, logger), logger)
+    : undefined;
+  await overrides?.configure(config.tiers.overrides);
   const admin = config.admin
-    ? await startAdminServer(config.admin.host, config.admin.port, {
-        contentType: aggregator.contentType,
-        metrics: () => aggregator.clusterMetrics(),
-      })
+    ? await startAdminServer(
+        config.admin.host,
+        config.admin.port,
+        { contentType: aggregator.contentType, metrics: () => aggregator.clusterMetrics() },
+        { token: config.admin.token, routes: overrideRoutes(overrides!) },
+      )
     : undefined;
   if (admin) logger.info({ listener: 'admin', url: adminUrl(admin) }, 'listening');
   const relay = (message: string) => () => {
@@ -112,6 +122,7 @@ async function runPrimary(
     await exited;
   });
   await Promise.all(exits);
+  await overrides?.close();
   return 0;
 }
 

@@ -298,6 +298,12 @@ const workspaceTokens = z.strictObject({
           .meta({
             description: "The SHA-256 (hex) of the secret part, e.g. printf %s 's3cret' | sha256sum.",
           }),
+        plan: z.string().min(1).optional().meta({
+          description: "The token's plan: its tier when tiers.workspaceTokenPlan is on.",
+        }),
+        workspace: z.string().min(1).optional().meta({
+          description: 'The workspace the token belongs to, for overrides keyed workspace:<id>.',
+        }),
       }),
     )
     .default([])
@@ -325,6 +331,62 @@ const identity = z.strictObject({
   workspaceTokens: workspaceTokens
     .prefault({})
     .meta({ description: 'Workspace API tokens "<id>|<secret>" (the workspace_token key part).' }),
+});
+
+const tierJwt = z.strictObject({
+  claim: z.string().min(1).default('plan').meta({ description: 'The claim that names the tier.' }),
+  jwksUrl: z.string().default('').meta({
+    description: 'A JWKS URL (fetched and cached by jose) to verify a bearer JWT with.',
+  }),
+  jwksFile: z
+    .string()
+    .default('')
+    .meta({ description: 'A local JWKS JSON file to verify a bearer JWT with.' }),
+  publicKeys: z
+    .array(z.string())
+    .default([])
+    .meta({ description: 'PEM (SPKI) files to verify a bearer JWT with.' }),
+  secret: z.string().default('').meta({ description: 'An HMAC secret to verify a bearer JWT with.' }),
+  algorithms: z
+    .array(z.string().refine((a) => a.toLowerCase() !== 'none', '"none" is never allowed'))
+    .optional()
+    .meta({ description: 'The accepted alg values; unset: those of identity.jwt, or RS256 and ES256.' }),
+  issuer: z.string().optional().meta({ description: 'When set, the iss claim must equal it.' }),
+  audience: z.string().optional().meta({ description: 'When set, the aud claim must equal it.' }),
+});
+
+const tiers = z.strictObject({
+  jwt: tierJwt.optional().meta({
+    description:
+      'The tier is a claim of a verified JWT. With none of jwksUrl, jwksFile, publicKeys or secret set, the ' +
+      'visitor JWT (identity.jwt) is read; otherwise the Authorization bearer JWT, verified with them.',
+  }),
+  workspaceTokenPlan: z.boolean().default(false).meta({
+    description:
+      "The tier is the verified workspace token's plan (static: its plan; database: its workspace's).",
+  }),
+  overrides: z
+    .strictObject({
+      file: z
+        .string()
+        .default('')
+        .meta({
+          description:
+            'A YAML or JSON file of overrides ("<kind>:<value>": tier, unlimited or { limit, burst }), reloaded ' +
+            'when it changes; a bad file keeps the last good overrides. Empty: none from a file.',
+        }),
+      pollInterval: duration
+        .refine((d) => d >= 100, 'must be at least 100ms')
+        .prefault('1s')
+        .meta({
+          description:
+            'How often the store is asked whether the admin API changed the overrides (one GET of a version key).',
+        }),
+    })
+    .prefault({})
+    .meta({
+      description: 'Overrides of the tier or limit per API token, workspace, JWT subject or address.',
+    }),
 });
 
 const upstream = z.strictObject({
@@ -433,6 +495,22 @@ const window = z
     weekStart: z.enum(WEEKDAYS).optional().meta({
       description: 'align: calendar, period 1w only: the first day of the week. Unset: monday (ISO).',
     }),
+    tiers: z
+      .record(
+        name,
+        z.strictObject({
+          limit: positiveInt.meta({ description: "The tier's limit (token-bucket: its refill per period)." }),
+          burst: positiveInt
+            .optional()
+            .meta({ description: "token-bucket only: the tier's burst; unset: limit." }),
+        }),
+      )
+      .optional()
+      .meta({
+        description:
+          'Limit (and burst) per named tier, e.g. { free: { limit: 10 }, pro: { limit: 100 } }. A request of ' +
+          "another tier, or of none, gets the window's own limit (see docs/limiting.md#tiers-and-overrides).",
+      }),
     key: z
       .array(keyPart)
       .superRefine((parts, ctx) => {
@@ -468,6 +546,20 @@ const window = z
         path: [w.algorithm === 'token-bucket' && w.burst !== undefined ? 'burst' : 'limit'],
         message: `${w.algorithm}: limit (or burst) × period in ms must stay below 2^53`,
       });
+    for (const [tier, t] of Object.entries(w.tiers ?? {})) {
+      if (t.burst !== undefined && w.algorithm !== 'token-bucket')
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tiers', tier, 'burst'],
+          message: 'burst applies to algorithm: token-bucket only',
+        });
+      if (w.algorithm !== 'fixed' && Math.max(t.limit, t.burst ?? 0) * w.period > Number.MAX_SAFE_INTEGER)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tiers', tier, 'limit'],
+          message: `${w.algorithm}: limit (or burst) × period in ms must stay below 2^53`,
+        });
+    }
   });
 
 /** align: calendar and its companions (timeZone, weekStart). */
@@ -1129,6 +1221,10 @@ export const configSchema = z.strictObject({
     description: 'Where windows are counted: Redis Cluster, Redis, or (neither set) this process.',
   }),
   identity: identity.prefault({}).meta({ description: 'How the key parts of a request are derived.' }),
+  tiers: tiers.prefault({}).meta({
+    description:
+      "How a request's tier is chosen (an override, a JWT claim, the workspace token's plan), for windows with tiers.",
+  }),
   services: services.prefault({}).meta({
     description:
       'The embedded services (websites, reports, widget, bulk sync). Read at start: a reload that changes them warns that they need a restart.',
@@ -1160,6 +1256,8 @@ export type RouteConfig = z.output<typeof route>;
 export type UpstreamConfig = z.output<typeof upstream>;
 export type KeyPart = z.output<typeof keyPart>;
 export type JwtConfig = z.output<typeof jwt>;
+export type TiersConfig = z.output<typeof tiers>;
+export type TierJwtConfig = z.output<typeof tierJwt>;
 export type FailurePolicy = z.output<typeof failurePolicy>;
 export type ListenerConfig = z.output<typeof listener>;
 export type ListenerTlsConfig = z.output<typeof listenerTls>;

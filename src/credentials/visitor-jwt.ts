@@ -41,7 +41,7 @@ export type JwtOutcome =
   | { readonly ok: true; readonly session: string }
   | { readonly ok: false; readonly reason: 'missing' | 'expired' | 'invalid' };
 
-type VerifyKey = Uint8Array | JWTVerifyGetKey;
+export type VerifyKey = Uint8Array | JWTVerifyGetKey;
 
 /** The visitor token travels as "X-Widget-Token: <jwt>" or "Authorization: Bearer <jwt>" (the first wins). */
 export function visitorToken(
@@ -122,7 +122,8 @@ export class VisitorJwtSigner {
   }
 }
 
-async function verifyKey(settings: VisitorJwtSettings): Promise<VerifyKey> {
+/** The key material of `settings` (jwksFile, then publicKeys, then the shared secret). */
+export async function verifyKey(settings: VisitorJwtSettings): Promise<VerifyKey> {
   if (settings.jwksFile) {
     return createLocalJWKSet(JSON.parse(await readFile(settings.jwksFile, 'utf8')) as { keys: JWK[] });
   }

@@ -6,6 +6,14 @@
 /** Where the gateway checks a presented token: a static list, or the services' database. */
 export interface WorkspaceTokenStore {
   verify(id: string, secret: string): Promise<boolean>;
+  /** What is known of a verified token (its plan, its workspace), for tiers and overrides. */
+  facts?(id: string): Promise<TokenFacts | undefined>;
+}
+
+/** A token's plan (its tier under tiers.workspaceTokenPlan) and workspace (overrides "workspace:<id>"). */
+export interface TokenFacts {
+  readonly plan?: string | undefined;
+  readonly workspace?: string | undefined;
 }
 
 /** Splits "<id>|<secret>"; undefined when the shape is wrong. */

@@ -13,6 +13,7 @@ import type { LocalFallback } from '../store/local-fallback.js';
 import type { WindowRequest, WindowResult, WindowStore } from '../store/window-store.js';
 import { localPlan, type LocalPlan } from './local-plan.js';
 import type { GatewayState } from './state.js';
+import { needsTier, requestTier, type RequestTier } from './request-tier.js';
 
 /**
  * Counting, which the proxy handler and the decision handler share: identity → plan → store →
@@ -81,6 +82,8 @@ export interface Counted {
   readonly verdicts: readonly (WindowVerdict | undefined)[];
   /** A request let through on a route that charges after the response: what to charge then. */
   readonly deferred?: DeferredCharge;
+  /** The tier chosen, on a route with tiers or while overrides are set. */
+  readonly tier?: RequestTier | undefined;
 }
 
 /** What a post-charge needs (src/http/post-charge.ts): the windows as planned, and their costs. */
@@ -112,20 +115,30 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
   const identity = needsCredentials(route.parts)
     ? await resolveIdentity(state.identity, route.parts, peer, reqHeaders)
     : identityOf(state.identity, route.parts, peer, reqHeaders);
+  // Tiers and overrides (docs/limiting.md#tiers-and-overrides): the windows at the request's tier.
+  const tier = needsTier(state.tiers, route)
+    ? await requestTier(state.tiers, state.identity, route, identity, reqHeaders)
+    : undefined;
   // [lists] Denied: answered 403 before anything is counted. Exempt: that limiter's windows are left out.
-  let { limiters, windows } = route;
+  let { limiters } = route;
+  let windows = tier?.windows ?? route.windows;
+  if (windows.length === 0) {
+    // An override of `unlimited`: no window counts the request.
+    const verdicts = route.limiters.map((): WindowVerdict => 'exempt');
+    return { identity, outcome: 'unlimited', report: undefined, refusal: undefined, verdicts, tier };
+  }
   let lists = NO_LISTS;
   if (hasLists(limiters)) {
     const s = screen(limiters, windows, listSubject(state.identity, peer, reqHeaders, identity));
     if (s.deniedBy) {
       const verdicts = route.limiters.map((l) => (l === s.deniedBy ? 'denied' : undefined));
-      return { identity, outcome: 'denied', report: undefined, refusal: DENIED, verdicts };
+      return { identity, outcome: 'denied', report: undefined, refusal: DENIED, verdicts, tier };
     }
     lists = s;
     if (s.exempt.length > 0) limiters = limiters.filter((l) => !s.exempt.includes(l));
     if (limiters.length === 0) {
       const verdicts = route.limiters.map((): WindowVerdict => 'exempt');
-      return { identity, outcome: 'exempt', report: undefined, refusal: undefined, verdicts };
+      return { identity, outcome: 'exempt', report: undefined, refusal: undefined, verdicts, tier };
     }
     windows = s.windows;
   }
@@ -137,7 +150,14 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
     if (!costs) {
       // Refused before counting: nothing spent.
       const verdicts = route.limiters.map((): WindowVerdict => 'length_required');
-      return { identity, outcome: 'length_required', report: undefined, refusal: LENGTH_REQUIRED, verdicts };
+      return {
+        identity,
+        outcome: 'length_required',
+        report: undefined,
+        refusal: LENGTH_REQUIRED,
+        verdicts,
+        tier,
+      };
     }
   }
   const requests = costs ? admissionRequests(windows, planned, costs) : planned;
@@ -151,12 +171,12 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
         l === ban.limiter ? 'banned' : lists.exempt.includes(l) ? 'exempt' : undefined,
       );
       const refusal = bannedRefusal(ban.retryAfterSec);
-      return { identity, outcome: 'banned', report: undefined, refusal, verdicts };
+      return { identity, outcome: 'banned', report: undefined, refusal, verdicts, tier };
     }
     const decision = decide(windows, results, now);
     const verdicts = verdictsOf(route, windows, results, decision.blockedBy, lists);
     const deferred = route.deferred && costs ? { windows, planned, costs } : undefined;
-    return counted(identity, decision, verdicts, deferred);
+    return counted(identity, decision, verdicts, tier, deferred);
   } catch (err) {
     lim.warnStore({ reqId: c.requestId, err: (err as Error).message });
     const local = route.failsClosed || !lim.fallback ? undefined : localPlan(route, lists.exempt);
@@ -165,16 +185,17 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
       const all =
         windows === route.windows
           ? requests
-          : planWindows(route.windows, (part) => identity.hashed.get(part)!, state.keyPrefix);
-      return countLocally(lim, lim.fallback!, route, local, all, identity, lists);
+          : planWindows(route.windows, (part) => identity.hashed.get(part)!, state.keyPrefix, nowMs);
+      const result = await countLocally(lim, lim.fallback!, route, local, all, identity, lists);
+      return tier ? { ...result, tier } : result;
     }
     const verdicts = route.limiters.map((l): WindowVerdict =>
       lists.exempt.includes(l) ? 'exempt' : 'store_error',
     );
     if (route.failsClosed)
-      return { identity, outcome: 'store_error', report: undefined, refusal: UNAVAILABLE, verdicts };
+      return { identity, outcome: 'store_error', report: undefined, refusal: UNAVAILABLE, verdicts, tier };
     lim.metrics.uncounted();
-    return { identity, outcome: 'store_error', report: undefined, refusal: undefined, verdicts };
+    return { identity, outcome: 'store_error', report: undefined, refusal: undefined, verdicts, tier };
   }
 }
 
@@ -187,6 +208,7 @@ function counted(
   identity: RequestIdentity,
   decision: Decision,
   verdicts: readonly WindowVerdict[],
+  tier?: RequestTier,
   deferred?: DeferredCharge,
 ): Counted {
   const { report } = decision;
@@ -202,11 +224,11 @@ function counted(
       limiter,
       violatedPolicies: decision.violatedPolicies,
     };
-    return { identity, outcome: 'limited', report, refusal, verdicts };
+    return { identity, outcome: 'limited', report, refusal, verdicts, tier };
   }
   const outcome = verdicts.includes('shadow_limited') ? 'shadow_limited' : 'allowed';
-  if (deferred) return { identity, outcome, report, refusal: undefined, verdicts, deferred };
-  return { identity, outcome, report, refusal: undefined, verdicts };
+  if (deferred) return { identity, outcome, report, refusal: undefined, verdicts, tier, deferred };
+  return { identity, outcome, report, refusal: undefined, verdicts, tier };
 }
 
 /**

@@ -9,6 +9,7 @@ import type { RequestIdentity } from '../identity/resolve.js';
 import { windowKey } from '../limits/keys.js';
 import { addRateLimitHeaders, partitionKey } from '../limits/rate-limit-headers.js';
 import type { Refusal } from '../limits/refusal.js';
+import { ietfPolicyOf } from '../limits/tier-choice.js';
 import { throttledWarn } from '../logger.js';
 import type { GatewayMetrics, LimiterDecision } from '../metrics/gateway-metrics.js';
 import { acceptableRequestId } from '../proxy/headers.js';
@@ -233,6 +234,12 @@ export function routeOf(
   return c as RoutedContext; // route and peer are now set
 }
 
+/** The route's RateLimit-Policy, or, at a tier or an override's limit, the windows' at it. */
+const ietfPolicy = (route: CompiledRoute, counted: Counted): string =>
+  counted.tier && counted.tier.windows !== route.windows
+    ? ietfPolicyOf(counted.tier.windows)
+    : route.ietfPolicy;
+
 /**
  * Keeps what counting came to: the outcome, the identity, the X-RateLimit-* headers, and the
  * limiters' verdicts for `settle`. A refusal of counting's own settles the request at once.
@@ -243,7 +250,7 @@ export function keepCount(c: RoutedContext, counted: Counted): Refusal | undefin
   c.verdicts = counted.verdicts;
   const { report } = counted;
   if (!c.limiting.ietfHeaders || !report) addRateLimitHeaders(c.headers, report);
-  else addRateLimitHeaders(c.headers, report, c.route.ietfPolicy, reportedPartition(c, counted));
+  else addRateLimitHeaders(c.headers, report, ietfPolicy(c.route, counted), reportedPartition(c, counted));
   if (counted.refusal) settle(c);
   return counted.refusal;
 }

@@ -4,7 +4,11 @@ import { timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { bearerToken } from '../credentials/bearer.js';
 import { sha256 } from '../credentials/digest.js';
-import { parseWorkspaceToken, type WorkspaceTokenStore } from '../credentials/workspace-token.js';
+import {
+  parseWorkspaceToken,
+  type TokenFacts,
+  type WorkspaceTokenStore,
+} from '../credentials/workspace-token.js';
 
 export type TokenOutcome =
   { readonly ok: true; readonly id: string } | { readonly ok: false; readonly reason: 'missing' | 'invalid' };
@@ -30,9 +34,15 @@ export async function verifyWorkspaceToken(
 /** Tokens listed in the config as id + SHA-256 of the secret (the Laravel Sanctum convention). */
 export class StaticTokenStore implements WorkspaceTokenStore {
   readonly #hashes: ReadonlyMap<string, Buffer>;
+  readonly #facts: ReadonlyMap<string, TokenFacts>;
 
-  constructor(tokens: readonly { id: string; sha256: string }[]) {
+  constructor(tokens: readonly { id: string; sha256: string; plan?: string; workspace?: string }[]) {
     this.#hashes = new Map(tokens.map((t) => [t.id, Buffer.from(t.sha256.toLowerCase(), 'hex')]));
+    this.#facts = new Map(tokens.map((t) => [t.id, { plan: t.plan, workspace: t.workspace }]));
+  }
+
+  async facts(id: string): Promise<TokenFacts | undefined> {
+    return this.#facts.get(id);
   }
 
   async verify(id: string, secret: string): Promise<boolean> {
@@ -48,6 +58,7 @@ export class StaticTokenStore implements WorkspaceTokenStore {
  */
 export class CachedTokenStore implements WorkspaceTokenStore {
   readonly #verified: LRUCache<string, true>;
+  readonly #facts: LRUCache<string, TokenFacts>;
 
   constructor(
     private readonly inner: WorkspaceTokenStore,
@@ -62,6 +73,17 @@ export class CachedTokenStore implements WorkspaceTokenStore {
       // An injected clock is read at every lookup, not through lru-cache's 1 ms cache of it.
       ...(clock && { perf: clock, ttlResolution: 0 }),
     });
+    this.#facts = new LRUCache({ max: 10_000, ttl: Math.max(1, ttlMs), ttlAutopurge: false });
+  }
+
+  /** A token's facts, cached as verifications are (a plan change bites within the ttl). */
+  async facts(id: string): Promise<TokenFacts | undefined> {
+    if (!this.inner.facts) return undefined;
+    const cached = this.#facts.get(id);
+    if (cached) return cached;
+    const found = (await this.inner.facts(id)) ?? {};
+    this.#facts.set(id, found);
+    return found;
   }
 
   async verify(id: string, secret: string): Promise<boolean> {

@@ -17,6 +17,8 @@ import { badAddresses, compileList } from '../limits/exemption.js';
 import { sfString } from '../limits/rate-limit-headers.js';
 import { CalendarClock } from '../limits/window-maths/calendar.js';
 import { Router } from '../routing/router.js';
+import { ietfPolicyOf } from '../limits/tier-choice.js';
+import { tieredRouteWindow, withTiers } from './tiers.js';
 import { hasTlsSettings, isTlsUrl } from '../store/redis-connection.js';
 import type * as model from './model.js';
 import type { Charging, CompiledLimiter, CompiledWindow, KeyPart } from './model.js';
@@ -49,7 +51,7 @@ export function compileLimiter(
   const tagPart = shared ?? keys[0]![0];
   const windows = cfg.windows.map((w): CompiledWindow => {
     const algorithm = w.algorithm ?? 'fixed';
-    return {
+    const window: CompiledWindow = {
       limit: w.limit,
       periodMs: w.period,
       algorithm,
@@ -59,6 +61,7 @@ export function compileLimiter(
       otherParts: w.key.filter((p) => p !== tagPart),
       ...(w.align === 'calendar' ? { calendar: calendarOf(w) } : {}),
     };
+    return w.tiers ? withTiers(window, w.tiers) : window;
   });
   return {
     name,
@@ -128,12 +131,9 @@ export function compileRoute(
   if (limiters.some((l) => l.allow?.namesTokens || l.deny?.namesTokens)) parts.add('workspace_token');
   if (parts.has('jwt') || parts.has('workspace_token')) parts.add('ip'); // the per-IP fallback key
   const windows = limiters.flatMap((limiter) =>
-    limiter.windows.map((window, index) => routeWindow(limiter, index, window)),
+    limiter.windows.map((window, index) => tieredRouteWindow(routeWindow(limiter, index, window))),
   );
-  const ietfPolicy = windows
-    .filter((w) => !w.limiter.shadow)
-    .map((w) => `${sfString(w.policyName)};q=${w.window.limit};w=${Math.round(w.window.periodMs / 1000)}`)
-    .join(', ');
+  const ietfPolicy = ietfPolicyOf(windows);
   const priced = limiters.filter((l) => l.charging);
   const chargeHeaders = [...new Set(priced.flatMap((l) => l.charging!.afterHeader ?? []))];
   return {
@@ -156,6 +156,7 @@ export function compileRoute(
     charged: priced.length > 0,
     deferred: priced.some((l) => l.charging!.deferred),
     chargeHeaders,
+    tiered: windows.some((w) => w.tiers !== undefined),
   };
 }
 
@@ -387,6 +388,18 @@ export function compileConfig(config: GatewayConfig): { table: RuleTable } | { i
       path: ['identity', 'jwt'],
       message: 'set one of secret, secretFile, publicKeys or jwksFile',
     });
+  }
+  const tierJwt = config.tiers.jwt;
+  if (tierJwt) {
+    const own = tierJwt.jwksUrl || tierJwt.jwksFile || tierJwt.publicKeys.length > 0 || tierJwt.secret;
+    if (!own && !config.identity.jwt)
+      issues.push({
+        path: ['tiers', 'jwt'],
+        message:
+          'set jwksUrl, jwksFile, publicKeys or secret, or configure identity.jwt (the visitor JWT) to read',
+      });
+    if (tierJwt.jwksUrl && !URL.canParse(tierJwt.jwksUrl))
+      issues.push({ path: ['tiers', 'jwt', 'jwksUrl'], message: `not a URL: "${tierJwt.jwksUrl}"` });
   }
   if (issues.length > 0) return { issues };
   return { table: buildRuleTable(config, routes, limiters) };

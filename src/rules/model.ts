@@ -66,6 +66,8 @@ export interface CompiledWindow {
   readonly otherParts: readonly KeyPart[];
   /** align: calendar: the window resets at calendar boundaries (its key ends with the period's start). */
   readonly calendar?: CalendarPeriods | undefined;
+  /** Config `tiers`: the window as each named tier sees it (same key, its own limit and burst). */
+  readonly tiers?: ReadonlyMap<string, CompiledWindow>;
 }
 
 /**
@@ -126,6 +128,8 @@ export interface RouteWindow {
   readonly window: CompiledWindow;
   /** The window's name in the IETF RateLimit headers: "<limiter>.<index>". */
   readonly policyName: string;
+  /** The same window for each tier it names (src/rules/tiers.ts); absent when it names none. */
+  readonly tiers?: ReadonlyMap<string, RouteWindow>;
 }
 
 /**
@@ -162,6 +166,8 @@ export interface CompiledRoute<Cors = unknown> {
   /** Some limiter counts after the response; the chargeAfter headers, stripped from the response. */
   readonly deferred?: boolean;
   readonly chargeHeaders?: readonly string[];
+  /** Some window of the route names tiers: the request's tier is chosen before counting. */
+  readonly tiered?: boolean;
 }
 
 /** A route that answers CORS preflights. */

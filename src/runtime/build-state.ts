@@ -6,6 +6,9 @@ import { TrustedProxies } from '../net/client-ip.js';
 import { StaticTokenStore } from '../identity/token-verification.js';
 import { UpstreamPool } from '../proxy/upstream-pool.js';
 import type { GatewayState } from '../http/state.js';
+import type { OverridesView } from '../http/request-tier.js';
+import { TierJwtVerifier } from '../identity/tier-credentials.js';
+import { OverrideTable } from '../limits/overrides.js';
 import type { EmbeddedUpstreams } from './embedded-upstreams.js';
 import { destroyPools } from './pool-retirement.js';
 
@@ -17,7 +20,11 @@ export interface StateOptions {
    * `tollgate explain`), embedded upstreams are left out of the state.
    */
   readonly embedded?: EmbeddedUpstreams;
+  /** The overrides in force (the runtime's LiveOverrides); absent: none. */
+  readonly overrides?: OverridesView;
 }
+
+const NO_OVERRIDES: OverridesView = { current: () => OverrideTable.EMPTY };
 
 /**
  * Builds the request path's state from a rule table. Upstreams whose settings did not change are
@@ -57,9 +64,26 @@ export async function buildState(
       workspaceTokens: options.workspaceTokens ?? (await workspaceTokenSource(table, embedded)),
     },
     upstreams: built,
+    tiers: {
+      jwt: await tierJwt(table, previous),
+      workspaceTokenPlan: table.config.tiers.workspaceTokenPlan,
+      overrides: options.overrides ?? NO_OVERRIDES,
+    },
     // The store is set up at start; a reload must not move every key (and so reset every counter).
     keyPrefix: previous?.keyPrefix ?? store.redis.keyPrefix,
   };
+}
+
+/** The tier JWT verifier; the previous state's while its settings are unchanged (a JWKS URL's cache stays). */
+async function tierJwt(
+  table: RuleTable,
+  previous: GatewayState | undefined,
+): Promise<TierJwtVerifier | undefined> {
+  const cfg = table.config.tiers.jwt;
+  if (!cfg) return undefined;
+  const same = previous && JSON.stringify(previous.table.config.tiers.jwt) === JSON.stringify(cfg);
+  if (same && previous.tiers?.jwt) return previous.tiers.jwt;
+  return TierJwtVerifier.create(cfg, table.config.identity.jwt);
 }
 
 async function workspaceTokenSource(

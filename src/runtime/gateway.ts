@@ -20,6 +20,9 @@ import { Admission } from '../limits/admission.js';
 import { ResponseBuffers } from '../proxy/response-buffers.js';
 import { retiredPools } from './build-state.js';
 import { CertificateError } from './tls/certificates.js';
+import { overrideRoutes } from './admin-overrides.js';
+import { LiveOverrides } from './overrides.js';
+import { sharedOverrides } from '../store/shared-overrides.js';
 
 export type { BoundListener } from './listeners.js';
 
@@ -62,6 +65,8 @@ export class Gateway {
     /** Counts onStoreError: local limiters while the store fails. */
     readonly fallback: LocalFallback,
     private readonly options: GatewayOptions & { readonly metrics: GatewayMetrics },
+    /** Tier and limit overrides: the overrides file's and the admin API's (kept in the store). */
+    readonly overrides: LiveOverrides,
   ) {
     this.#state = state;
     this.metrics = options.metrics;
@@ -104,14 +109,17 @@ export class Gateway {
         );
       }
     }
+    const overrides = new LiveOverrides(sharedOverrides(table.config.store, options.logger), options.logger);
     let state: LiveState;
     try {
-      state = await LiveState.build(table, options);
+      await overrides.configure(table.config.tiers.overrides);
+      await overrides.firstRead(table.config.store.redis.connectTimeout);
+      state = await LiveState.build(table, { ...options, overrides });
     } catch (err) {
-      await Promise.all([options.embedded?.close(), store.close(), fallback.close()]);
+      await Promise.all([options.embedded?.close(), store.close(), fallback.close(), overrides.close()]);
       throw err;
     }
-    const gateway = new Gateway(state, store, fallback, { ...options, metrics });
+    const gateway = new Gateway(state, store, fallback, { ...options, metrics }, overrides);
     // Heartbeats only while some limiter falls back locally: no store key otherwise.
     fallback.start(() => usesLocalFallback(gateway.table));
     try {
@@ -150,6 +158,7 @@ export class Gateway {
    * stay open for their grace period: requests holding the old table may still need them.
    */
   async reload(table: RuleTable): Promise<void> {
+    await this.overrides.configure(table.config.tiers.overrides);
     const old = await this.#state.reload(table);
     this.metrics.configReload(true);
     this.#retirement.retire(
@@ -241,7 +250,10 @@ export class Gateway {
   /** Stops accepting, lets in-flight requests finish for up to the drain timeout, then closes the store. */
   /** The admin API's routes: each feature that the admin listener serves adds its own. */
   #adminRoutes(): AdminRoute[] {
-    return [...adminBanRoutes({ store: this.store, current: () => this.#state.current })];
+    return [
+      ...adminBanRoutes({ store: this.store, current: () => this.#state.current }),
+      ...overrideRoutes(this.overrides),
+    ];
   }
 
   close(): Promise<void> {
@@ -260,7 +272,12 @@ export class Gateway {
     ]);
     await Promise.all([this.#state.close(), this.#retirement.closeAll()]);
     // Last: the embedded services may still have been answering a drained request.
-    await Promise.all([this.store.close(), this.fallback.close(), this.options.embedded?.close()]);
+    await Promise.all([
+      this.store.close(),
+      this.fallback.close(),
+      this.options.embedded?.close(),
+      this.overrides.close(),
+    ]);
   }
 }
 

@@ -10,7 +10,8 @@ import { ALICE_KEY, BOB_KEY, newDataDir, startEmbeddedGateway } from '../helpers
 import { send } from '../helpers/gateway.js';
 
 const TOKENS_USAGE =
-  'usage: tollgate tokens create --workspace NAME [--user ID] | tollgate tokens list [--json] | tollgate tokens revoke ID';
+  'usage: tollgate tokens create --workspace NAME [--user ID] | tollgate tokens list [--json] | tollgate tokens revoke ID' +
+  ' | tollgate tokens plan --workspace NAME [PLAN]';
 const USERS_USAGE =
   'usage: tollgate users create --name NAME [--email ADDRESS] | tollgate users list [--json] | tollgate users rotate-key ID';
 

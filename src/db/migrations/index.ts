@@ -11,6 +11,7 @@ import { realtimeVisitors } from './010-realtime-visitors.js';
 import { lastUsed } from './011-last-used.js';
 import { couponTypes } from './012-coupon-types.js';
 import { widgetInbox } from './013-widget-inbox.js';
+import { workspacePlans } from './014-workspace-plans.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -30,4 +31,5 @@ export const MIGRATIONS: readonly Migration[] = [
   lastUsed,
   couponTypes,
   widgetInbox,
+  workspacePlans,
 ];

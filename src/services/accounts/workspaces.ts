@@ -5,6 +5,7 @@ import { sha256 } from '../../credentials/digest.js';
 import {
   formatWorkspaceToken,
   parseWorkspaceToken,
+  type TokenFacts,
   type WorkspaceTokenStore,
 } from '../../credentials/workspace-token.js';
 import { nowIso as now } from '../../db/timestamps.js';
@@ -211,4 +212,24 @@ export class DatabaseTokenStore implements WorkspaceTokenStore {
   async verify(id: string, secret: string): Promise<boolean> {
     return workspaceForToken(this.db, id, secret, this.touch) !== undefined;
   }
+
+  /** The token's workspace (its name) and that workspace's plan (the gateway's tiers). */
+  async facts(id: string): Promise<TokenFacts | undefined> {
+    const row = prepared<[string], { name: string; plan: string | null }>(
+      this.db,
+      `SELECT w.name, w.plan FROM workspace_tokens t JOIN workspaces w ON w.id = t.workspace_id
+         WHERE t.id = ? AND t.revoked_at IS NULL`,
+    ).get(id);
+    return row && { workspace: row.name, plan: row.plan ?? undefined };
+  }
+}
+
+/** Sets (or, with undefined, clears) a workspace's plan; false when there is no such workspace. */
+export function setWorkspacePlan(db: Db, workspace: string, plan: string | undefined): boolean {
+  return (
+    prepared<[string | null, string]>(db, 'UPDATE workspaces SET plan = ? WHERE name = ?').run(
+      plan ?? null,
+      workspace,
+    ).changes > 0
+  );
 }
