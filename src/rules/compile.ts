@@ -14,7 +14,6 @@ import { parseRange } from '../net/client-ip.js';
 import { headersReadBy } from '../identity/resolve.js';
 import { keyStem, routeWindow } from '../limits/keys.js';
 import { badAddresses, compileList } from '../limits/exemption.js';
-import { sfString } from '../limits/rate-limit-headers.js';
 import { CalendarClock } from '../limits/window-maths/calendar.js';
 import { Router } from '../routing/router.js';
 import { ietfPolicyOf } from '../limits/tier-choice.js';

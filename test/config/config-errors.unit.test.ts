@@ -50,7 +50,7 @@ describe('config errors', () => {
     [
       'an unknown field far from any',
       '{ limit: 1, period: 1m, key: [ip], colour: red }',
-      'conf.yaml:7:44: limiters.l.windows[0].colour: unknown field "colour"; allowed: limit, period, algorithm, burst, key',
+      'conf.yaml:7:44: limiters.l.windows[0].colour: unknown field "colour"; allowed: limit, period, algorithm, burst, align, timeZone, weekStart, tiers, key',
     ],
     [
       'a field missing with no typo beside it',
@@ -68,7 +68,7 @@ describe('config errors', () => {
     );
     expect(yaml.split('\n')[7]).toBe('limiter:'); // line 8
     expect(configErrorOf(yaml)).toBe(
-      'conf.yaml:8:1: limiter: unknown field "limiter"; allowed: listeners, admin, rateLimitService, workers, shadow, reload, log, shutdown, store, identity, services, requests, streams, upstreams, limiters, cors, routes; did you mean limiters?',
+      'conf.yaml:8:1: limiter: unknown field "limiter"; allowed: listeners, admin, rateLimitService, workers, shadow, reload, log, shutdown, store, identity, tiers, services, requests, streams, upstreams, limiters, cors, routes; did you mean limiters?',
     );
   });
 

@@ -92,7 +92,7 @@ describe('loadConfigText', () => {
       'an unknown field',
       minimal('extra: 1'),
       // At the key's own line, with the allowed fields.
-      'conf.yaml:4:1: extra: unknown field "extra"; allowed: listeners, admin, rateLimitService, workers, shadow, reload, log, shutdown, store, identity, services, requests, streams, upstreams, limiters, cors, routes',
+      'conf.yaml:4:1: extra: unknown field "extra"; allowed: listeners, admin, rateLimitService, workers, shadow, reload, log, shutdown, store, identity, tiers, services, requests, streams, upstreams, limiters, cors, routes',
     ],
     [
       'a bad duration',
