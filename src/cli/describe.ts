@@ -9,7 +9,7 @@ import { redactedSeed, redactedUrl } from '../store/redis-connection.js';
 const algorithmText = (w: CompiledWindow) =>
   w.algorithm === 'fixed' ? '' : w.algorithm === 'sliding' ? ' sliding' : ` token-bucket (burst ${w.burst})`;
 
-const windowText = (l: CompiledLimiter) =>
+export const windowText = (l: CompiledLimiter) =>
   l.windows
     .map(
       (w) =>
