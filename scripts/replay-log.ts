@@ -23,8 +23,15 @@ const LINES = Number(values.lines);
 const DAYS = Number(values.days);
 const START = Date.parse(values.start);
 const FORMAT = values.format;
-if (!(LINES > 0) || !(DAYS > 0) || Number.isNaN(START) || !['tollgate', 'combined', 'caddy'].includes(FORMAT)) {
-  console.error('usage: replay-log.ts [--lines N] [--days N] [--start ISO] [--seed N] [--format tollgate|combined|caddy]');
+if (
+  !(LINES > 0) ||
+  !(DAYS > 0) ||
+  Number.isNaN(START) ||
+  !['tollgate', 'combined', 'caddy'].includes(FORMAT)
+) {
+  console.error(
+    'usage: replay-log.ts [--lines N] [--days N] [--start ISO] [--seed N] [--format tollgate|combined|caddy]',
+  );
   process.exit(2);
 }
 
@@ -149,11 +156,15 @@ for (let m = 0; m < minutes; m++) {
   for (let i = 0; i < n; i++) {
     const r = random();
     const kind = r < 0.6 ? 'search' : r < 0.92 ? 'items' : 'orders';
-    events.push({ t: minuteStart + Math.floor(random() * 60_000), c: cold(Math.floor(COLD * random() ** 3)), kind });
+    events.push({
+      t: minuteStart + Math.floor(random() * 60_000),
+      c: cold(Math.floor(COLD * random() ** 3)),
+      kind,
+    });
   }
   const hour = Math.floor((m % 1440) / 60);
   for (const h of HOT) {
-    if (hour !== h.hour || (m % 60) >= 30) continue;
+    if (hour !== h.hour || m % 60 >= 30) continue;
     for (let i = 0; i < h.perMinute; i++)
       events.push({ t: minuteStart + Math.floor(random() * 60_000), c: h.client, kind: h.path });
   }

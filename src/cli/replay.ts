@@ -73,7 +73,8 @@ export async function replay(options: ReplayOptions, files: readonly string[]): 
       }
       if (parsed.kind === 'bad') {
         input.bad++;
-        if (badExamples.length < BAD_EXAMPLES) badExamples.push({ file, line: lineNo, reason: parsed.reason });
+        if (badExamples.length < BAD_EXAMPLES)
+          badExamples.push({ file, line: lineNo, reason: parsed.reason });
         return;
       }
       input.requests++;
@@ -105,7 +106,8 @@ export async function replay(options: ReplayOptions, files: readonly string[]): 
     },
     candidate: candidateReport,
     baseline: baselineReport,
-    diff: baseline && baselineReport ? diffReport(candidateReport, baselineReport, candidate, baseline) : null,
+    diff:
+      baseline && baselineReport ? diffReport(candidateReport, baselineReport, candidate, baseline) : null,
   };
   console.log(options.json ? JSON.stringify(report, null, 2) : reportText(report));
   // The speed goes to stderr: the report itself stays the same from run to run.

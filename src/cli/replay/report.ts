@@ -109,14 +109,25 @@ function topKeys(l: LimiterStats, top: number): TopKey[] {
   const best: TopKey[] = [];
   if (top === 0) return best;
   for (const [values, k] of l.keys) {
-    const entry = { key: values, requests: k.requests, refused: k.refused, peakPercent: Math.floor(k.peak * 100) };
+    const entry = {
+      key: values,
+      requests: k.requests,
+      refused: k.refused,
+      peakPercent: Math.floor(k.peak * 100),
+    };
     if (best.length === top && heavier(entry, best[top - 1]!) >= 0) continue;
     best.push(entry);
     best.sort(heavier);
     if (best.length > top) best.pop();
   }
   // Named only now: a key is its values; the report says whose.
-  return best.map((e) => ({ ...e, key: e.key.split(' ').map((v, i) => `${l.parts[i]}=${v}`).join(' ') }));
+  return best.map((e) => ({
+    ...e,
+    key: e.key
+      .split(' ')
+      .map((v, i) => `${l.parts[i]}=${v}`)
+      .join(' '),
+  }));
 }
 
 const change = (baseline: number | undefined, candidate: number | undefined): Change => ({
@@ -150,8 +161,10 @@ export function diffReport(
     const bKeys = baselineSim.limiters.get(name)?.keys;
     let keysNewlyRefused = 0;
     let keysNoLongerRefused = 0;
-    for (const [key, k] of cKeys ?? []) if (k.refused > 0 && !(bKeys?.get(key)?.refused ?? 0)) keysNewlyRefused++;
-    for (const [key, k] of bKeys ?? []) if (k.refused > 0 && !(cKeys?.get(key)?.refused ?? 0)) keysNoLongerRefused++;
+    for (const [key, k] of cKeys ?? [])
+      if (k.refused > 0 && !(bKeys?.get(key)?.refused ?? 0)) keysNewlyRefused++;
+    for (const [key, k] of bKeys ?? [])
+      if (k.refused > 0 && !(cKeys?.get(key)?.refused ?? 0)) keysNoLongerRefused++;
     return {
       name,
       refused: change(b?.refused, c?.refused),
@@ -184,7 +197,18 @@ export function simulationText(label: string, r: SimulationReport): string {
     '',
     'peak use of the limit per key (keys in each bucket):',
     formatTable(
-      ['limiter', 'requests', 'refused', 'keys', 'keys refused', '0-50%', '50-80%', '80-100%', 'refused', 'windows'],
+      [
+        'limiter',
+        'requests',
+        'refused',
+        'keys',
+        'keys refused',
+        '0-50%',
+        '50-80%',
+        '80-100%',
+        'refused',
+        'windows',
+      ],
       r.limiters.map((l) => [
         `${l.name}${l.shadow ? ' (shadow)' : ''}`,
         l.requests,
@@ -206,7 +230,12 @@ export function simulationText(label: string, r: SimulationReport): string {
       `top keys of ${l.name} (hashed):`,
       formatTable(
         ['key', 'requests', 'refused', 'peak'],
-        l.topKeys.map((k) => [shortKey(k.key), k.requests, k.refused, k.refused ? 'refused' : `${k.peakPercent}%`]),
+        l.topKeys.map((k) => [
+          shortKey(k.key),
+          k.requests,
+          k.refused,
+          k.refused ? 'refused' : `${k.peakPercent}%`,
+        ]),
       ),
     );
   }
@@ -227,7 +256,11 @@ export function diffText(d: DiffReport): string {
     '',
     formatTable(
       ['route', 'refused', 'change'],
-      d.routes.map((r) => [r.name, `${either(r.refused.baseline)} -> ${either(r.refused.candidate)}`, signed(r.refused.change)]),
+      d.routes.map((r) => [
+        r.name,
+        `${either(r.refused.baseline)} -> ${either(r.refused.candidate)}`,
+        signed(r.refused.change),
+      ]),
     ),
     '',
     formatTable(

@@ -161,7 +161,14 @@ export class Simulation {
     let derived = this.#identities.get(cacheKey);
     if (!derived) {
       const headers = rec.userAgent === undefined || logged ? {} : { 'user-agent': rec.userAgent };
-      derived = identityOf(this.#sources, route.parts, this.#peer(rec.client ?? ''), headers, MISSING_JWT, MISSING_TOKEN).hashed;
+      derived = identityOf(
+        this.#sources,
+        route.parts,
+        this.#peer(rec.client ?? ''),
+        headers,
+        MISSING_JWT,
+        MISSING_TOKEN,
+      ).hashed;
       if (this.#identities.size >= CACHE_MAX) this.#identities.clear();
       this.#identities.set(cacheKey, derived);
     }
