@@ -63,7 +63,7 @@ export async function replay(options: ReplayOptions, files: readonly string[]): 
   let clock = -Infinity;
   for (const file of files) {
     let lineNo = 0;
-    await forEachLine(file, (line) => {
+    const read = forEachLine(file, (line) => {
       lineNo++;
       input.lines++;
       const parsed = parseLine(line);
@@ -86,6 +86,12 @@ export async function replay(options: ReplayOptions, files: readonly string[]): 
       candidate.feed(parsed.record, clock);
       baseline?.feed(parsed.record, clock);
     });
+    try {
+      await read;
+    } catch (err) {
+      console.error(`cannot read ${file}: ${(err as Error).message}`);
+      return 1;
+    }
   }
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuStarted);
