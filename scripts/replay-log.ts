@@ -151,7 +151,8 @@ for (let m = 0; m < minutes; m++) {
   const minuteStart = START + m * 60_000;
   const events: { t: number; c: Client; kind: string }[] = [];
   carry += (coldLines * weight(m)) / weights;
-  const n = Math.floor(carry);
+  // The last minute takes what rounding left: exactly --lines lines (when the hot ones fit).
+  const n = m === minutes - 1 ? Math.round(carry) : Math.floor(carry);
   carry -= n;
   for (let i = 0; i < n; i++) {
     const r = random();
