@@ -42,6 +42,7 @@ export function describeRuleTable(table: RuleTable): string {
     lines.push(`rate-limit service (Envoy, gRPC): ${rateLimitService.host}:${rateLimitService.port}`);
   }
   lines.push(`store: ${storeText(store)}, on error: ${store.onError}`);
+  if (table.config.log.keyParts) lines.push('access log: host and hashed key parts (log.keyParts)');
   lines.push('', 'limiters:');
   for (const l of table.limiters.values()) {
     const flags = [l.shadow ? 'shadow' : '', `on store error: ${l.onStoreError}`].filter(Boolean).join(', ');
@@ -81,6 +82,7 @@ export function describeRequest(
         ? `forwarded as: ${target.target}`
         : `refused: 400 invalid_request_target (${target.reason}), after counting`,
     );
+  if (table.config.log.keyParts) lines.push('access log: host and hashed key parts (log.keyParts)');
   if (route.limiters.length === 0 || !identity)
     return [...lines, 'limiters: (none: not rate limited)'].join('\n');
   lines.push(`client ip: ${identity.clientIp}`);

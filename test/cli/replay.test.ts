@@ -202,3 +202,17 @@ test('no log, or one that cannot be read: a usage error (2), a read error (1)', 
   expect(badTop.code).toBe(2);
   expect(badTop.stderr).toMatch(/^--top must be a whole number\n/);
 });
+
+test('check and explain say when the access log carries the key parts replay reads', async () => {
+  const config = 'docs/examples/replay/candidate.yaml';
+  const check = await runCli(['check', '--config', config]);
+  expect(check.code, check.stderr).toBe(0);
+  expect(check.stdout).toContain(
+    'store: memory, on error: open\naccess log: host and hashed key parts (log.keyParts)\n',
+  );
+  const explain = await runCli(['explain', '--config', config, 'GET', 'http://api.example.com/api/a']);
+  expect(explain.code, explain.stderr).toBe(0);
+  expect(explain.stdout).toContain(
+    'forwarded as: /api/a\naccess log: host and hashed key parts (log.keyParts)\nclient ip: 127.0.0.1\n',
+  );
+});

@@ -106,7 +106,7 @@ export class Simulation {
     this.#now = nowMs;
     if (++this.#fed % SWEEP_EVERY === 0) this.#store.sweep(nowMs);
     const target = canonicalTarget(rec.target);
-    const route = this.#table.router.matchPath(rec.host, rec.method.toUpperCase(), target.matchPath);
+    const route = this.#table.router.matchPath(rec.host, rec.method, target.matchPath);
     if (!route) {
       this.unrouted++;
       return;
