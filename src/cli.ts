@@ -15,6 +15,7 @@ const USAGE = `usage:
   tollgate start   --config FILE
   tollgate check   --config FILE
   tollgate explain --config FILE [--peer IP] [--header 'Name: value' ...] METHOD URL
+  tollgate replay  --config FILE [--baseline FILE] [--json] [--top N] LOG...
   tollgate serve   websites|reports|widget|bulksync --port N [--host H] [--config FILE]
   tollgate users   create --name NAME [--email ADDRESS] [--config FILE]
   tollgate users   list [--json] [--config FILE]
@@ -39,6 +40,8 @@ async function main(argv: string[]): Promise<number> {
       workspace: { type: 'string' },
       user: { type: 'string' },
       json: { type: 'boolean' },
+      baseline: { type: 'string' },
+      top: { type: 'string', default: '10' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -65,6 +68,11 @@ async function main(argv: string[]): Promise<number> {
       }
       const { explain } = await import('./cli/explain.js');
       return explain(values.config, method, target, values.header, values.peer);
+    }
+    case 'replay': {
+      const { replay } = await import('./cli/replay.js');
+      const options = { config: values.config, baseline: values.baseline, json: values.json === true };
+      return replay({ ...options, top: Number(values.top) }, rest);
     }
     case 'serve':
       return (await import('./cli/services.js')).serve(values.config, rest[0], values.host, values.port);

@@ -32,7 +32,7 @@ const tiersText = (w: CompiledWindow) =>
         .join(', ')}]`
     : '';
 
-const windowText = (l: CompiledLimiter) =>
+export const windowText = (l: CompiledLimiter) =>
   l.windows
     .map(
       (w) =>
@@ -149,6 +149,7 @@ export function describeRuleTable(table: RuleTable): string {
   // Shown once tiers are in use, so the output of configs without them is unchanged.
   if (table.routes.some((r) => r.tiered) || tiers.jwt || tiers.workspaceTokenPlan || tiers.overrides.file)
     lines.push(tierSourcesText(tiers));
+  if (table.config.log.keyParts) lines.push('access log: host and hashed key parts (log.keyParts)');
   lines.push('', 'limiters:');
   for (const l of table.limiters.values()) {
     const onError = l.onStoreError === 'local' ? 'local (limit ÷ live instances)' : l.onStoreError;
@@ -200,6 +201,7 @@ export function describeRequest(
         ? `forwarded as: ${target.target}`
         : `refused: 400 invalid_request_target (${target.reason}), after counting`,
     );
+  if (table.config.log.keyParts) lines.push('access log: host and hashed key parts (log.keyParts)');
   if (route.limiters.length === 0 || !identity)
     return [...lines, 'limiters: (none: not rate limited)'].join('\n');
   lines.push(`client ip: ${identity.clientIp}`);

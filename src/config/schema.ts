@@ -1205,6 +1205,14 @@ export const configSchema = z.strictObject({
         .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
         .default('info')
         .meta({ description: 'The pino log level. info logs one line per request.' }),
+      keyParts: z
+        .boolean()
+        .default(false)
+        .meta({
+          description:
+            'Access-log lines also carry the Host header and the hashed key parts of the request (ip and user_agent always, ' +
+            'and the parts its limiters use), hashed as the store keys are: what `tollgate replay` reads to replay a candidate config. Never a raw credential.',
+        }),
     })
     .prefault({})
     .meta({ description: 'JSON lines on stdout.' }),

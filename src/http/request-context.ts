@@ -5,7 +5,8 @@ import type { CompiledRoute } from '../rules/compile.js';
 import type { CorsRoute } from '../rules/model.js';
 import { walkForwardedFor } from '../net/client-ip.js';
 import { peerOf, type Peer } from '../identity/peer.js';
-import type { RequestIdentity } from '../identity/resolve.js';
+import { hashPart } from '../identity/hash.js';
+import { clientIpKey, type RequestIdentity } from '../identity/resolve.js';
 import { windowKey } from '../limits/keys.js';
 import { addRateLimitHeaders, partitionKey } from '../limits/rate-limit-headers.js';
 import type { Refusal } from '../limits/refusal.js';
@@ -163,8 +164,26 @@ export function logAccess(c: RequestContext, level: 'info' | 'debug'): void {
       limit: c.outcome,
       ms: Math.round((performance.now() - started) * 100) / 100,
       aborted: !c.res.writableFinished || undefined,
+      ...(c.state.table.config.log.keyParts ? keyPartsLogged(c) : undefined),
     });
   });
+}
+
+/**
+ * log.keyParts: the Host and the hashed key parts (as counted, a bad credential's fallback
+ * included), ip and user_agent always, so `tollgate replay` can key a candidate's limiters.
+ */
+function keyPartsLogged(c: RequestContext): { host: string | undefined; keys: Record<string, string> } {
+  const keys: Record<string, string> = c.identity ? Object.fromEntries(c.identity.hashed) : {};
+  const headers = c.req.headers;
+  if (keys['ip'] === undefined) {
+    const ip = clientIpKey(c.state.identity, c.peer!, headers);
+    keys['ip'] = ip === c.peer!.key ? c.peer!.keyHash : hashPart(`ip=${ip}`);
+  }
+  keys['user_agent'] ??= hashPart(`ua=${headers['user-agent'] ?? ''}`);
+  // A decision listener routes the original request, whose host a proxy sends as X-Forwarded-Host.
+  const forwardedHost = c.decision ? headers['x-forwarded-host'] : undefined;
+  return { host: typeof forwardedHost === 'string' ? forwardedHost : headers.host, keys };
 }
 
 /** The client's address as resolved for limiting (the X-Forwarded-For walk from a trusted peer), in full. */

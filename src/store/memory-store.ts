@@ -87,6 +87,11 @@ export class MemoryStore implements WindowStore {
     return Promise.resolve(results);
   }
 
+  /** hit() without the promise: `tollgate replay` drives a store of its own, on the log's clock. */
+  hitNow(requests: readonly WindowRequest[]): WindowResult[] {
+    return this.#hit(requests);
+  }
+
   // Loops rather than map/some callbacks: no closure per request. Fixed windows (no algorithm)
   // take the first branch only, as before the other algorithms came.
   #hit(requests: readonly WindowRequest[]): WindowResult[] {
@@ -256,9 +261,16 @@ export class MemoryStore implements WindowStore {
 /** The Map a fixed window lives in: its period, or a calendar window's boundary (all expire together). */
 const fixedGroup = (r: WindowRequest): number | string =>
   r.endsAtMs === undefined ? r.periodMs : `@${r.endsAtMs}`;
+/** Group names, made once each: a Map lookup by a string made per hit would hash it afresh every time. */
+const groupNames = { sliding: new Map<number, string>(), 'token-bucket': new Map<number, string>() };
 
 /** The Map a non-fixed window lives in: its algorithm and period (fixed windows: the period alone). */
-const groupOf = (r: WindowRequest): string => `${r.algorithm}:${r.periodMs}`;
+function groupOf(r: WindowRequest): string {
+  const names = groupNames[r.algorithm!];
+  let name = names.get(r.periodMs);
+  if (name === undefined) names.set(r.periodMs, (name = `${r.algorithm}:${r.periodMs}`));
+  return name;
+}
 
 /** A sliding window's or token bucket's state at `now` and what it holds, before this request. */
 function peek(r: WindowRequest, stored: SlidingCounts | Bucket | undefined, now: number): Peeked {

@@ -1,0 +1,183 @@
+/**
+ * The access-log formats `tollgate replay` reads, one line at a time: tollgate's own JSON lines,
+ * Caddy's JSON access log, and the combined format of nginx (and Caddy's transform encoder).
+ * Pure: a line in, a record (or why not) out.
+ */
+
+/** One request of a log, as far as keying and routing need it. */
+export interface LogRecord {
+  readonly timeMs: number;
+  readonly method: string;
+  /** The request target as logged. */
+  readonly target: string;
+  readonly host: string | undefined;
+  /** The client address as logged (raw); undefined when the line has none. */
+  readonly client: string | undefined;
+  /** The raw User-Agent; undefined when the format does not carry it. */
+  readonly userAgent: string | undefined;
+  /** Hashed key parts by name (tollgate's log.keyParts), as the gateway counted them. */
+  readonly keys: Readonly<Record<string, string>> | undefined;
+}
+
+export type LogFormat = 'tollgate' | 'caddy' | 'combined';
+
+export type ParsedLine =
+  | { readonly kind: 'record'; readonly format: LogFormat; readonly record: LogRecord }
+  /** A line of the log that is not an access line (tollgate's "listening", a blank line). */
+  | { readonly kind: 'skip' }
+  | { readonly kind: 'bad'; readonly reason: string };
+
+const SKIP: ParsedLine = { kind: 'skip' };
+const bad = (reason: string): ParsedLine => ({ kind: 'bad', reason });
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+export function parseLine(line: string): ParsedLine {
+  if (line.trim() === '') return SKIP;
+  return line.charCodeAt(0) === 123 /* { */ ? parseJsonLine(line) : parseCombined(line);
+}
+
+function parseJsonLine(line: string): ParsedLine {
+  let o: unknown;
+  try {
+    o = JSON.parse(line);
+  } catch {
+    return bad('not JSON');
+  }
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) return bad('not a JSON object');
+  const obj = o as Record<string, unknown>;
+  if (typeof obj['request'] === 'object' && obj['request'] !== null) return caddyJson(obj);
+  if ('reqId' in obj) return tollgateJson(obj);
+  // Other lines of a tollgate or Caddy log (startup, reloads, warnings): not requests.
+  return 'msg' in obj || 'level' in obj ? SKIP : bad('neither a tollgate nor a Caddy access line');
+}
+
+function tollgateJson(o: Record<string, unknown>): ParsedLine {
+  const method = str(o['method']);
+  const target = str(o['path']);
+  // A line with a reqId but no request (a failure's error line): the access line follows.
+  if (method === undefined && target === undefined) return SKIP;
+  if (!method || !target) return bad('tollgate line without method or path');
+  const timeMs = timeOf(o['time']);
+  if (timeMs === undefined) return bad('tollgate line without a valid time');
+  const keys = o['keys'];
+  return {
+    kind: 'record',
+    format: 'tollgate',
+    record: {
+      timeMs,
+      method,
+      target,
+      host: str(o['host']),
+      client: str(o['client']),
+      userAgent: undefined,
+      keys: typeof keys === 'object' && keys !== null ? (keys as Record<string, string>) : undefined,
+    },
+  };
+}
+
+function caddyJson(o: Record<string, unknown>): ParsedLine {
+  const req = o['request'] as Record<string, unknown>;
+  const method = str(req['method']);
+  const target = str(req['uri']);
+  if (!method || !target) return bad('Caddy line without request.method or request.uri');
+  const timeMs = timeOf(o['ts']);
+  if (timeMs === undefined) return bad('Caddy line without a valid ts');
+  const headers = req['headers'] as Record<string, unknown> | undefined;
+  const ua = headers?.['User-Agent'] ?? headers?.['user-agent'];
+  return {
+    kind: 'record',
+    format: 'caddy',
+    record: {
+      timeMs,
+      method,
+      target,
+      host: str(req['host']),
+      client: str(req['client_ip']) ?? str(req['remote_ip']),
+      userAgent: Array.isArray(ua) ? ua.map(String).join(', ') : str(ua),
+      keys: undefined,
+    },
+  };
+}
+
+/** A time as logged: Unix seconds (Caddy's ts, fractional), or an ISO date (pino's isoTime). */
+function timeOf(v: unknown): number | undefined {
+  if (typeof v === 'number') return Number.isFinite(v) ? (v > 1e11 ? v : v * 1000) : undefined;
+  if (typeof v !== 'string') return undefined;
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? undefined : t;
+}
+
+/** `ip ident user [time] "request" status bytes "referer" "user agent"`, the quoted fields escaped with \. */
+const COMBINED =
+  /^(\S+) \S+ \S+ \[([^\]]+)\] "((?:[^"\\]|\\.)*)" (\d{3}) \S+(?: "(?:[^"\\]|\\.)*" "((?:[^"\\]|\\.)*)")?/;
+
+function parseCombined(line: string): ParsedLine {
+  const m = COMBINED.exec(line);
+  if (!m) return bad('not a combined or JSON access line');
+  const timeMs = clfTime(m[2]!);
+  if (timeMs === undefined) return bad(`not a log time: "${m[2]}"`);
+  const request = m[3]!;
+  const sp = request.indexOf(' ');
+  const sp2 = request.indexOf(' ', sp + 1);
+  if (sp <= 0) return bad(`not a request line: "${request}"`);
+  const target = request.slice(sp + 1, sp2 === -1 ? undefined : sp2);
+  if (target === '') return bad(`not a request line: "${request}"`);
+  const ua = m[5];
+  return {
+    kind: 'record',
+    format: 'combined',
+    record: {
+      timeMs,
+      method: request.slice(0, sp),
+      target,
+      host: undefined,
+      client: m[1],
+      userAgent: ua === undefined ? undefined : unescape(ua),
+      keys: undefined,
+    },
+  };
+}
+
+/** nginx writes `"` and non-ASCII as \xHH, Apache and Caddy as \" and \\. */
+function unescape(s: string): string {
+  if (!s.includes('\\')) return s;
+  return s.replace(/\\x([0-9A-Fa-f]{2})|\\(.)/g, (_, hex: string | undefined, c: string | undefined) =>
+    hex ? String.fromCharCode(parseInt(hex, 16)) : c!,
+  );
+}
+
+const MONTHS: Record<string, number> = {
+  Jan: 0,
+  Feb: 1,
+  Mar: 2,
+  Apr: 3,
+  May: 4,
+  Jun: 5,
+  Jul: 6,
+  Aug: 7,
+  Sep: 8,
+  Oct: 9,
+  Nov: 10,
+  Dec: 11,
+};
+const CLF_TIME =
+  /^(\d{2})\/([A-Z][a-z]{2})\/(\d{4}):(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,3})\d*)? ([+-])(\d{2})(\d{2})$/;
+
+/** The last time parsed: lines of one second share it. */
+let lastClf = { text: '', ms: 0 };
+
+/** `10/Oct/2000:13:55:36 -0700` (milliseconds allowed after the seconds). */
+export function clfTime(text: string): number | undefined {
+  if (text === lastClf.text) return lastClf.ms;
+  const m = CLF_TIME.exec(text);
+  const month = m ? MONTHS[m[2]!] : undefined;
+  if (!m || month === undefined) return undefined;
+  const [day, hour, min, sec] = [m[1], m[4], m[5], m[6]].map(Number) as [number, number, number, number];
+  if (day < 1 || day > 31 || hour > 23 || min > 59 || sec > 60) return undefined;
+  const frac = m[7] ? Number(m[7].padEnd(3, '0')) : 0;
+  const offsetMin = (m[8] === '-' ? -1 : 1) * (Number(m[9]) * 60 + Number(m[10]));
+  const ms = Date.UTC(Number(m[3]), month, day, hour, min, sec, frac) - offsetMin * 60_000;
+  lastClf = { text, ms };
+  return ms;
+}

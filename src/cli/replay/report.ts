@@ -1,0 +1,278 @@
+/** What `tollgate replay` reports of one or two simulations: JSON for scripts, tables for people. */
+import type { KeyPart } from '../../rules/model.js';
+import { windowText } from '../describe.js';
+import { formatTable } from '../table.js';
+import type { LimiterStats, Simulation } from './simulate.js';
+
+/** Each key's peak use of its limit, in these buckets (percent of the limit), or refused. */
+export type PeakBucket = '0-50' | '50-80' | '80-100' | 'refused';
+
+export const peakBucket = (k: { refused: number; peak: number }): PeakBucket =>
+  k.refused > 0 ? 'refused' : k.peak < 0.5 ? '0-50' : k.peak < 0.8 ? '50-80' : '80-100';
+
+export interface TopKey {
+  readonly key: string;
+  readonly requests: number;
+  readonly refused: number;
+  /** Peak use of the limit over its counted requests, in percent (rounded down). */
+  readonly peakPercent: number;
+}
+
+export interface LimiterReport {
+  readonly name: string;
+  readonly shadow: boolean;
+  readonly windows: string;
+  readonly requests: number;
+  readonly refused: number;
+  readonly keys: number;
+  readonly keysRefused: number;
+  readonly peakUse: Record<PeakBucket, number>;
+  readonly topKeys: readonly TopKey[];
+}
+
+export interface RouteReport {
+  readonly name: string;
+  readonly limiters: readonly string[];
+  readonly requests: number;
+  readonly refused: number;
+  readonly shadowRefused: number;
+}
+
+export interface SimulationReport {
+  readonly unrouted: number;
+  /** Requests keyed by a part the log does not carry (keyed as a missing part), by part. */
+  readonly missingKeyParts: Record<KeyPart, number>;
+  readonly routes: readonly RouteReport[];
+  readonly limiters: readonly LimiterReport[];
+}
+
+export interface Change {
+  readonly baseline: number | null;
+  readonly candidate: number | null;
+  readonly change: number;
+}
+
+export interface DiffReport {
+  readonly routes: readonly { readonly name: string; readonly refused: Change }[];
+  readonly limiters: readonly {
+    readonly name: string;
+    readonly refused: Change;
+    readonly keysRefused: Change;
+    /** Keys the candidate refuses and the baseline did not (same limiter name, same key). */
+    readonly keysNewlyRefused: number;
+    readonly keysNoLongerRefused: number;
+  }[];
+}
+
+export function simulationReport(sim: Simulation, top: number): SimulationReport {
+  return {
+    unrouted: sim.unrouted,
+    missingKeyParts: Object.fromEntries([...sim.missing].sort(([a], [b]) => a.localeCompare(b))),
+    routes: [...sim.routes.values()].map((r) => ({
+      name: r.route.name,
+      limiters: r.route.limiters.map((l) => l.name),
+      requests: r.requests,
+      refused: r.refused,
+      shadowRefused: r.shadowRefused,
+    })),
+    limiters: [...sim.limiters.values()].map((l) => limiterReport(l, top)),
+  };
+}
+
+function limiterReport(l: LimiterStats, top: number): LimiterReport {
+  const peakUse: Record<PeakBucket, number> = { '0-50': 0, '50-80': 0, '80-100': 0, refused: 0 };
+  let keysRefused = 0;
+  for (const k of l.keys.values()) {
+    peakUse[peakBucket(k)]++;
+    if (k.refused > 0) keysRefused++;
+  }
+  return {
+    name: l.limiter.name,
+    shadow: l.limiter.shadow,
+    windows: windowText(l.limiter),
+    requests: l.requests,
+    refused: l.refused,
+    keys: l.keys.size,
+    keysRefused,
+    peakUse,
+    topKeys: topKeys(l, top),
+  };
+}
+
+/** The heaviest keys: most refused, then highest peak, then most requests (then by key: stable). */
+function topKeys(l: LimiterStats, top: number): TopKey[] {
+  const heavier = (a: TopKey, b: TopKey) =>
+    b.refused - a.refused ||
+    b.peakPercent - a.peakPercent ||
+    b.requests - a.requests ||
+    (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+  const best: TopKey[] = [];
+  if (top === 0) return best;
+  for (const [values, k] of l.keys) {
+    const entry = {
+      key: values,
+      requests: k.requests,
+      refused: k.refused,
+      peakPercent: Math.floor(k.peak * 100),
+    };
+    if (best.length === top && heavier(entry, best[top - 1]!) >= 0) continue;
+    best.push(entry);
+    best.sort(heavier);
+    if (best.length > top) best.pop();
+  }
+  // Named only now: a key is its values; the report says whose.
+  return best.map((e) => ({
+    ...e,
+    key: e.key
+      .split(' ')
+      .map((v, i) => `${l.parts[i]}=${v}`)
+      .join(' '),
+  }));
+}
+
+const change = (baseline: number | undefined, candidate: number | undefined): Change => ({
+  baseline: baseline ?? null,
+  candidate: candidate ?? null,
+  change: (candidate ?? 0) - (baseline ?? 0),
+});
+
+/** Names in the candidate's order, then the baseline's own. */
+const names = <T extends { name: string }>(c: readonly T[], b: readonly T[]) => [
+  ...new Set([...c.map((x) => x.name), ...b.map((x) => x.name)]),
+];
+
+export function diffReport(
+  candidate: SimulationReport,
+  baseline: SimulationReport,
+  candidateSim: Simulation,
+  baselineSim: Simulation,
+): DiffReport {
+  const routes = names(candidate.routes, baseline.routes).map((name) => ({
+    name,
+    refused: change(
+      baseline.routes.find((r) => r.name === name)?.refused,
+      candidate.routes.find((r) => r.name === name)?.refused,
+    ),
+  }));
+  const limiters = names(candidate.limiters, baseline.limiters).map((name) => {
+    const c = candidate.limiters.find((l) => l.name === name);
+    const b = baseline.limiters.find((l) => l.name === name);
+    const cKeys = candidateSim.limiters.get(name)?.keys;
+    const bKeys = baselineSim.limiters.get(name)?.keys;
+    let keysNewlyRefused = 0;
+    let keysNoLongerRefused = 0;
+    for (const [key, k] of cKeys ?? [])
+      if (k.refused > 0 && !(bKeys?.get(key)?.refused ?? 0)) keysNewlyRefused++;
+    for (const [key, k] of bKeys ?? [])
+      if (k.refused > 0 && !(cKeys?.get(key)?.refused ?? 0)) keysNoLongerRefused++;
+    return {
+      name,
+      refused: change(b?.refused, c?.refused),
+      keysRefused: change(b?.keysRefused, c?.keysRefused),
+      keysNewlyRefused,
+      keysNoLongerRefused,
+    };
+  });
+  return { routes, limiters };
+}
+
+/** A hashed key shortened for a table: each part's hash cut to 10 characters. */
+const shortKey = (key: string) => key.replace(/=([A-Za-z0-9_-]{10})[A-Za-z0-9_-]+/g, '=$1…');
+
+const pct = (n: number, of: number) => (of === 0 ? '-' : `${((100 * n) / of).toFixed(1)}%`);
+const signed = (n: number) => (n > 0 ? `+${n}` : String(n));
+const either = (n: number | null) => (n === null ? '-' : String(n));
+
+/** One simulation as tables: routes, limiters with the peak-use distribution of their keys, top keys. */
+export function simulationText(label: string, r: SimulationReport): string {
+  const out: string[] = [`${label}:`, ''];
+  out.push(
+    formatTable(
+      ['route', 'requests', 'refused', 'shadow-refused', 'limiters'],
+      r.routes.map((x) => [x.name, x.requests, x.refused, x.shadowRefused, x.limiters.join(',') || '-']),
+    ),
+  );
+  if (r.unrouted) out.push(`(no route: ${r.unrouted} requests, answered 404)`);
+  out.push(
+    '',
+    'peak use of the limit per key (keys in each bucket):',
+    formatTable(
+      [
+        'limiter',
+        'requests',
+        'refused',
+        'keys',
+        'keys refused',
+        '0-50%',
+        '50-80%',
+        '80-100%',
+        'refused',
+        'windows',
+      ],
+      r.limiters.map((l) => [
+        `${l.name}${l.shadow ? ' (shadow)' : ''}`,
+        l.requests,
+        `${l.refused} (${pct(l.refused, l.requests)})`,
+        l.keys,
+        l.keysRefused,
+        l.peakUse['0-50'],
+        l.peakUse['50-80'],
+        l.peakUse['80-100'],
+        l.peakUse.refused,
+        l.windows,
+      ]),
+    ),
+  );
+  for (const l of r.limiters) {
+    if (l.topKeys.length === 0) continue;
+    out.push(
+      '',
+      `top keys of ${l.name} (hashed):`,
+      formatTable(
+        ['key', 'requests', 'refused', 'peak'],
+        l.topKeys.map((k) => [
+          shortKey(k.key),
+          k.requests,
+          k.refused,
+          k.refused ? 'refused' : `${k.peakPercent}%`,
+        ]),
+      ),
+    );
+  }
+  const missing = Object.entries(r.missingKeyParts);
+  if (missing.length) {
+    out.push(
+      '',
+      `key parts the log does not carry (keyed as if missing: a credential by the client's IP, a header as empty): ` +
+        missing.map(([p, n]) => `${p} (${n} requests)`).join(', '),
+    );
+  }
+  return out.join('\n');
+}
+
+export function diffText(d: DiffReport): string {
+  return [
+    'against the baseline (baseline -> candidate):',
+    '',
+    formatTable(
+      ['route', 'refused', 'change'],
+      d.routes.map((r) => [
+        r.name,
+        `${either(r.refused.baseline)} -> ${either(r.refused.candidate)}`,
+        signed(r.refused.change),
+      ]),
+    ),
+    '',
+    formatTable(
+      ['limiter', 'refused', 'change', 'keys refused', 'newly refused', 'no longer refused'],
+      d.limiters.map((l) => [
+        l.name,
+        `${either(l.refused.baseline)} -> ${either(l.refused.candidate)}`,
+        signed(l.refused.change),
+        `${either(l.keysRefused.baseline)} -> ${either(l.keysRefused.candidate)}`,
+        l.keysNewlyRefused,
+        l.keysNoLongerRefused,
+      ]),
+    ),
+  ].join('\n');
+}
