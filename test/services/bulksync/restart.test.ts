@@ -4,6 +4,7 @@ import { expect } from 'vitest';
 import { createWorkspaceToken } from '../../../src/services/accounts/workspaces.js';
 import { embeddedTest } from '../../helpers/fixtures.js';
 import { send } from '../../helpers/gateway.js';
+import { post } from './items.js';
 
 const test = embeddedTest({ redis: true });
 
@@ -16,7 +17,6 @@ test('a restarted gateway serves the same catalogue with the same token', async 
       headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body && JSON.stringify(body),
     });
-  const post = (id: string) => ({ id, title: `Post ${id}`, url: `https://shop.example/${id}` });
 
   expect((await wp('posts/sync', { items: [post('a'), post('b')] })).status).toBe(200);
   const mug = { id: 1, name: 'Mug', url: 'https://shop.example/mug', price: 9.5 };
