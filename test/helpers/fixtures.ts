@@ -181,7 +181,8 @@ export const servicesTest = base.extend('services', { scope: 'file' }, ({}, { on
  * without a browser never load Playwright.
  */
 export async function chromium(
-  _: object,
+  // An object pattern: vitest reads a fixture's dependencies from it (none here).
+  {}: object,
   { onCleanup }: { onCleanup: (cleanup: () => Promise<void>) => void },
 ): Promise<Browser> {
   const { launchChromium } = await import('./browser.js');

@@ -1,7 +1,8 @@
 // What the bulk-sync tests send and expect, shared by the gateway's side (endpoints.test.ts) and the
-// service alone (validation.unit.test.ts, buildService + inject).
+// service alone (validation.unit.test.ts, buildService + inject); the widget's tests read SAVE10_ROW.
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
+import type { CouponRow } from '../../../src/services/bulksync/store.js';
 import type { Reply } from '../../helpers/gateway.js';
 
 /** A post as the plugin sends it; `extra` adds or overrides fields. */
@@ -12,9 +13,8 @@ export const post = (id: string | number, title = `Post ${id}`, extra: object = 
   ...extra,
 });
 
-/** A percent coupon with no expiry and no usage limit. */
-export const SAVE10 = {
-  id: 'c1',
+/** A percent coupon with no expiry and no usage limit, as the widget reads it from the store. */
+export const SAVE10_ROW: CouponRow = {
   code: 'SAVE10',
   discount_type: 'percent',
   amount: 10,
@@ -22,6 +22,9 @@ export const SAVE10 = {
   usage_limit: null,
   usage_count: 0,
 };
+
+/** That coupon as the plugin syncs it. */
+export const SAVE10 = { id: 'c1', ...SAVE10_ROW };
 
 export const ISO = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 

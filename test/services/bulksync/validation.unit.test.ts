@@ -52,7 +52,7 @@ describe('POST /v1/wp/coupons/sync', () => {
     const reply = await ws.wp('coupons/sync', {
       items: [
         SAVE10,
-        { ...SAVE10, id: 'c2', code: 'SAVE10' },
+        { ...SAVE10, id: 'c2', code: 'save10' },
         { id: 'c3', code: '', discount_type: 'half', amount: -1, usage_limit: 1.5, usage_count: -2 },
         { ...SAVE10, id: 'c4', code: 'BIG', amount: 150 },
         { ...SAVE10, id: 'c5', code: 'LATE', expires_at: 'next week' },
