@@ -1,11 +1,16 @@
+import { rmSync } from 'node:fs';
+import type { Browser } from 'playwright-core';
 import { test as base } from 'vitest';
+import { servicesConfigFrom } from '../../src/cli/services-config.js';
 import type { Gateway, GatewayOptions } from '../../src/runtime/gateway.js';
 import { sha256Hex } from '../../src/credentials/digest.js';
 import { StaticTokenStore } from '../../src/identity/token-verification.js';
 import { openDatabase } from '../../src/db/database.js';
+import { loadConfigText } from '../../src/rules/load.js';
+import { openServiceDatabase } from '../../src/services/registry.js';
 import { DEFAULT_CONFIG, defaultEnv } from './default-config.js';
-import { dataDirWithWorkspaces, embeddedEnv } from './embedded.js';
-import { startGateway } from './gateway.js';
+import { dataDirWithWorkspaces, embeddedEnv, newDataDir } from './embedded.js';
+import { silentLogger, startGateway } from './gateway.js';
 import { RedisServer } from './redis-server.js';
 import { TestPages } from './test-pages.js';
 import { TestUpstream } from './upstream.js';
@@ -113,6 +118,8 @@ export interface EmbeddedSetup {
  * the file's last test:
  * - `dataDir`: the gateway's data directory (a real SQLite file);
  * - `gateway`: the gateway of `setup`;
+ * - `launch(env)`: starts another gateway of `setup` (`env` added) on the same data directory, as
+ *   a restart does;
  * - `db`: a second connection to the gateway's database file, as an operator's;
  * - `pages`: the local test pages the report tests analyse.
  */
@@ -132,12 +139,54 @@ export function embeddedTest(setup: EmbeddedSetup = {}) {
       onCleanup(() => pages.close());
       return pages;
     });
-  if (setup.redis) {
-    return files.extend('gateway', { scope: 'file' }, ({ dataDir, redis, gateways }) =>
-      gateways.start(DEFAULT_CONFIG, embeddedEnv(dataDir, { REDIS_URL: redis.url, ...env })),
-    );
-  }
-  return files.extend('gateway', { scope: 'file' }, ({ dataDir, gateways }) =>
-    gateways.start(DEFAULT_CONFIG, embeddedEnv(dataDir, env)),
+  // The gateway's environment beyond embeddedEnv's: the file's Redis only when asked for.
+  const withEnv = setup.redis
+    ? files.extend('launchEnv', { scope: 'file' }, ({ redis }): Record<string, string> => ({
+        REDIS_URL: redis.url,
+        ...env,
+      }))
+    : files.extend('launchEnv', { scope: 'file' }, (): Record<string, string> => env);
+  return withEnv
+    .extend(
+      'launch',
+      { scope: 'file' },
+      ({ dataDir, launchEnv, gateways }) =>
+        (more: Record<string, string> = {}) =>
+          gateways.start(DEFAULT_CONFIG, embeddedEnv(dataDir, { ...launchEnv, ...more })),
+    )
+    .extend('gateway', { scope: 'file' }, ({ launch }) => launch());
+}
+
+/**
+ * `test` for a unit file of the embedded services (buildService + inject, no gateway): `services`
+ * is the shipped config's services config on a fresh data directory, and its database with the
+ * bootstrap accounts (ALICE_KEY, BOB_KEY), as buildService takes them; removed after the last test.
+ */
+export const servicesTest = base.extend('services', { scope: 'file' }, ({}, { onCleanup }) => {
+  const dataDir = newDataDir();
+  const config = servicesConfigFrom(
+    loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', embeddedEnv(dataDir)).config,
   );
+  const db = openServiceDatabase(config, silentLogger);
+  onCleanup(() => {
+    db.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  return { dataDir, config, db, logger: silentLogger };
+});
+
+/**
+ * A file fixture: a headless Chromium (test/helpers/browser.ts), closed after the file's last test,
+ * as in `.extend('browser', { scope: 'file' }, chromium)`. Imported when first named, so the files
+ * without a browser never load Playwright.
+ */
+export async function chromium(
+  // An object pattern: vitest reads a fixture's dependencies from it (none here).
+  {}: object,
+  { onCleanup }: { onCleanup: (cleanup: () => Promise<void>) => void },
+): Promise<Browser> {
+  const { launchChromium } = await import('./browser.js');
+  const browser = await launchChromium();
+  onCleanup(() => browser.close());
+  return browser;
 }

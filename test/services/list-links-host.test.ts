@@ -1,16 +1,15 @@
 // The list links (`links`, `meta.path`) of the websites and reports APIs come from the configured
 // public URL, never from the request: a forged Host, X-Forwarded-Host or X-Forwarded-Proto, sent
 // through the gateway (even from a trusted proxy) or straight to the service, changes nothing.
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect } from 'vitest';
 import { servicesConfigFrom } from '../../src/cli/services-config.js';
 import { loadConfigText } from '../../src/rules/load.js';
 import type { ServiceName } from '../../src/service-names.js';
-import type { Db } from '../../src/db/database.js';
-import type { Gateway } from '../../src/runtime/gateway.js';
-import { openServiceDatabase, startService, type RunningService } from '../../src/services/registry.js';
+import { openServiceDatabase, startService } from '../../src/services/registry.js';
 import { DEFAULT_CONFIG } from '../helpers/default-config.js';
-import { ALICE_KEY, embeddedEnv, newDataDir } from '../helpers/embedded.js';
-import { send, silentLogger, startGateway, type Reply } from '../helpers/gateway.js';
+import { ALICE_KEY, embeddedEnv } from '../helpers/embedded.js';
+import { embeddedTest } from '../helpers/fixtures.js';
+import { send, silentLogger, type Reply } from '../helpers/gateway.js';
 
 const WEBSITES_URL = 'https://stats.example.com';
 const REPORTS_URL = 'https://analyzer.example.com';
@@ -37,28 +36,43 @@ function withoutPublicUrls(yaml: string): string {
   return out;
 }
 
-let dataDir: string;
-let env: Record<string, string>;
-const gateways: Gateway[] = [];
-const services: RunningService[] = [];
-const databases: Db[] = [];
+/** Every gateway's environment beyond embeddedEnv's (trusting 127.0.0.1, so the forged X-Forwarded-* reach the service as sent). */
+const ENV = {
+  TRUSTED_PROXIES: '127.0.0.1',
+  WEBSITES_PUBLIC_URL: `${WEBSITES_URL}/`,
+  REPORTS_PUBLIC_URL: REPORTS_URL,
+};
 
-/** The gateway (trusting 127.0.0.1, so the forged X-Forwarded-* reach the service as sent). */
-async function gateway(yaml: string): Promise<Gateway> {
-  const started = await startGateway(yaml, env);
-  gateways.push(started);
-  return started;
-}
-
-/** One embedded service alone on its own port, as `tollgate serve NAME` runs it. */
-async function alone(name: ServiceName, yaml: string): Promise<string> {
-  const config = servicesConfigFrom(loadConfigText(yaml, 'gateway.yaml', env).config);
-  const db = openServiceDatabase(config, silentLogger);
-  databases.push(db);
-  const service = await startService(name, { db, config, logger: silentLogger }, '127.0.0.1', 0);
-  services.push(service);
-  return service.url;
-}
+const test = embeddedTest({ env: ENV })
+  /** The shipped config's gateway, once Alice has her 21 websites. */
+  .extend('via', { scope: 'file' }, async ({ gateway }) => {
+    for (let i = 1; i <= 21; i++) {
+      const url = `site-${i}.example`;
+      const reply = await send(`${gateway.url()}/api/v1/websites`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ALICE_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url }),
+      });
+      expect(reply.status).toBe(201);
+    }
+    return gateway.url();
+  })
+  /** One embedded service alone on its own port (on Alice's sites), as `tollgate serve NAME` runs it. */
+  .extend('alone', { scope: 'file' }, ({ dataDir, via: _via }, { onCleanup }) => {
+    const running: { close(): unknown }[] = [];
+    onCleanup(async () => {
+      for (const r of running.splice(0).reverse()) await r.close();
+    });
+    return async (name: ServiceName, yaml: string): Promise<string> => {
+      const env = embeddedEnv(dataDir, ENV);
+      const config = servicesConfigFrom(loadConfigText(yaml, 'gateway.yaml', env).config);
+      const db = openServiceDatabase(config, silentLogger);
+      running.push(db);
+      const service = await startService(name, { db, config, logger: silentLogger }, '127.0.0.1', 0);
+      running.push(service);
+      return service.url;
+    };
+  });
 
 const list = (base: string, path: string, host: string): Promise<Reply> =>
   send(`${base}${path}`, { headers: { host, ...FORGED, authorization: `Bearer ${ALICE_KEY}` } });
@@ -92,58 +106,34 @@ const reportsPage = (base: string) => ({
   path: `${base}/api/v1/reports`,
 });
 
-beforeAll(async () => {
-  dataDir = newDataDir();
-  env = {
-    ...embeddedEnv(dataDir),
-    TRUSTED_PROXIES: '127.0.0.1',
-    WEBSITES_PUBLIC_URL: `${WEBSITES_URL}/`,
-    REPORTS_PUBLIC_URL: REPORTS_URL,
-  };
-  const first = await gateway(DEFAULT_CONFIG);
-  for (let i = 1; i <= 21; i++) {
-    const url = `site-${i}.example`;
-    const reply = await send(`${first.url()}/api/v1/websites`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ALICE_KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ url }),
-    });
-    expect(reply.status).toBe(201);
-  }
-});
-afterAll(async () => {
-  for (const g of gateways) await g.close();
-  for (const s of services) await s.close();
-  for (const db of databases) db.close();
-});
-
 describe('with services.*.publicUrl set', () => {
-  test('through the gateway: the websites links ignore Host: evil.example', async () => {
-    const via = gateways[0]!.url();
+  test('through the gateway: the websites links ignore Host: evil.example', async ({ via }) => {
     expect(addresses(await list(via, '/api/v1/websites?per_page=10&page=2', 'evil.example'))).toEqual(
       websitesPage(WEBSITES_URL),
     );
   });
 
-  test('through the gateway: the reports links ignore X-Forwarded-Host and -Proto', async () => {
-    const via = gateways[0]!.url();
+  test('through the gateway: the reports links ignore X-Forwarded-Host and -Proto', async ({ via }) => {
     expect(addresses(await list(via, '/api/v1/reports?sort=asc&page=2', ANALYZER_HOST))).toEqual(
       reportsPage(REPORTS_URL),
     );
   });
 
-  test.each([
+  test.for([
     ['websites', '/api/v1/websites?per_page=10&page=2', websitesPage(WEBSITES_URL)],
     ['reports', '/api/v1/reports?sort=asc&page=2', reportsPage(REPORTS_URL)],
-  ] as const)('the %s service alone, asked with Host: evil.example', async (name, path, expected) => {
-    const base = await alone(name, DEFAULT_CONFIG);
-    expect(addresses(await list(base, path, 'evil.example'))).toEqual(expected);
-  });
+  ] as const)(
+    'the %s service alone, asked with Host: evil.example',
+    async ([name, path, expected], { alone }) => {
+      const base = await alone(name, DEFAULT_CONFIG);
+      expect(addresses(await list(base, path, 'evil.example'))).toEqual(expected);
+    },
+  );
 });
 
 describe('with no public URL', () => {
-  test('through the gateway: paths alone, on either host', async () => {
-    const via = (await gateway(withoutPublicUrls(DEFAULT_CONFIG))).url();
+  test('through the gateway: paths alone, on either host', async ({ dataDir, via: _seeded, gateways }) => {
+    const via = (await gateways.start(withoutPublicUrls(DEFAULT_CONFIG), embeddedEnv(dataDir, ENV))).url();
     expect(addresses(await list(via, '/api/v1/websites?per_page=10&page=2', 'evil.example'))).toEqual(
       websitesPage(''),
     );
@@ -152,15 +142,17 @@ describe('with no public URL', () => {
     );
   });
 
-  test.each([
+  test.for([
     ['websites', '/api/v1/websites?per_page=10&page=2', websitesPage('')],
     ['reports', '/api/v1/reports?sort=asc&page=2', reportsPage('')],
-  ] as const)('the %s service alone: paths alone', async (name, path, expected) => {
+  ] as const)('the %s service alone: paths alone', async ([name, path, expected], { alone }) => {
     const base = await alone(name, withoutPublicUrls(DEFAULT_CONFIG));
     expect(addresses(await list(base, path, 'evil.example'))).toEqual(expected);
   });
 
-  test('the path /api/v1//websites is no list (a link starting "//" would lead off-site)', async () => {
+  test('the path /api/v1//websites is no list (a link starting "//" would lead off-site)', async ({
+    alone,
+  }) => {
     const base = await alone('websites', withoutPublicUrls(DEFAULT_CONFIG));
     const reply = await list(base, '/api/v1//websites', 'evil.example');
     expect({ status: reply.status, body: reply.json() }).toEqual({
@@ -171,9 +163,9 @@ describe('with no public URL', () => {
 
   // A path starting "//" is no API path but a statistics page of an empty domain: the pages' HTML
   // 404 (issue 20: unknown paths get it), whose only links stay on this site.
-  test.each(['//evil.example/api/v1/websites', '//api/v1/websites'])(
+  test.for(['//evil.example/api/v1/websites', '//api/v1/websites'])(
     "the path %s is no list but the pages' 404, its links on this site",
-    async (path) => {
+    async (path, { alone }) => {
       const base = await alone('websites', withoutPublicUrls(DEFAULT_CONFIG));
       const reply = await list(base, path, 'evil.example');
       expect({ status: reply.status, type: reply.headers['content-type'] }).toEqual({

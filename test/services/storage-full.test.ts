@@ -2,7 +2,7 @@
 // with SQLITE_FULL exactly as on a full file system. Each service answers in its own shape, and what
 // was stored before stays whole.
 import { pino } from 'pino';
-import { afterAll, describe, expect, test } from 'vitest';
+import { test as base, describe, expect } from 'vitest';
 import { servicesConfigFrom } from '../../src/cli/services-config.js';
 import { loadConfigText } from '../../src/rules/load.js';
 import type { Db } from '../../src/db/database.js';
@@ -16,13 +16,8 @@ import { embeddedEnv, newDataDir } from '../helpers/embedded.js';
 import { send, type Reply } from '../helpers/gateway.js';
 
 const STORAGE_FULL = 'The server is out of storage space. Please try again later.';
-const closers: (() => Promise<void>)[] = [];
-afterAll(async () => {
-  for (const close of closers) await close();
-});
-
 /** A service of its own on its own database, listening; the log's error lines kept. */
-async function service(name: ServiceName, seed: (db: Db) => void) {
+async function service(closers: (() => Promise<void>)[], name: ServiceName, seed: (db: Db) => void) {
   const dataDir = newDataDir();
   const config = servicesConfigFrom(
     loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', embeddedEnv(dataDir)).config,
@@ -51,6 +46,15 @@ async function service(name: ServiceName, seed: (db: Db) => void) {
   return { db, fill, post, logged };
 }
 
+/** `service(name, seed)`: a service as above; those of a test are closed after it. */
+const test = base.extend('service', ({}, { onCleanup }) => {
+  const closers: (() => Promise<void>)[] = [];
+  onCleanup(async () => {
+    for (const close of closers) await close();
+  });
+  return (name: ServiceName, seed: (db: Db) => void) => service(closers, name, seed);
+});
+
 /** Posts until the first answer that is not `ok`; returns how many were `ok`, and that answer. */
 async function untilRefused(
   post: () => Promise<Reply>,
@@ -64,7 +68,9 @@ async function untilRefused(
 }
 
 describe('the database is full', () => {
-  test('the widget answers 507 in its shape; the stored messages stay, and writes resume with room', async () => {
+  test('the widget answers 507 in its shape; the stored messages stay, and writes resume with room', async ({
+    service,
+  }) => {
     const s = await service('widget', (db) => ensureWorkspace(db, 'acme'));
     const init = await s.post('/api/v1/widget/init', { workspace: 'acme' });
     const { token } = init.json() as { token: string };
@@ -90,7 +96,7 @@ describe('the database is full', () => {
     expect((await s.post('/api/v1/widget/messages', { body }, auth)).status).toBe(201);
   });
 
-  test('the collector answers 507 in the websites shape; the counts stored stay', async () => {
+  test('the collector answers 507 in the websites shape; the counts stored stay', async ({ service }) => {
     let siteUrl = '';
     const s = await service('websites', (db) => {
       const { userId } = createUser(db, 'alice');

@@ -369,9 +369,6 @@ const _sameOwnerFields: [
   SameKeys<z.output<typeof widgetEvent>, WidgetEvent>,
 ] = [true, true, true];
 
-const pageOf = (name: string, item: z.ZodType) =>
-  z.object({ [name]: z.array(item), page: z.int(), per_page: z.int(), total: z.int() });
-
 const inboxService: ServiceDoc = {
   ...service,
   tag: 'widget inbox',
@@ -397,20 +394,41 @@ const conversationParams = workspaceParam.extend({
   conversation: z.string().meta({ description: 'The conversation’s id (the visitor session’s).' }),
 });
 
+/** A GET of one page of the inbox's `name` (the owner's page query), as `{ name: [...], page, per_page, total }`. */
+const pageDoc = (
+  path: string,
+  summary: string,
+  description: string,
+  params: z.ZodObject,
+  name: string,
+  item: z.ZodType,
+): RouteDoc => ({
+  method: 'get',
+  path,
+  summary,
+  description,
+  params,
+  query: ownerPageQuery,
+  answers: {
+    200: {
+      description: 'One page.',
+      schema: z.object({ [name]: z.array(item), page: z.int(), per_page: z.int(), total: z.int() }),
+    },
+  },
+  errors: [401, 404, 422, 429],
+});
+
 /** The owner's inbox: their API key, the workspace named in the path. */
 export const widgetInboxRouteDocs: readonly RouteDoc[] = [
-  {
-    method: 'get',
-    path: INBOX_PATHS.conversations,
-    summary: 'List the conversations',
-    description:
-      'The workspace’s conversations (visitor sessions with a message), newest activity first, with ' +
+  pageDoc(
+    INBOX_PATHS.conversations,
+    'List the conversations',
+    'The workspace’s conversations (visitor sessions with a message), newest activity first, with ' +
       'their unread counts.',
-    params: workspaceParam,
-    query: ownerPageQuery,
-    answers: { 200: { description: 'One page.', schema: pageOf('conversations', conversation) } },
-    errors: [401, 404, 422, 429],
-  },
+    workspaceParam,
+    'conversations',
+    conversation,
+  ),
   {
     method: 'get',
     path: INBOX_PATHS.conversation,
@@ -453,26 +471,22 @@ export const widgetInboxRouteDocs: readonly RouteDoc[] = [
     answers: { 201: { description: 'The stored message.', schema: z.object({ message }) } },
     errors: [401, 404, 422, 429, 507],
   },
-  {
-    method: 'get',
-    path: INBOX_PATHS.events,
-    summary: 'Read the widget events',
-    description: 'The events the visitor’s widget reported, in the order received.',
-    params: conversationParams,
-    query: ownerPageQuery,
-    answers: { 200: { description: 'One page.', schema: pageOf('events', widgetEvent) } },
-    errors: [401, 404, 422, 429],
-  },
-  {
-    method: 'get',
-    path: INBOX_PATHS.leads,
-    summary: 'List the leads',
-    description: 'The workspace’s leads, newest first.',
-    params: workspaceParam,
-    query: ownerPageQuery,
-    answers: { 200: { description: 'One page.', schema: pageOf('leads', ownerLead) } },
-    errors: [401, 404, 422, 429],
-  },
+  pageDoc(
+    INBOX_PATHS.events,
+    'Read the widget events',
+    'The events the visitor’s widget reported, in the order received.',
+    conversationParams,
+    'events',
+    widgetEvent,
+  ),
+  pageDoc(
+    INBOX_PATHS.leads,
+    'List the leads',
+    'The workspace’s leads, newest first.',
+    workspaceParam,
+    'leads',
+    ownerLead,
+  ),
   {
     method: 'get',
     path: INBOX_PATHS.leadsCsv,

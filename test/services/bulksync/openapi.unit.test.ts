@@ -1,35 +1,16 @@
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { FastifyInstance } from 'fastify';
-import { servicesConfigFrom } from '../../../src/cli/services-config.js';
-import { loadConfigText } from '../../../src/rules/load.js';
-import type { Db } from '../../../src/db/database.js';
+import { expect } from 'vitest';
 import { bulkSyncService } from '../../../src/services/bulksync/service.js';
-import { buildService, openServiceDatabase } from '../../../src/services/registry.js';
-import { DEFAULT_CONFIG } from '../../helpers/default-config.js';
-import { embeddedEnv, newDataDir } from '../../helpers/embedded.js';
-import { silentLogger } from '../../helpers/gateway.js';
+import { buildService } from '../../../src/services/registry.js';
+import { servicesTest } from '../../helpers/fixtures.js';
 
-let db: Db;
-let app: FastifyInstance;
-const registered: string[] = [];
-
-beforeAll(async () => {
-  const config = servicesConfigFrom(
-    loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', embeddedEnv(newDataDir())).config,
-  );
-  db = openServiceDatabase(config, silentLogger);
-  app = await buildService('bulksync', {
-    db,
-    config,
-    logger: silentLogger,
-  });
-});
-afterAll(async () => {
-  await app?.close();
-  db?.close();
+const test = servicesTest.extend('app', { scope: 'file' }, async ({ services }, { onCleanup }) => {
+  const app = await buildService('bulksync', services);
+  onCleanup(() => app.close());
+  return app;
 });
 
-test('the OpenAPI fragment describes exactly the routes the service registers', () => {
+test('the OpenAPI fragment describes exactly the routes the service registers', ({ app }) => {
+  const registered: string[] = [];
   for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
     const m = /(\/\S+) \((.+)\)/.exec(line);
     if (m) for (const method of m[2]!.split(', ')) registered.push(`${method} ${m[1]}`);

@@ -1,38 +1,22 @@
 // Synced data and workspace tokens live in the SQLite file: a new gateway on the same DATA_DIR
 // finds them all, and can finish a multi-batch sync the previous one started.
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { openDatabase } from '../../../src/db/database.js';
-import type { Gateway } from '../../../src/runtime/gateway.js';
+import { expect } from 'vitest';
 import { createWorkspaceToken } from '../../../src/services/accounts/workspaces.js';
-import { newDataDir, startEmbeddedGateway } from '../../helpers/embedded.js';
+import { embeddedTest } from '../../helpers/fixtures.js';
 import { send } from '../../helpers/gateway.js';
-import { RedisServer } from '../../helpers/redis-server.js';
+import { post } from './items.js';
 
-let redis: RedisServer;
-let gateway: Gateway | undefined;
+const test = embeddedTest({ redis: true });
 
-beforeAll(async () => {
-  redis = await RedisServer.start();
-});
-afterAll(async () => {
-  await gateway?.close();
-  await redis?.kill();
-});
-
-test('a restarted gateway serves the same catalogue with the same token', async () => {
-  const dataDir = newDataDir();
-  gateway = await startEmbeddedGateway(dataDir, { REDIS_URL: redis.url });
-  const db = openDatabase(dataDir);
+test('a restarted gateway serves the same catalogue with the same token', async ({ gateway, db, launch }) => {
   const { token } = createWorkspaceToken(db, 'durable');
-  db.close();
-
+  let current = gateway;
   const wp = (path: string, body?: object) =>
-    send(`${gateway!.url()}/v1/wp/${path}`, {
+    send(`${current.url()}/v1/wp/${path}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body && JSON.stringify(body),
     });
-  const post = (id: string) => ({ id, title: `Post ${id}`, url: `https://shop.example/${id}` });
 
   expect((await wp('posts/sync', { items: [post('a'), post('b')] })).status).toBe(200);
   const mug = { id: 1, name: 'Mug', url: 'https://shop.example/mug', price: 9.5 };
@@ -45,7 +29,7 @@ test('a restarted gateway serves the same catalogue with the same token', async 
   expect(before.counts).toEqual({ posts: 3, products: 1, coupons: 1 });
 
   await gateway.close();
-  gateway = await startEmbeddedGateway(dataDir, { REDIS_URL: redis.url });
+  current = await launch();
 
   const after = await wp('handshake');
   expect(after.status).toBe(200);

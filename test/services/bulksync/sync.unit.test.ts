@@ -1,5 +1,5 @@
 // Full syncs over several batches, on a SQLite file of their own: retries, superseding, forgetting.
-import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
+import { afterEach, test as base, describe, expect, vi } from 'vitest';
 import { openDatabase, type Db } from '../../../src/db/database.js';
 import { parseChanged, parseFullSync } from '../../../src/services/bulksync/batch.js';
 import { KIND_SPECS } from '../../../src/services/bulksync/kinds.js';
@@ -13,37 +13,51 @@ const { posts, products } = KIND_SPECS;
 const post = (id: number) => ({ id, title: `Post ${id}`, url: `https://shop.example/${id}` });
 const product = (id: number) => ({ id, name: `Product ${id}`, url: `https://shop.example/p${id}`, price: 1 });
 
-let db: Db;
-let sync: CatalogueSync;
-let workspaces = 0;
+/** The sync over a SQLite file of the file's own, and the helpers of one new workspace in it. */
+interface Shop {
+  readonly sync: CatalogueSync;
+  /** A workspace of its own, so that no test sees another's rows. */
+  newWorkspace(): number;
+  /** One batch of a full sync of posts: `sync_id` and `done` as the client sends them. */
+  batch(ws: number, syncId: string, ids: number[], done: boolean): ReturnType<CatalogueSync['fullSync']>;
+  ids(ws: number, table?: string): unknown[];
+  runs(ws: number): unknown[];
+  seen(ws: number): number;
+}
 
-beforeAll(() => {
-  db = openDatabase(newDataDir());
-  sync = new CatalogueSync(new CatalogueStore(db));
-});
-afterAll(() => db?.close());
+const test = base
+  .extend('db', { scope: 'file' }, ({}, { onCleanup }): Db => {
+    const db = openDatabase(newDataDir());
+    onCleanup(() => {
+      db.close();
+    });
+    return db;
+  })
+  .extend('shop', { scope: 'file' }, ({ db }): Shop => {
+    const sync = new CatalogueSync(new CatalogueStore(db));
+    let workspaces = 0;
+    return {
+      sync,
+      newWorkspace: () => ensureWorkspace(db, `unit-${++workspaces}`).id,
+      batch: (ws, syncId, ids, done) =>
+        sync.fullSync(posts, ws, parseFullSync(posts, { sync_id: syncId, done, items: ids.map(post) })),
+      ids: (ws, table = 'posts') =>
+        db
+          .prepare(`SELECT external_id FROM ${table} WHERE workspace_id = ? ORDER BY external_id`)
+          .pluck()
+          .all(ws),
+      runs: (ws) =>
+        db
+          .prepare('SELECT kind, sync_id, state FROM sync_runs WHERE workspace_id = ? ORDER BY kind, sync_id')
+          .all(ws),
+      seen: (ws) =>
+        db.prepare('SELECT count(*) FROM sync_seen WHERE workspace_id = ?').pluck().get(ws) as number,
+    };
+  });
+
 afterEach(() => {
   vi.useRealTimers();
 });
-
-function newWorkspace(): number {
-  return ensureWorkspace(db, `unit-${++workspaces}`).id;
-}
-
-/** One batch of a full sync of posts: `sync_id` and `done` as the client sends them. */
-const batch = (ws: number, syncId: string, ids: number[], done: boolean) =>
-  sync.fullSync(posts, ws, parseFullSync(posts, { sync_id: syncId, done, items: ids.map(post) }));
-
-const ids = (ws: number, table = 'posts') =>
-  db.prepare(`SELECT external_id FROM ${table} WHERE workspace_id = ? ORDER BY external_id`).pluck().all(ws);
-
-const runs = (ws: number) =>
-  db
-    .prepare('SELECT kind, sync_id, state FROM sync_runs WHERE workspace_id = ? ORDER BY kind, sync_id')
-    .all(ws);
-
-const seen = (ws: number) =>
-  db.prepare('SELECT count(*) FROM sync_seen WHERE workspace_id = ?').pluck().get(ws) as number;
 
 /** The error a call throws. */
 function thrown(fn: () => unknown): HttpError {
@@ -57,7 +71,9 @@ function thrown(fn: () => unknown): HttpError {
 }
 
 describe('a retried batch of a completed sync', () => {
-  test('upserts its items but deletes nothing more (the review probe: deleted 2, total 1 before the fix)', () => {
+  test('upserts its items but deletes nothing more (the review probe: deleted 2, total 1 before the fix)', ({
+    shop: { newWorkspace, batch, ids, runs, seen },
+  }) => {
     const ws = newWorkspace();
     batch(ws, 'S', [1, 2], false);
     expect(batch(ws, 'S', [3], true)).toMatchObject({ deleted: 0, total: 3, done: true });
@@ -68,7 +84,9 @@ describe('a retried batch of a completed sync', () => {
     expect(seen(ws)).toBe(0);
   });
 
-  test('a changed item in the retry is written: the retry carries what the site holds now', () => {
+  test('a changed item in the retry is written: the retry carries what the site holds now', ({
+    shop: { sync, newWorkspace, batch },
+  }) => {
     const ws = newWorkspace();
     batch(ws, 'S', [1], true);
     const renamed = { ...post(1), title: 'Renamed' };
@@ -77,7 +95,9 @@ describe('a retried batch of a completed sync', () => {
     ).toMatchObject({ created: 1, updated: 1, deleted: 0, total: 2 });
   });
 
-  test('is forgotten 24 h after it completed: the same sync_id is then a new sync', () => {
+  test('is forgotten 24 h after it completed: the same sync_id is then a new sync', ({
+    shop: { newWorkspace, batch, ids },
+  }) => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const start = new Date('2030-01-01T00:00:00Z').getTime();
     vi.setSystemTime(start);
@@ -92,7 +112,9 @@ describe('a retried batch of a completed sync', () => {
 });
 
 describe('one open full sync per workspace and kind', () => {
-  test('interleaved A1 B1 A2 B2: B supersedes A, A2 is refused and writes nothing, B decides (was {6} only)', () => {
+  test('interleaved A1 B1 A2 B2: B supersedes A, A2 is refused and writes nothing, B decides (was {6} only)', ({
+    shop: { newWorkspace, batch, ids, runs, seen },
+  }) => {
     const ws = newWorkspace();
     batch(ws, 'A', [1, 2], false);
     batch(ws, 'B', [3, 4], false);
@@ -108,7 +130,9 @@ describe('one open full sync per workspace and kind', () => {
     expect(seen(ws)).toBe(0);
   });
 
-  test('a one-batch sync (no sync_id) supersedes the open one too', () => {
+  test('a one-batch sync (no sync_id) supersedes the open one too', ({
+    shop: { sync, newWorkspace, batch, ids },
+  }) => {
     const ws = newWorkspace();
     batch(ws, 'A', [1, 2], false);
     sync.fullSync(posts, ws, parseFullSync(posts, { items: [post(9)] }));
@@ -117,7 +141,7 @@ describe('one open full sync per workspace and kind', () => {
     expect(ids(ws)).toEqual(['9']);
   });
 
-  test('kinds and workspaces are independent', () => {
+  test('kinds and workspaces are independent', ({ shop: { sync, newWorkspace, batch } }) => {
     const ws = newWorkspace();
     const other = newWorkspace();
     batch(ws, 'A', [1], false);
@@ -130,7 +154,9 @@ describe('one open full sync per workspace and kind', () => {
     expect(batch(other, 'B', [2], true)).toMatchObject({ total: 2 });
   });
 
-  test('an incremental upsert during an open sync survives it, not a superseded one', () => {
+  test('an incremental upsert during an open sync survives it, not a superseded one', ({
+    shop: { sync, newWorkspace, batch, ids },
+  }) => {
     const ws = newWorkspace();
     batch(ws, 'A', [1], false);
     sync.changed(posts, ws, parseChanged(posts, { upserted: [post(50)] }));
@@ -140,7 +166,9 @@ describe('one open full sync per workspace and kind', () => {
     expect(ids(ws)).toEqual(['2', '3', '60']);
   });
 
-  test('an unfinished sync with no batch for 24 h is forgotten; one still sending batches is not', () => {
+  test('an unfinished sync with no batch for 24 h is forgotten; one still sending batches is not', ({
+    shop: { newWorkspace, batch },
+  }) => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const start = new Date('2031-01-01T00:00:00Z').getTime();
     vi.setSystemTime(start);

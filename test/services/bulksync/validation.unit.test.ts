@@ -2,17 +2,12 @@
 // with buildService + inject on a temporary SQLite file: no gateway, no Redis, no socket. The
 // gateway's side (tokens, rate-limit headers, one 422 end to end) is in endpoints.test.ts.
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { test as base, describe, expect } from 'vitest';
-import { servicesConfigFrom } from '../../../src/cli/services-config.js';
-import type { Db } from '../../../src/db/database.js';
-import { loadConfigText } from '../../../src/rules/load.js';
+import type { LightMyRequestResponse } from 'fastify';
+import { describe, expect } from 'vitest';
 import { createWorkspaceToken, findWorkspace } from '../../../src/services/accounts/workspaces.js';
-import { buildService, openServiceDatabase } from '../../../src/services/registry.js';
-import { DEFAULT_CONFIG } from '../../helpers/default-config.js';
-import { embeddedEnv, newDataDir } from '../../helpers/embedded.js';
-import { silentLogger } from '../../helpers/gateway.js';
+import { buildService } from '../../../src/services/registry.js';
+import { servicesTest } from '../../helpers/fixtures.js';
+import { expectJson, post, SAVE10, validationFailed } from './items.js';
 
 interface Workspace {
   readonly id: number;
@@ -22,29 +17,17 @@ interface Workspace {
   rows(table: 'posts' | 'products' | 'coupons'): unknown[];
 }
 
-const test = base
-  .extend('db', { scope: 'file' }, ({}, { onCleanup }) => {
-    const dataDir = newDataDir();
-    const config = servicesConfigFrom(
-      loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', embeddedEnv(dataDir)).config,
-    );
-    const db: Db = openServiceDatabase(config, silentLogger);
-    onCleanup(() => {
-      db.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    });
-    return { db, config };
-  })
-  .extend('app', { scope: 'file' }, async ({ db }, { onCleanup }): Promise<FastifyInstance> => {
-    const app = await buildService('bulksync', { db: db.db, config: db.config, logger: silentLogger });
+const test = servicesTest
+  .extend('app', { scope: 'file' }, async ({ services }, { onCleanup }) => {
+    const app = await buildService('bulksync', services);
     onCleanup(() => app.close());
     return app;
   })
   // A new workspace per test, with its own token, so that no test sees another's rows.
-  .extend('ws', ({ db, app }): Workspace => {
+  .extend('ws', ({ services: { db }, app }): Workspace => {
     const name = `shop-${randomBytes(6).toString('hex')}`;
-    const { token } = createWorkspaceToken(db.db, name);
-    const id = findWorkspace(db.db, name)!.id;
+    const { token } = createWorkspaceToken(db, name);
+    const id = findWorkspace(db, name)!.id;
     return {
       id,
       wp: (path, body) =>
@@ -58,49 +41,21 @@ const test = base
           ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
         }),
       rows: (table) =>
-        db.db.prepare(`SELECT * FROM ${table} WHERE workspace_id = ? ORDER BY external_id`).all(id),
+        db.prepare(`SELECT * FROM ${table} WHERE workspace_id = ? ORDER BY external_id`).all(id),
     };
   });
 
-const expectJson = (reply: LightMyRequestResponse, status: number, body: unknown) => {
-  expect({ status: reply.statusCode, type: reply.headers['content-type'], body: reply.json() }).toEqual({
-    status,
-    type: expect.stringMatching(/^application\/json/),
-    body,
-  });
-};
-
-const validationFailed = (fields: Record<string, string[]>) => ({
-  error: { code: 'validation_failed', message: 'The given data was invalid.', fields },
-});
-const post = (id: string | number, title = `Post ${id}`, extra: object = {}) => ({
-  id,
-  title,
-  url: `https://shop.example/p/${id}`,
-  ...extra,
-});
-
 describe('POST /v1/wp/coupons/sync', () => {
-  const save10 = {
-    id: 'c1',
-    code: 'SAVE10',
-    discount_type: 'percent',
-    amount: 10,
-    expires_at: null,
-    usage_limit: null,
-    usage_count: 0,
-  };
-
   test('each bad coupon is reported by index, and a code repeated in a batch (any case) is refused', async ({
     ws,
   }) => {
     const reply = await ws.wp('coupons/sync', {
       items: [
-        save10,
-        { ...save10, id: 'c2', code: 'save10' },
+        SAVE10,
+        { ...SAVE10, id: 'c2', code: 'save10' },
         { id: 'c3', code: '', discount_type: 'half', amount: -1, usage_limit: 1.5, usage_count: -2 },
-        { ...save10, id: 'c4', code: 'BIG', amount: 150 },
-        { ...save10, id: 'c5', code: 'LATE', expires_at: 'next week' },
+        { ...SAVE10, id: 'c4', code: 'BIG', amount: 150 },
+        { ...SAVE10, id: 'c5', code: 'LATE', expires_at: 'next week' },
       ],
     });
     expectJson(

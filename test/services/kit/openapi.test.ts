@@ -1,16 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect } from 'vitest';
 import { SERVICE_NAMES } from '../../../src/service-names.js';
 import { servicesConfigFrom } from '../../../src/cli/services-config.js';
 import { loadConfigText } from '../../../src/rules/load.js';
-import { openDatabase, type Db } from '../../../src/db/database.js';
-import type { Gateway } from '../../../src/runtime/gateway.js';
 import { createServiceApp } from '../../../src/services/kit/app.js';
 import { SERVICES, servicesOpenApi } from '../../../src/services/registry.js';
 import { DEFAULT_CONFIG } from '../../helpers/default-config.js';
-import { ALICE_KEY, embeddedEnv, newDataDir, startEmbeddedGateway } from '../../helpers/embedded.js';
+import { ALICE_KEY, embeddedEnv } from '../../helpers/embedded.js';
+import { embeddedTest } from '../../helpers/fixtures.js';
 import { send, silentLogger } from '../../helpers/gateway.js';
+
+const test = embeddedTest();
 
 const CHECKED_IN = readFileSync(new URL('../../../docs/openapi.json', import.meta.url), 'utf8');
 
@@ -22,20 +23,6 @@ function documentedOperations(paths: Record<string, Record<string, unknown>>): s
 }
 
 describe('the OpenAPI document', () => {
-  let dataDir: string;
-  let db: Db;
-  let gateway: Gateway;
-
-  beforeAll(async () => {
-    dataDir = newDataDir();
-    db = openDatabase(dataDir);
-    gateway = await startEmbeddedGateway(dataDir);
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    db?.close();
-  });
-
   test('is valid OpenAPI 3.1', async () => {
     const validator = new Validator();
     const result = await validator.validate(servicesOpenApi() as Record<string, unknown>);
@@ -48,32 +35,35 @@ describe('the OpenAPI document', () => {
     expect(CHECKED_IN).toBe(`${JSON.stringify(servicesOpenApi(), null, 2)}\n`);
   });
 
-  test.each(SERVICE_NAMES)('lists exactly the routes the %s service registers', async (name) => {
-    const config = servicesConfigFrom(
-      loadConfigText(DEFAULT_CONFIG, 'test.yaml', embeddedEnv(dataDir)).config,
-    );
-    const app = createServiceApp({ logger: silentLogger, errors: SERVICES[name].errors, bodyLimit: 1024 });
-    const registered: string[] = [];
-    app.addHook('onRoute', (route) => {
-      // The HTML pages are documented in docs/services/websites.md and reports.md, not here.
-      if (route.config?.page) return;
-      // The reports hint's catch-alls only answer a 404 (reports-hint.ts): no operation.
-      if (route.config?.notFoundHint) return;
-      for (const method of [route.method].flat()) {
-        if (method !== 'HEAD') registered.push(`${method} ${route.url.replace(/:(\w+)/g, '{$1}')}`);
-      }
-    });
-    await SERVICES[name].register(app, { db, config, logger: silentLogger });
-    await app.ready();
-    await app.close();
-    expect(registered.length).toBeGreaterThan(0);
-    expect(documentedOperations(SERVICES[name].openapi.paths).sort()).toEqual(registered.sort());
-  });
+  test.for(SERVICE_NAMES)(
+    'lists exactly the routes the %s service registers',
+    async (name, { dataDir, db }) => {
+      const config = servicesConfigFrom(
+        loadConfigText(DEFAULT_CONFIG, 'test.yaml', embeddedEnv(dataDir)).config,
+      );
+      const app = createServiceApp({ logger: silentLogger, errors: SERVICES[name].errors, bodyLimit: 1024 });
+      const registered: string[] = [];
+      app.addHook('onRoute', (route) => {
+        // The HTML pages are documented in docs/services/websites.md and reports.md, not here.
+        if (route.config?.page) return;
+        // The reports hint's catch-alls only answer a 404 (reports-hint.ts): no operation.
+        if (route.config?.notFoundHint) return;
+        for (const method of [route.method].flat()) {
+          if (method !== 'HEAD') registered.push(`${method} ${route.url.replace(/:(\w+)/g, '{$1}')}`);
+        }
+      });
+      await SERVICES[name].register(app, { db, config, logger: silentLogger });
+      await app.ready();
+      await app.close();
+      expect(registered.length).toBeGreaterThan(0);
+      expect(documentedOperations(SERVICES[name].openapi.paths).sort()).toEqual(registered.sort());
+    },
+  );
 
-  test.each([
+  test.for([
     ['the websites host', 'localhost'],
     ['the analyzer host', 'analyzer.localhost'],
-  ])('is served at /api/v1/openapi.json on %s, without a key', async (_, host) => {
+  ] as const)('is served at /api/v1/openapi.json on %s, without a key', async ([, host], { gateway }) => {
     const reply = await send(`${gateway.url()}/api/v1/openapi.json`, { headers: { host } });
     expect(reply.status).toBe(200);
     expect(reply.headers['content-type']).toBe('application/json; charset=utf-8');

@@ -2,19 +2,15 @@
 // in-memory StatsSource: privacy modes, cookies, CSRF, CSV, escaping. The browser tests
 // (test/services/websites/pages/stats-pages-browser.test.ts) drive the same pages through the gateway.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { servicesConfigFrom } from '../../../src/cli/services-config.js';
-import { loadConfigText } from '../../../src/rules/load.js';
-import type { Db } from '../../../src/db/database.js';
+import { describe, expect } from 'vitest';
 import { userForKey } from '../../../src/services/accounts/accounts.js';
 import { CONTENT_SECURITY_POLICY } from '../../../src/services/pages/layout.js';
 import { hashPassword } from '../../../src/services/accounts/passwords.js';
-import { buildService, openServiceDatabase } from '../../../src/services/registry.js';
+import { buildService } from '../../../src/services/registry.js';
 import { insertReport } from '../../../src/services/reports/store.js';
 import { WebsiteData } from '../../../src/services/websites/data.js';
-import { DEFAULT_CONFIG } from '../../helpers/default-config.js';
-import { ALICE_KEY, BOB_KEY, embeddedEnv, newDataDir } from '../../helpers/embedded.js';
-import { silentLogger } from '../../helpers/gateway.js';
+import { ALICE_KEY, BOB_KEY } from '../../helpers/embedded.js';
+import { servicesTest } from '../../helpers/fixtures.js';
 import { MemoryStats } from '../../helpers/memory-stats.js';
 
 const XSS = '/<script>alert(1)</script>"\'';
@@ -22,65 +18,58 @@ const HOST = 'stats.test';
 const ORIGIN = `http://${HOST}`;
 const RANGE = 'from=2026-11-01&to=2026-11-03';
 
-let db: Db;
-let websites: FastifyInstance;
-let reports: FastifyInstance;
-let alice: number;
-const stats = new MemoryStats();
-
-beforeAll(async () => {
-  const config = servicesConfigFrom(
-    loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', embeddedEnv(newDataDir())).config,
-  );
-  db = openServiceDatabase(config, silentLogger);
-  alice = userForKey(db, ALICE_KEY)!;
-  const data = new WebsiteData(db);
-  const site = (url: string, privacy: number, passwordHash: string | null = null) =>
-    data.insert(alice, {
-      url,
-      privacy,
-      passwordHash,
-      email: 0,
-      excludeBots: 1,
-      excludeParams: null,
-      excludeIps: null,
-    })!;
-  const open = site('public.example', 0);
-  site('private.example', 1);
-  site('locked.example', 2, await hashPassword('s3cret'));
-  stats
-    .addDay(open.id, '2026-11-01', 3, 5)
-    .addDay(open.id, '2026-11-02', 4, 9)
-    .addValue(open.id, 'pages', '2026-11-01', '/', 3)
-    .addValue(open.id, 'pages', '2026-11-02', XSS, 1)
-    .addValue(open.id, 'pages', '2026-11-02', '/a,"b"', 1)
-    .addValue(open.id, 'referrers', '2026-11-02', 'https://news.example/', 2);
-  websites = await buildService('websites', { db, config, logger: silentLogger, stats });
-  reports = await buildService('reports', { db, config, logger: silentLogger });
-  const analysis = {
-    result: 'decent' as const,
-    score: 64,
-    results: { title: { passed: false, importance: 'high' as const, value: XSS, errors: { too_long: 70 } } },
-  } as never;
-  insertReport(db, alice, { pageUrl: 'https://page.example/', analysis, privacy: 0, passwordHash: null });
-  insertReport(db, alice, {
-    pageUrl: 'https://page.example/private',
-    analysis,
-    privacy: 1,
-    passwordHash: null,
+/**
+ * The database of the file: Alice's public, private and password sites (ids 1, 2, 3), with their
+ * statistics in `stats`, and her public, private and password reports (ids 1, 2, 3).
+ */
+const test = servicesTest
+  .extend('stats', { scope: 'file' }, async ({ services: { db } }) => {
+    const alice = userForKey(db, ALICE_KEY)!;
+    const data = new WebsiteData(db);
+    const site = (url: string, privacy: number, passwordHash: string | null = null) =>
+      data.insert(alice, {
+        url,
+        privacy,
+        passwordHash,
+        email: 0,
+        excludeBots: 1,
+        excludeParams: null,
+        excludeIps: null,
+      })!;
+    const open = site('public.example', 0);
+    site('private.example', 1);
+    site('locked.example', 2, await hashPassword('s3cret'));
+    const analysis = {
+      result: 'decent' as const,
+      score: 64,
+      results: {
+        title: { passed: false, importance: 'high' as const, value: XSS, errors: { too_long: 70 } },
+      },
+    } as never;
+    const report = (pageUrl: string, privacy: number, passwordHash: string | null = null) =>
+      insertReport(db, alice, { pageUrl, analysis, privacy, passwordHash });
+    report('https://page.example/', 0);
+    report('https://page.example/private', 1);
+    report('https://page.example/locked', 2, await hashPassword('open sesame'));
+    return new MemoryStats()
+      .addDay(open.id, '2026-11-01', 3, 5)
+      .addDay(open.id, '2026-11-02', 4, 9)
+      .addValue(open.id, 'pages', '2026-11-01', '/', 3)
+      .addValue(open.id, 'pages', '2026-11-02', XSS, 1)
+      .addValue(open.id, 'pages', '2026-11-02', '/a,"b"', 1)
+      .addValue(open.id, 'referrers', '2026-11-02', 'https://news.example/', 2);
+  })
+  .extend('websites', { scope: 'file' }, async ({ services, stats }, { onCleanup }) => {
+    const app = await buildService('websites', { ...services, stats });
+    onCleanup(() => app.close());
+    return app;
+  })
+  // After `stats`, which holds the reports too.
+  .extend('reports', { scope: 'file' }, async ({ services, stats: _seeded }, { onCleanup }) => {
+    const app = await buildService('reports', services);
+    onCleanup(() => app.close());
+    return app;
   });
-  insertReport(db, alice, {
-    pageUrl: 'https://page.example/locked',
-    analysis,
-    privacy: 2,
-    passwordHash: await hashPassword('open sesame'),
-  });
-});
-afterAll(async () => {
-  await websites?.close();
-  await reports?.close();
-  db?.close();
-});
 
 type Headers = Record<string, string>;
 const get = (app: FastifyInstance, url: string, headers: Headers = {}) =>
@@ -108,7 +97,7 @@ async function signIn(app: FastifyInstance, key = ALICE_KEY): Promise<string> {
 }
 
 describe('statistics pages', () => {
-  test('a public page: totals, the chart data, shares, escaped values, CSP', async () => {
+  test('a public page: totals, the chart data, shares, escaped values, CSP', async ({ websites }) => {
     const reply = await get(websites, `/public.example?${RANGE}`);
     expect(reply.statusCode).toBe(200);
     expect(reply.headers['content-type']).toBe('text/html; charset=utf-8');
@@ -127,7 +116,7 @@ describe('statistics pages', () => {
     expect(compact(reply)).toContain('<td class="num">3</td><td class="num">60.0%</td>');
   });
 
-  test('a sub-page shows one dimension with a CSV link', async () => {
+  test('a sub-page shows one dimension with a CSV link', async ({ websites }) => {
     const reply = await get(websites, `/public.example/referrers?${RANGE}`);
     expect(reply.statusCode).toBe(200);
     expect(compact(reply)).toContain(
@@ -136,9 +125,9 @@ describe('statistics pages', () => {
     expect(compact(reply)).toContain(`href="/public.example/referrers.csv?${RANGE.replace('&', '&amp;')}"`);
   });
 
-  test.each([`/public.example/pages.csv?${RANGE}`, `/public.example/pages?${RANGE}&format=csv`])(
+  test.for([`/public.example/pages.csv?${RANGE}`, `/public.example/pages?${RANGE}&format=csv`])(
     'CSV export %s',
-    async (url) => {
+    async (url, { websites }) => {
       const reply = await get(websites, url);
       expect(reply.statusCode).toBe(200);
       expect(reply.headers['content-type']).toBe('text/csv; charset=utf-8');
@@ -151,7 +140,10 @@ describe('statistics pages', () => {
     },
   );
 
-  test('the realtime page counts every recent visit and lists the latest 100, escaped', async () => {
+  test('the realtime page counts every recent visit and lists the latest 100, escaped', async ({
+    websites,
+    stats,
+  }) => {
     const at = new Date(Date.now() - 60_000).toISOString();
     const visit = (page: string) => ({
       at,
@@ -178,7 +170,7 @@ describe('statistics pages', () => {
     expect(body).toContain('<td data-label="Country" class="short">Germany</td>');
   });
 
-  test('a bad range: 400 with the error and the default range', async () => {
+  test('a bad range: 400 with the error and the default range', async ({ websites }) => {
     const reply = await get(websites, '/public.example?from=2026-11-05&to=2026-11-01');
     expect(reply.statusCode).toBe(400);
     expect(compact(reply)).toContain(
@@ -186,9 +178,9 @@ describe('statistics pages', () => {
     );
   });
 
-  test.each(['/unknown.example', '/public.example/nope', '/private.example', '/private.example/pages.csv'])(
+  test.for(['/unknown.example', '/public.example/nope', '/private.example', '/private.example/pages.csv'])(
     '%s: the HTML 404 page',
-    async (url) => {
+    async (url, { websites }) => {
       const reply = await get(websites, url);
       expect(reply.statusCode).toBe(404);
       expect(reply.headers['content-type']).toBe('text/html; charset=utf-8');
@@ -196,16 +188,18 @@ describe('statistics pages', () => {
     },
   );
 
-  test.each(['/api', '/js', '/openapi.json', '/api/v1', '/js/other.js'])(
+  test.for(['/api', '/js', '/openapi.json', '/api/v1', '/js/other.js'])(
     '%s stays the API JSON 404',
-    async (url) => {
+    async (url, { websites }) => {
       const reply = await get(websites, url);
       expect(reply.statusCode).toBe(404);
       expect(reply.json()).toEqual({ message: 'Resource not found.', status: 404 });
     },
   );
 
-  test('the owner signs in with an API key and sees a private page; sign-out ends it', async () => {
+  test('the owner signs in with an API key and sees a private page; sign-out ends it', async ({
+    websites,
+  }) => {
     const wrong = await post(websites, '/_/login', { key: 'tg_nope', next: '/private.example' });
     expect(wrong.statusCode).toBe(401);
     expect(compact(wrong)).toContain('That API key is not valid.');
@@ -233,7 +227,9 @@ describe('statistics pages', () => {
     expect(out.cookies[0]).toMatchObject({ name: 'tg_session', value: '', path: '/' });
   });
 
-  test('a return path a Location header cannot hold falls back to /, rather than a 500', async () => {
+  test('a return path a Location header cannot hold falls back to /, rather than a 500', async ({
+    websites,
+  }) => {
     const cookie = await signIn(websites);
     const signedIn = await get(websites, '/_/login?next=%2Fa%01b', { cookie });
     expect(signedIn.statusCode).toBe(303);
@@ -243,17 +239,19 @@ describe('statistics pages', () => {
     expect(login.headers.location).toBe('/');
   });
 
-  test("another user's session does not open a private page", async () => {
+  test("another user's session does not open a private page", async ({ websites }) => {
     const bob = await signIn(websites, BOB_KEY);
     expect((await get(websites, '/private.example', { cookie: bob })).statusCode).toBe(404);
   });
 
-  test('behind HTTPS the cookie is Secure', async () => {
+  test('behind HTTPS the cookie is Secure', async ({ websites }) => {
     const reply = await post(websites, '/_/login', { key: ALICE_KEY }, { 'x-forwarded-proto': 'https' });
     expect(reply.cookies[0]!.secure).toBe(true);
   });
 
-  test('a password page: the form, a wrong password, then the page for this site only', async () => {
+  test('a password page: the form, a wrong password, then the page for this site only', async ({
+    websites,
+  }) => {
     const form = await get(websites, '/locked.example/pages');
     expect(form.statusCode).toBe(200);
     expect(compact(form)).toContain('action="/_/unlock/locked.example?next=%2Flocked.example%2Fpages"');
@@ -282,17 +280,17 @@ describe('statistics pages', () => {
     expect(compact(page)).toContain('<h1>locked.example <span class="muted">Pages</span></h1>');
   });
 
-  test('an unlock POST leaves the site only for its own pages', async () => {
+  test('an unlock POST leaves the site only for its own pages', async ({ websites }) => {
     const reply = await post(websites, '/_/unlock/locked.example?next=%2Fpublic.example', {
       password: 's3cret',
     });
     expect(reply.headers.location).toBe('/locked.example');
   });
 
-  test.each([
+  test.for<[string, Headers]>([
     ['another origin', { origin: 'http://evil.example' }],
     ['no origin nor referer', { origin: '' }],
-  ])('a POST from %s is refused with 403', async (_, headers) => {
+  ])('a POST from %s is refused with 403', async ([, headers], { websites }) => {
     const reply = await post(websites, '/_/unlock/locked.example', { password: 's3cret' }, headers);
     expect(reply.statusCode).toBe(403);
     expect(reply.cookies).toEqual([]);
@@ -300,12 +298,12 @@ describe('statistics pages', () => {
     expect(login.statusCode).toBe(403);
   });
 
-  test('an unlock POST for a public or private site is a 404', async () => {
+  test('an unlock POST for a public or private site is a 404', async ({ websites }) => {
     expect((await post(websites, '/_/unlock/public.example', { password: 'x' })).statusCode).toBe(404);
     expect((await post(websites, '/_/unlock/private.example', { password: 'x' })).statusCode).toBe(404);
   });
 
-  test("the owner's list at /; without a session, the sign-in form", async () => {
+  test("the owner's list at /; without a session, the sign-in form", async ({ websites }) => {
     const anonymous = await get(websites, '/');
     expect(anonymous.statusCode).toBe(303);
     expect(anonymous.headers.location).toBe('/_/login?next=%2F');
@@ -314,7 +312,7 @@ describe('statistics pages', () => {
     expect(compact(list)).toContain('<a href="/private.example">private.example</a></td><td>Private</td>');
   });
 
-  test('uPlot is served from node_modules', async () => {
+  test('uPlot is served from node_modules', async ({ websites }) => {
     const js = await get(websites, '/_/assets/uplot.min.js');
     expect(js.statusCode).toBe(200);
     expect(js.headers['content-type']).toBe('text/javascript; charset=utf-8');
@@ -324,7 +322,7 @@ describe('statistics pages', () => {
 });
 
 describe('report pages', () => {
-  test('a public report: result, score, every check, escaped', async () => {
+  test('a public report: result, score, every check, escaped', async ({ reports }) => {
     const reply = await get(reports, '/1');
     expect(reply.statusCode).toBe(200);
     expect(reply.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
@@ -336,13 +334,13 @@ describe('report pages', () => {
     expect(compact(reply)).toContain('<p class="finding value">70 characters: longer than 60.</p>');
   });
 
-  test('a private report: 404 to strangers, shown to its owner', async () => {
+  test('a private report: 404 to strangers, shown to its owner', async ({ reports }) => {
     expect((await get(reports, '/2')).statusCode).toBe(404);
     expect((await get(reports, '/2', { cookie: await signIn(reports, BOB_KEY) })).statusCode).toBe(404);
     expect((await get(reports, '/2', { cookie: await signIn(reports) })).statusCode).toBe(200);
   });
 
-  test('a password report', async () => {
+  test('a password report', async ({ reports }) => {
     expect((await get(reports, '/3')).body).toContain('action="/_/unlock/3"');
     expect((await post(reports, '/_/unlock/3', { password: 'nope' })).statusCode).toBe(401);
     const right = await post(reports, '/_/unlock/3', { password: 'open sesame' });
@@ -353,7 +351,7 @@ describe('report pages', () => {
     expect((await get(reports, '/2', { cookie: cookiesOf(right) })).statusCode).toBe(404);
   });
 
-  test('the list shows which pages are public', async () => {
+  test('the list shows which pages are public', async ({ reports }) => {
     const list = await get(reports, '/', { cookie: await signIn(reports) });
     expect(list.statusCode).toBe(200);
     expect(compact(list)).toMatch(/<a href="\/1">page\.example<\/a>[^]*?<td>Public<\/td>/);
@@ -361,13 +359,13 @@ describe('report pages', () => {
     expect(compact(list)).toMatch(/<a href="\/3">page\.example\/locked<\/a>[^]*?<td>Password<\/td>/);
   });
 
-  test.each(['/999', '/0'])('%s: the HTML 404 page', async (url) => {
+  test.for(['/999', '/0'])('%s: the HTML 404 page', async (url, { reports }) => {
     const reply = await get(reports, url);
     expect(reply.statusCode).toBe(404);
     expect(compact(reply)).toContain('<h1>Page not found</h1>');
   });
 
-  test('a non-numeric path stays the API JSON 404', async () => {
+  test('a non-numeric path stays the API JSON 404', async ({ reports }) => {
     expect((await get(reports, '/abc')).json()).toEqual({ message: 'Resource not found.', status: 404 });
   });
 });

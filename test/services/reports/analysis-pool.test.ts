@@ -1,11 +1,15 @@
-import { afterAll, describe, expect, test } from 'vitest';
+import { test as base, describe, expect } from 'vitest';
 import { analyse } from '../../../src/services/reports/analyse.js';
 import { AnalysisPool, AnalysisRefused } from '../../../src/services/reports/analysis-pool.js';
 import type { PageFacts } from '../../../src/services/reports/checks/types.js';
 import { BAD_PAGE, DECENT_PAGE, GOOD_PAGE, largePageHtml } from '../../helpers/test-pages.js';
 
-const pool = new AnalysisPool({ threads: 2, timeoutMs: 60_000, maxQueue: 64 });
-afterAll(() => pool.close());
+/** The pool the file shares: two threads, a minute's deadline, a queue of 64. */
+const test = base.extend('pool', { scope: 'file' }, ({}, { onCleanup }) => {
+  const pool = new AnalysisPool({ threads: 2, timeoutMs: 60_000, maxQueue: 64 });
+  onCleanup(() => pool.close());
+  return pool;
+});
 
 const facts = (size: number): PageFacts => ({
   url: 'http://pages.test/page',
@@ -17,19 +21,19 @@ const facts = (size: number): PageFacts => ({
 });
 
 describe('analysis pool (worker threads, from the TypeScript sources)', () => {
-  test('gives the same results as the analysis in this thread', async () => {
+  test('gives the same results as the analysis in this thread', async ({ pool }) => {
     for (const html of [GOOD_PAGE, DECENT_PAGE, BAD_PAGE]) {
       const f = facts(Buffer.byteLength(html));
       expect(await pool.run(html, f)).toEqual(analyse(html, f));
     }
   });
 
-  test('the facts of a fetched page are sent without its HTML', async () => {
+  test('the facts of a fetched page are sent without its HTML', async ({ pool }) => {
     const page = { ...facts(1), html: '<title>t</title>' };
     expect((await pool.run(page.html, page)).title.value).toBe('t');
   });
 
-  test('a large page is analysed while this thread goes on', async () => {
+  test('a large page is analysed while this thread goes on', async ({ pool }) => {
     const html = largePageHtml();
     const events: string[] = [];
     const analysed = pool.run(html, facts(Buffer.byteLength(html))).then((results) => {
@@ -44,7 +48,7 @@ describe('analysis pool (worker threads, from the TypeScript sources)', () => {
     expect(results.headings.errors).toBeUndefined();
   });
 
-  test('bounded: more analyses than threads are queued and all answered', async () => {
+  test('bounded: more analyses than threads are queued and all answered', async ({ pool }) => {
     const runs = Array.from({ length: 6 }, (_, i) => pool.run(`<title>page ${i}</title>`, facts(10)));
     expect((await Promise.all(runs)).map((r) => r.title.value)).toEqual(
       Array.from({ length: 6 }, (_, i) => `page ${i}`),

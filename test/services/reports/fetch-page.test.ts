@@ -1,5 +1,5 @@
 import { createServer } from 'node:net';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { test as base, describe, expect } from 'vitest';
 import {
   PageFetcher,
   type AddressGuard,
@@ -9,16 +9,18 @@ import { DECENT_PAGE, GOOD_PAGE, TestPages } from '../../helpers/test-pages.js';
 
 const SETTINGS: FetchSettings = { timeout: 10_000, maxRedirects: 5, maxSize: 5 * 1024 * 1024 };
 
-let pages: TestPages;
-let open: PageFetcher;
-beforeAll(async () => {
-  pages = await TestPages.start();
-  open = new PageFetcher(SETTINGS);
-});
-afterAll(async () => {
-  await open.close();
-  await pages.close();
-});
+/** The local test pages, and a fetcher that may open any address (no guard). */
+const test = base
+  .extend('pages', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const pages = await TestPages.start();
+    onCleanup(() => pages.close());
+    return pages;
+  })
+  .extend('open', { scope: 'file' }, ({}, { onCleanup }) => {
+    const open = new PageFetcher(SETTINGS);
+    onCleanup(() => open.close());
+    return open;
+  });
 
 /** The message a fetch fails with. */
 async function failure(fetcher: PageFetcher, url: string): Promise<string> {
@@ -53,7 +55,7 @@ async function withFetcher<T>(fetcher: PageFetcher, run: (f: PageFetcher) => Pro
 }
 
 describe('page fetcher', () => {
-  test('a gzip page is decompressed; the facts are kept', async () => {
+  test('a gzip page is decompressed; the facts are kept', async ({ pages, open }) => {
     const page = await open.fetch(pages.url('/good'));
     expect(page).toEqual({
       url: pages.url('/good'),
@@ -68,17 +70,17 @@ describe('page fetcher', () => {
     });
   });
 
-  test('brotli, and a latin-1 page decoded by its charset', async () => {
+  test('brotli, and a latin-1 page decoded by its charset', async ({ pages, open }) => {
     expect((await open.fetch(pages.url('/good.br'))).html).toBe(GOOD_PAGE);
     const decent = await open.fetch(pages.url('/decent'));
     expect(decent.html).toBe(DECENT_PAGE);
   });
 
-  test('five redirects are followed; the final URL is reported', async () => {
+  test('five redirects are followed; the final URL is reported', async ({ pages, open }) => {
     expect((await open.fetch(pages.url('/chain/5'))).url).toBe(pages.url('/chain/0'));
   });
 
-  test.each([
+  test.for<[string, string]>([
     ['/chain/6', 'Too many redirects.'],
     ['/loop/a', 'Too many redirects.'],
     ['/status/500', 'The page answered with HTTP status 500.'],
@@ -88,11 +90,11 @@ describe('page fetcher', () => {
     ['/huge-declared', 'The page is larger than 5 MB.'],
     ['/gzip-bomb', 'The page is larger than 5 MB.'],
     ['/redirect?to=ftp://example.com/', 'The page redirected to an address that is not http or https.'],
-  ])('%s: %s', async (path, message) => {
+  ])('%s: %s', async ([path, message], { pages, open }) => {
     expect(await failure(open, pages.url(path))).toBe(message);
   });
 
-  test('the redirect bound and the size bound come from the settings', async () => {
+  test('the redirect bound and the size bound come from the settings', async ({ pages }) => {
     const strict = new PageFetcher({ timeout: 10_000, maxRedirects: 0, maxSize: 1024 });
     await withFetcher(strict, async (f) => {
       expect(await failure(f, pages.url('/chain/1'))).toBe('Too many redirects.');
@@ -102,7 +104,7 @@ describe('page fetcher', () => {
     });
   });
 
-  test('one deadline over the whole fetch', async () => {
+  test('one deadline over the whole fetch', async ({ pages }) => {
     const quick = new PageFetcher({ ...SETTINGS, timeout: 300 });
     await withFetcher(quick, async (f) => {
       expect(await failure(f, pages.url('/slow'))).toBe('The page took longer than 0.3 seconds to load.');
@@ -113,7 +115,7 @@ describe('page fetcher', () => {
     });
   });
 
-  test('a closed port and an unknown host', async () => {
+  test('a closed port and an unknown host', async ({ open }) => {
     const probe = createServer();
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
     const { port } = probe.address() as { port: number };
@@ -124,7 +126,7 @@ describe('page fetcher', () => {
 });
 
 describe('page fetcher: address guard', () => {
-  test('a public name is fetched through the guard’s own lookup', async () => {
+  test('a public name is fetched through the guard’s own lookup', async ({ pages }) => {
     const guard = tableGuard({ 'allowed.test': [['127.0.0.1']] });
     await withFetcher(new PageFetcher(SETTINGS, guard), async (f) => {
       const page = await f.fetch(`http://allowed.test:${pages.port}/good`);
@@ -134,7 +136,9 @@ describe('page fetcher: address guard', () => {
     });
   });
 
-  test('a redirect from an allowed address to a refused one is refused before its request', async () => {
+  test('a redirect from an allowed address to a refused one is refused before its request', async ({
+    pages,
+  }) => {
     const guard = tableGuard({ 'allowed.test': [['127.0.0.1']], 'refused.test': [['10.0.0.1']] });
     await withFetcher(new PageFetcher(SETTINGS, guard), async (f) => {
       const to = encodeURIComponent(`http://refused.test:${pages.port}/good`);
@@ -145,7 +149,7 @@ describe('page fetcher: address guard', () => {
     });
   });
 
-  test('a redirect to a refused IP literal is refused', async () => {
+  test('a redirect to a refused IP literal is refused', async ({ pages }) => {
     const guard = tableGuard({ 'allowed.test': [['127.0.0.1']] });
     await withFetcher(new PageFetcher(SETTINGS, guard), async (f) => {
       const to = encodeURIComponent(`http://[::1]:${pages.port}/good`);
@@ -155,7 +159,9 @@ describe('page fetcher: address guard', () => {
     });
   });
 
-  test('a name that resolves to a public address for the check, then a private one (rebinding)', async () => {
+  test('a name that resolves to a public address for the check, then a private one (rebinding)', async ({
+    pages,
+  }) => {
     const guard = tableGuard({ 'rebind.test': [['127.0.0.1'], ['10.0.0.1']] });
     await withFetcher(new PageFetcher(SETTINGS, guard), async (f) => {
       expect(await failure(f, `http://rebind.test:${pages.port}/good`)).toBe(
@@ -165,7 +171,7 @@ describe('page fetcher: address guard', () => {
     });
   });
 
-  test('one refused address among several refuses the host; unknown names fail as DNS', async () => {
+  test('one refused address among several refuses the host; unknown names fail as DNS', async ({ pages }) => {
     const guard = tableGuard({ 'mixed.test': [['127.0.0.1', '192.168.1.1']] });
     await withFetcher(new PageFetcher(SETTINGS, guard), async (f) => {
       expect(await failure(f, `http://mixed.test:${pages.port}/good`)).toBe(
@@ -185,7 +191,7 @@ describe('page fetcher: address guard', () => {
     });
   });
 
-  test('the system resolver refuses loopback names and literals', async () => {
+  test('the system resolver refuses loopback names and literals', async ({ pages }) => {
     const { isPublicAddress } = await import('../../../src/services/reports/address-policy.js');
     const { systemResolver } = await import('../../../src/services/reports/fetch-page.js');
     const guarded = new PageFetcher(SETTINGS, { resolve: systemResolver, allowed: isPublicAddress });

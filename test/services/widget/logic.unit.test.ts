@@ -16,6 +16,7 @@ import {
 import type { CouponRow } from '../../../src/services/bulksync/store.js';
 import { messageEvent } from '../../../src/services/widget/stream.js';
 import { issuingConfig } from '../../../src/services/widget/tokens.js';
+import { SAVE10_ROW } from '../bulksync/items.js';
 
 /** The 422's field errors, or undefined when the input is valid. */
 function fieldsOf(schema: Parameters<typeof validate>[0], input: unknown) {
@@ -163,15 +164,7 @@ describe('request bodies', () => {
 
 describe('coupons', () => {
   const now = Date.parse('2030-06-01T12:00:00Z');
-  const coupon = (over: Partial<CouponRow> = {}): CouponRow => ({
-    code: 'SAVE10',
-    discount_type: 'percent',
-    amount: 10,
-    expires_at: null,
-    usage_limit: null,
-    usage_count: 0,
-    ...over,
-  });
+  const coupon = (over: Partial<CouponRow> = {}): CouponRow => ({ ...SAVE10_ROW, ...over });
   const failure = (row: CouponRow | undefined) => {
     try {
       checkCoupon(row, now);

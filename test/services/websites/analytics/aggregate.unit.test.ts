@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { afterAll, describe, expect, test } from 'vitest';
+import { test as base, describe, expect } from 'vitest';
 import { openDatabase, type Db } from '../../../../src/db/database.js';
 import type { Hit } from '../../../../src/services/websites/analytics/aggregate.js';
 import { addDays, dayOf, daysBetween } from '../../../../src/services/websites/analytics/days.js';
@@ -19,22 +19,24 @@ const DAY0 = Date.UTC(2026, 0, 30);
 const DAY_MS = 86_400_000;
 const DAYS = 4;
 
-const dbs: Db[] = [];
-afterAll(() => dbs.forEach((db) => db.close()));
-
-function freshDatabase(): { db: Db; sites: [number, number] } {
-  const db = openDatabase(newDataDir());
-  dbs.push(db);
-  const { userId } = createUser(db, 'owner');
-  const insert = db.prepare<[number, string, string, string], { id: number }>(
-    `INSERT INTO websites (user_id, url, created_at, updated_at) VALUES (?, ?, ?, ?) RETURNING id`,
-  );
-  const now = new Date().toISOString();
-  return {
-    db,
-    sites: [insert.get(userId, 'a.example', now, now)!.id, insert.get(userId, 'b.example', now, now)!.id],
+/** A fresh database with one owner and two websites; a test's are closed after it. */
+const test = base.extend('freshDatabase', ({}, { onCleanup }) => {
+  const dbs: Db[] = [];
+  onCleanup(() => dbs.forEach((db) => db.close()));
+  return (): { db: Db; sites: [number, number] } => {
+    const db = openDatabase(newDataDir());
+    dbs.push(db);
+    const { userId } = createUser(db, 'owner');
+    const insert = db.prepare<[number, string, string, string], { id: number }>(
+      `INSERT INTO websites (user_id, url, created_at, updated_at) VALUES (?, ?, ?, ?) RETURNING id`,
+    );
+    const now = new Date().toISOString();
+    return {
+      db,
+      sites: [insert.get(userId, 'a.example', now, now)!.id, insert.get(userId, 'b.example', now, now)!.id],
+    };
   };
-}
+});
 
 const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: null });
 const word = fc.constantFrom('/', '/a', '/A?x=1', '/b', '/Blog', 'ab', 'AB');
@@ -113,7 +115,9 @@ const streams = fc.array(fc.record({ site: fc.integer({ min: 0, max: 1 }), hit: 
 const dayIndex = fc.integer({ min: -1, max: DAYS });
 
 describe('the SQLite StatsSource against a model', () => {
-  test('daily and hourly totals, and every dimension top with search, sort and paging', () => {
+  test('daily and hourly totals, and every dimension top with search, sort and paging', ({
+    freshDatabase,
+  }) => {
     fc.assert(
       fc.property(
         streams,
@@ -162,7 +166,9 @@ describe('the SQLite StatsSource against a model', () => {
     );
   });
 
-  test('recent: pageviews after the given instant, newest first; those older than the window pruned', () => {
+  test('recent: pageviews after the given instant, newest first; those older than the window pruned', ({
+    freshDatabase,
+  }) => {
     fc.assert(
       fc.property(streams, fc.integer({ min: 0, max: DAYS * DAY_MS }), (stream, since) => {
         const { db, sites } = freshDatabase();

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { afterAll, describe, expect, test } from 'vitest';
+import { test as base, describe, expect } from 'vitest';
 import { openDatabase } from '../../../../src/db/database.js';
 import { createStatsSource } from '../../../../src/services/websites/analytics/sqlite-stats-source.js';
 import { createTopExporter } from '../../../../src/services/websites/analytics/top-export.js';
@@ -7,9 +7,15 @@ import { utf8Compare } from '../../../../src/services/websites/analytics/utf8-or
 import type { ValueCount } from '../../../../src/services/websites/analytics/stats-source.js';
 import { newDataDir } from '../../../helpers/embedded.js';
 
-const db = openDatabase(newDataDir());
-db.pragma('foreign_keys = OFF');
-afterAll(() => db.close());
+/** A database of the file's own, its stats rows without websites (no foreign keys). */
+const test = base.extend('db', { scope: 'file' }, ({}, { onCleanup }) => {
+  const db = openDatabase(newDataDir());
+  db.pragma('foreign_keys = OFF');
+  onCleanup(() => {
+    db.close();
+  });
+  return db;
+});
 
 const DATES = ['2026-03-01', '2026-03-02', '2026-03-03', '2026-03-04'];
 /** Characters whose order differs between UTF-16 and UTF-8, and some that CSV and search care about. */
@@ -32,7 +38,9 @@ describe('the CSV exporter against the stats source', () => {
     );
   });
 
-  test('every value once, summed over the range, highest first, ties by value, from the offset, the same totals', async () => {
+  test('every value once, summed over the range, highest first, ties by value, from the offset, the same totals', async ({
+    db,
+  }) => {
     const insert = db.prepare(
       `INSERT INTO stats (website_id, name, date, value, count) VALUES (@site, @name, @date, @value, @count)
        ON CONFLICT DO UPDATE SET count = count + excluded.count`,
@@ -75,7 +83,7 @@ describe('the CSV exporter against the stats source', () => {
     );
   });
 
-  test('an aborted export stops and closes its connection', async () => {
+  test('an aborted export stops and closes its connection', async ({ db }) => {
     db.exec('DELETE FROM stats');
     const insert = db.prepare("INSERT INTO stats VALUES (1, 'pages', '2026-03-01', ?, 1)");
     db.transaction(() => {

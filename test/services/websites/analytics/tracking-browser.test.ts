@@ -1,12 +1,11 @@
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext } from 'playwright-core';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Gateway } from '../../../../src/runtime/gateway.js';
+import { expect } from 'vitest';
 import { dayOf } from '../../../../src/services/websites/analytics/days.js';
-import { launchChromium } from '../../../helpers/browser.js';
-import { ALICE_KEY, startEmbeddedGateway } from '../../../helpers/embedded.js';
+import { ALICE_KEY } from '../../../helpers/embedded.js';
+import { chromium, embeddedTest } from '../../../helpers/fixtures.js';
 import { send } from '../../../helpers/gateway.js';
 import { waitFor } from '../../../helpers/wait.js';
 
@@ -20,41 +19,40 @@ import { waitFor } from '../../../helpers/wait.js';
 const CHROME =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 
-let gateway: Gateway;
-let site: Server;
-let siteUrl: string;
-let browser: Browser;
-let websiteId: number;
+const test = embeddedTest()
+  /** The tracked site (another origin than the gateway's): a page that embeds the tracking script. */
+  .extend('siteUrl', { scope: 'file' }, async ({ gateway }, { onCleanup }) => {
+    const site = createServer((req, res) => {
+      const dnt = req.url!.includes('dnt');
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<!doctype html><title>t</title>
+<script src="${gateway.url()}/js/script.js"${dnt ? ' data-dnt="true"' : ''}></script>`);
+    });
+    site.listen(0, '127.0.0.1');
+    await once(site, 'listening');
+    onCleanup(() => new Promise<void>((resolve) => site.close(() => resolve())));
+    return `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  })
+  /** The stats API of the site's website (Alice's), for one dimension today. */
+  .extend('stats', { scope: 'file' }, async ({ gateway }) => {
+    const created = await send(`${gateway.url()}/api/v1/websites`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ALICE_KEY}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'url=127.0.0.1',
+    });
+    expect(created.status).toBe(201);
+    const websiteId = (created.json() as { data: { id: number } }).data.id;
+    return async (name: string) => {
+      const today = dayOf(Date.now());
+      const reply = await send(`${gateway.url()}/api/v1/stats/${websiteId}?name=${name}&from=${today}`, {
+        headers: { authorization: `Bearer ${ALICE_KEY}` },
+      });
+      return (reply.json() as { data: { value: string; count: number }[] }).data;
+    };
+  })
+  .extend('browser', { scope: 'file' }, chromium);
 
-const page = (dnt: boolean) => `<!doctype html><title>t</title>
-<script src="${gateway.url()}/js/script.js"${dnt ? ' data-dnt="true"' : ''}></script>`;
-
-beforeAll(async () => {
-  gateway = await startEmbeddedGateway();
-  site = createServer((req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html' });
-    res.end(page(req.url!.includes('dnt')));
-  });
-  site.listen(0, '127.0.0.1');
-  await once(site, 'listening');
-  siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
-  const created = await send(`${gateway.url()}/api/v1/websites`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ALICE_KEY}`, 'content-type': 'application/x-www-form-urlencoded' },
-    body: 'url=127.0.0.1',
-  });
-  expect(created.status).toBe(201);
-  websiteId = (created.json() as { data: { id: number } }).data.id;
-  browser = await launchChromium();
-}, 90_000);
-
-afterAll(async () => {
-  await browser?.close();
-  site?.close();
-  await gateway?.close();
-});
-
-async function context(doNotTrack: boolean): Promise<BrowserContext> {
+async function context(browser: Browser, doNotTrack: boolean): Promise<BrowserContext> {
   const ctx = await browser.newContext({ userAgent: CHROME });
   // Runs in the page before its scripts (a string: this file is typed without the DOM).
   await ctx.addInitScript({
@@ -70,19 +68,11 @@ async function context(doNotTrack: boolean): Promise<BrowserContext> {
   return ctx;
 }
 
-const stats = async (name: string) => {
-  const today = dayOf(Date.now());
-  const reply = await send(`${gateway.url()}/api/v1/stats/${websiteId}?name=${name}&from=${today}`, {
-    headers: { authorization: `Bearer ${ALICE_KEY}` },
-  });
-  return (reply.json() as { data: { value: string; count: number }[] }).data;
-};
-
 test(
   'a page view by sendBeacon, then pa.track: both reach the collector across origins',
-  { timeout: 60_000 },
-  async () => {
-    const ctx = await context(false);
+  { timeout: 120_000 }, // with the file's set-up: a gateway, a site, a browser
+  async ({ browser, siteUrl, stats }) => {
+    const ctx = await context(browser, false);
     try {
       const tab = await ctx.newPage();
       await tab.goto(`${siteUrl}/landing?utm_campaign=launch`);
@@ -115,9 +105,9 @@ test(
 
 test(
   'data-dnt="true" with Do-Not-Track on: nothing is sent; without data-dnt it is',
-  { timeout: 60_000 },
-  async () => {
-    const ctx = await context(true);
+  { timeout: 120_000 }, // with the file's set-up: a gateway, a site, a browser
+  async ({ browser, siteUrl }) => {
+    const ctx = await context(browser, true);
     try {
       const tab = await ctx.newPage();
       await tab.goto(`${siteUrl}/dnt`);

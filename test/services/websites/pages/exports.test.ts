@@ -5,12 +5,13 @@
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { Agent } from 'undici';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-
+import { describe, expect } from 'vitest';
 import { openDatabase } from '../../../../src/db/database.js';
 import type { Gateway } from '../../../../src/runtime/gateway.js';
 import { share } from '../../../../src/services/websites/pages/stats-view.js';
-import { ALICE_KEY, newDataDir, startEmbeddedGateway } from '../../../helpers/embedded.js';
+import { DEFAULT_CONFIG } from '../../../helpers/default-config.js';
+import { ALICE_KEY, embeddedEnv } from '../../../helpers/embedded.js';
+import { embeddedTest } from '../../../helpers/fixtures.js';
 import { send } from '../../../helpers/gateway.js';
 import { waitFor } from '../../../helpers/wait.js';
 
@@ -29,13 +30,7 @@ const TOO_MANY = JSON.stringify({
   },
 });
 
-/**
- * A connection per request: the set-up below holds this process's event loop for seconds, past
- * the gateway's keep-alive timeout, and a pooled connection could be closed under the next request.
- */
-const fresh = new Agent({ pipelining: 0 });
-
-async function createSite(base: string, url: string): Promise<number> {
+async function createSite(fresh: Agent, base: string, url: string): Promise<number> {
   const reply = await send(`${base}/api/v1/websites`, {
     dispatcher: fresh,
     method: 'POST',
@@ -125,47 +120,65 @@ async function unreadDownload(gateway: Gateway, path: string, address: string): 
   return socket;
 }
 
-let gateway: Gateway;
-/** A second gateway on the same database: one export per address, cut after 1 s unread. */
-let stalling: Gateway;
-let base: string;
-let expected: string;
-const sockets: Socket[] = [];
-
-const get = (path: string, address: string) =>
-  send(`${base}${path}`, { dispatcher: fresh, headers: { 'x-forwarded-for': address } });
-
-beforeAll(async () => {
-  const dataDir = newDataDir();
-  gateway = await startEmbeddedGateway(dataDir, {
+const test = embeddedTest({
+  env: {
     TRUSTED_PROXIES: '127.0.0.1',
     EXPORTS_TOTAL: '4',
-    // Longer than any test holds an unread download: the stall is the next test file's gateway's.
+    // Longer than any test holds an unread download: the stall is `stalling`'s.
     EXPORT_STALL_TIMEOUT: '10m',
-  });
-  base = gateway.url();
-  const [normalId, largeId, mediumId] = [
-    await createSite(base, NORMAL),
-    await createSite(base, LARGE),
-    await createSite(base, MEDIUM),
-  ];
-  seedStats(dataDir, normalId, largeId, mediumId);
-  stalling = await startEmbeddedGateway(dataDir, {
-    TRUSTED_PROXIES: '127.0.0.1',
-    EXPORTS_PER_ADDRESS: '1',
-    EXPORT_STALL_TIMEOUT: '1s',
-  });
-  expected = largeExpected();
-}, 120_000);
-afterAll(async () => {
-  await fresh.close();
-  for (const s of sockets) s.destroy();
-  await stalling?.close();
-  await gateway?.close();
-});
+  },
+})
+  /**
+   * A connection per request: the set-up below holds this process's event loop for seconds, past
+   * the gateway's keep-alive timeout, and a pooled connection could be closed under the next request.
+   */
+  .extend('fresh', { scope: 'file' }, ({}, { onCleanup }) => {
+    const fresh = new Agent({ pipelining: 0 });
+    onCleanup(() => fresh.close());
+    return fresh;
+  })
+  /** The gateway's URL, once its three sites and their statistics are in the database. */
+  .extend('base', { scope: 'file' }, async ({ gateway, dataDir, fresh }) => {
+    const base = gateway.url();
+    const [normalId, largeId, mediumId] = [
+      await createSite(fresh, base, NORMAL),
+      await createSite(fresh, base, LARGE),
+      await createSite(fresh, base, MEDIUM),
+    ];
+    seedStats(dataDir, normalId, largeId, mediumId);
+    return base;
+  })
+  /** A second gateway on the same database: one export per address, cut after 1 s unread. */
+  .extend('stalling', { scope: 'file' }, ({ dataDir, base: _seeded, gateways }) =>
+    gateways.start(
+      DEFAULT_CONFIG,
+      embeddedEnv(dataDir, {
+        TRUSTED_PROXIES: '127.0.0.1',
+        EXPORTS_PER_ADDRESS: '1',
+        EXPORT_STALL_TIMEOUT: '1s',
+      }),
+    ),
+  )
+  .extend('expected', { scope: 'file' }, () => largeExpected())
+  /** Sockets of unread downloads, destroyed after the last test if a test did not. */
+  .extend('sockets', { scope: 'file' }, ({}, { onCleanup }) => {
+    const sockets: Socket[] = [];
+    onCleanup(() => {
+      for (const s of sockets) s.destroy();
+    });
+    return sockets;
+  })
+  .extend(
+    'get',
+    { scope: 'file' },
+    ({ base, fresh }) =>
+      (path: string, address: string) =>
+        send(`${base}${path}`, { dispatcher: fresh, headers: { 'x-forwarded-for': address } }),
+  );
 
 describe('CSV exports', () => {
-  test('a normal export: exactly the bytes of the whole table', async () => {
+  // The first test sets the file up (three sites, 140,000 rows of statistics): a longer timeout.
+  test('a normal export: exactly the bytes of the whole table', { timeout: 120_000 }, async ({ get }) => {
     const reply = await get(`/${NORMAL}/pages.csv?${RANGE}`, '198.51.100.1');
     expect(reply.status).toBe(200);
     expect(reply.headers).toMatchObject({
@@ -194,16 +207,20 @@ describe('CSV exports', () => {
     expect(empty.text).toBe('value,count,share\r\n');
   });
 
-  test('a large export streams in chunks and matches the model byte for byte', async () => {
-    const reply = await get(`/${LARGE}/pages.csv?${RANGE}`, '198.51.100.2');
-    expect(reply.status).toBe(200);
-    expect(reply.headers['transfer-encoding']).toBe('chunked');
-    expect(reply.headers['content-length']).toBeUndefined();
-    expect(reply.text.length).toBe(expected.length);
-    expect(reply.text === expected).toBe(true);
-  });
+  test(
+    'a large export streams in chunks and matches the model byte for byte',
+    { timeout: 120_000 },
+    async ({ get, expected }) => {
+      const reply = await get(`/${LARGE}/pages.csv?${RANGE}`, '198.51.100.2');
+      expect(reply.status).toBe(200);
+      expect(reply.headers['transfer-encoding']).toBe('chunked');
+      expect(reply.headers['content-length']).toBeUndefined();
+      expect(reply.text.length).toBe(expected.length);
+      expect(reply.text === expected).toBe(true);
+    },
+  );
 
-  test("a large site's dimension page: its page of values, the totals of all", async () => {
+  test("a large site's dimension page: its page of values, the totals of all", async ({ get }) => {
     const reply = await get(`/${LARGE}/pages?${RANGE}&page=2`, '198.51.100.3');
     expect(reply.status).toBe(200);
     const { rows, sum } = largeRows();
@@ -216,7 +233,11 @@ describe('CSV exports', () => {
     );
   }, 120_000);
 
-  test('unread downloads hold their slots: the third from one address, the fifth in all, get 429', async () => {
+  test('unread downloads hold their slots: the third from one address, the fifth in all, get 429', async ({
+    gateway,
+    get,
+    sockets,
+  }) => {
     const path = `/${LARGE}/pages.csv?${RANGE}`;
     for (const address of ['203.0.113.1', '203.0.113.1'])
       sockets.push(await unreadDownload(gateway, path, address));
@@ -248,7 +269,11 @@ describe('CSV exports', () => {
     expect(all.map((r) => r.status)).toEqual([200, 200, 200, 200]);
   }, 120_000);
 
-  test('/healthz answers through a burst of exports, and every export is whole', async () => {
+  test('/healthz answers through a burst of exports, and every export is whole', async ({
+    base,
+    get,
+    fresh,
+  }) => {
     let sum = 0;
     const rows: [string, number][] = [];
     for (let i = 0; i < MEDIUM_VALUES; i++) {
@@ -280,7 +305,11 @@ describe('CSV exports', () => {
     expect(probes.every((s) => s === 200)).toBe(true);
   }, 120_000);
 
-  test('120 unread downloads from 60 addresses: 4 held, 116 refused, and the memory stays flat', async () => {
+  test('120 unread downloads from 60 addresses: 4 held, 116 refused, and the memory stays flat', async ({
+    base,
+    get,
+    sockets,
+  }) => {
     const path = `/${LARGE}/pages.csv?${RANGE}`;
     const before = process.memoryUsage.rss();
     const port = Number(new URL(base).port);
@@ -309,7 +338,11 @@ describe('CSV exports', () => {
     );
   }, 180_000);
 
-  test('a download that stops reading is cut after the stall timeout, and its slot comes back', async () => {
+  test('a download that stops reading is cut after the stall timeout, and its slot comes back', async ({
+    stalling,
+    fresh,
+    expected,
+  }) => {
     const path = `/${LARGE}/pages.csv?${RANGE}`;
     const socket = await unreadDownload(stalling, path, '203.0.113.9');
     const held = await send(`${stalling.url()}${path}`, {

@@ -7,49 +7,39 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../../../../src/runtime/gateway.js';
-import { launchChromium } from '../../../helpers/browser.js';
+import type { BrowserContext, Page } from 'playwright-core';
+import { describe, expect } from 'vitest';
 import { clientAddresses } from '../../../helpers/clients.js';
-import { ALICE_KEY, BOB_KEY, newDataDir, startEmbeddedGateway } from '../../../helpers/embedded.js';
+import { ALICE_KEY, BOB_KEY } from '../../../helpers/embedded.js';
+import { chromium, embeddedTest } from '../../../helpers/fixtures.js';
 import { send } from '../../../helpers/gateway.js';
 import { waitFor } from '../../../helpers/wait.js';
-import { REPORT_PASSWORD, seed, SITE_PASSWORD, SITES, XSS, type Seeded } from '../../../helpers/pages.js';
+import { REPORT_PASSWORD, seed, SITE_PASSWORD, SITES, XSS } from '../../../helpers/pages.js';
 
 /** Where the screenshots go: docs/images with SCREENSHOTS=docs (for the README), else a temp dir. */
 const SHOTS = process.env['SCREENSHOTS'] === 'docs' ? 'docs/images' : join(tmpdir(), 'tollgate-shots');
 
-let gateway: Gateway;
-let browser: Browser;
-let base: string;
-let analyzer: string;
-let seeded: Seeded;
-const newClient = clientAddresses('192.0.2.');
+/** Each test sets up what it first names (a gateway, its seeded data, Chromium): time for that. */
+const SETUP = { timeout: 90_000 };
 
-beforeAll(async () => {
-  const dataDir = newDataDir();
-  gateway = await startEmbeddedGateway(dataDir, { TRUSTED_PROXIES: '127.0.0.1' });
-  base = gateway.url();
+const test = embeddedTest({ env: { TRUSTED_PROXIES: '127.0.0.1' } })
+  .extend('base', { scope: 'file' }, ({ gateway }) => gateway.url())
+  .extend('seeded', { scope: 'file' }, ({ base, dataDir }) => seed(base, dataDir, Date.now()))
   // Chromium resolves *.localhost to the loopback address itself.
-  analyzer = base.replace('127.0.0.1', 'analyzer.localhost');
-  seeded = await seed(base, dataDir, Date.now());
-  browser = await launchChromium();
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  await gateway?.close();
-});
-
-/** A fresh browser profile (no cookies), seen by the gateway as a client IP of its own. */
-async function visitor(options: { width?: number } = {}): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({
-    acceptDownloads: true,
-    extraHTTPHeaders: { 'X-Forwarded-For': newClient() },
-    viewport: { width: options.width ?? 1200, height: 900 },
+  .extend('analyzer', { scope: 'file' }, ({ base }) => base.replace('127.0.0.1', 'analyzer.localhost'))
+  .extend('browser', { scope: 'file' }, chromium)
+  /** A fresh browser profile (no cookies), seen by the gateway as a client IP of its own; the data seeded. */
+  .extend('visitor', { scope: 'file' }, ({ browser, seeded: _seeded }) => {
+    const newClient = clientAddresses('192.0.2.');
+    return async (options: { width?: number } = {}): Promise<{ context: BrowserContext; page: Page }> => {
+      const context = await browser.newContext({
+        acceptDownloads: true,
+        extraHTTPHeaders: { 'X-Forwarded-For': newClient() },
+        viewport: { width: options.width ?? 1200, height: 900 },
+      });
+      return { context, page: await context.newPage() };
+    };
   });
-  return { context, page: await context.newPage() };
-}
 
 async function signIn(page: Page, origin: string, key: string, next: string): Promise<void> {
   await page.goto(`${origin}/_/login?next=${encodeURIComponent(next)}`);
@@ -60,8 +50,11 @@ async function signIn(page: Page, origin: string, key: string, next: string): Pr
   ]);
 }
 
-describe('statistics pages', () => {
-  test('a public page: totals, the uPlot chart, top tables with the payload as text', async () => {
+describe('statistics pages', SETUP, () => {
+  test('a public page: totals, the uPlot chart, top tables with the payload as text', async ({
+    base,
+    visitor,
+  }) => {
     const { context, page } = await visitor();
     const scriptErrors: string[] = [];
     page.on('pageerror', (err) => scriptErrors.push(err.message));
@@ -92,7 +85,7 @@ describe('statistics pages', () => {
     await context.close();
   });
 
-  test('the date picker narrows the range; the sub-pages keep it', async () => {
+  test('the date picker narrows the range; the sub-pages keep it', async ({ base, visitor }) => {
     const { context, page } = await visitor();
     await page.goto(`${base}/${SITES.public}`);
     const today = new Date().toISOString().slice(0, 10);
@@ -116,7 +109,10 @@ describe('statistics pages', () => {
     await context.close();
   });
 
-  test('the search field of a dimension page filters its table and keeps the range', async () => {
+  test('the search field of a dimension page filters its table and keeps the range', async ({
+    base,
+    visitor,
+  }) => {
     const { context, page } = await visitor();
     const day = (ago: number) => new Date(Date.now() - ago * 86_400_000).toISOString().slice(0, 10);
     await page.goto(`${base}/${SITES.public}/referrers?from=${day(3)}&to=${day(0)}`);
@@ -136,14 +132,14 @@ describe('statistics pages', () => {
     await context.close();
   });
 
-  test('the realtime page lists the last minutes', async () => {
+  test('the realtime page lists the last minutes', async ({ base, visitor }) => {
     const { context, page } = await visitor();
     await page.goto(`${base}/${SITES.public}/realtime`);
     expect(await page.locator('#recent-pageviews').textContent()).toBe('2');
     await context.close();
   });
 
-  test('the CSV download', async () => {
+  test('the CSV download', async ({ base, visitor }) => {
     const { context, page } = await visitor();
     await page.goto(`${base}/${SITES.public}/referrers`);
     const [download] = await Promise.all([
@@ -166,7 +162,10 @@ describe('statistics pages', () => {
     await context.close();
   });
 
-  test('a private page: 404 to a stranger and another user; its owner signs in with a key, then out', async () => {
+  test('a private page: 404 to a stranger and another user; its owner signs in with a key, then out', async ({
+    base,
+    visitor,
+  }) => {
     const { context, page } = await visitor();
     const stranger = await page.goto(`${base}/${SITES.private}`);
     expect(stranger!.status()).toBe(404);
@@ -203,7 +202,11 @@ describe('statistics pages', () => {
     await context.close();
   });
 
-  test('a password page: the form, the wrong-password error, then the page', async () => {
+  test('a password page: the form, the wrong-password error, then the page', async ({
+    base,
+    seeded,
+    visitor,
+  }) => {
     const { context, page } = await visitor();
     await page.goto(`${base}/${SITES.locked}/countries`);
     await page.getByLabel('Password').fill('wrong');
@@ -237,52 +240,60 @@ describe('statistics pages', () => {
 const CHROME =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 
-test('a page on another origin embeds the tracking script; its visit shows on the statistics page', async () => {
-  // The tracked site: 127.0.0.1 on a port of its own, so the script and its beacon are cross-origin.
-  const site = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end(`<!doctype html><title>Shop</title><script src="${base}/js/script.js"></script><h1>Shop</h1>`);
-  });
-  site.listen(0, '127.0.0.1');
-  await once(site, 'listening');
-  const siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
-  const created = await send(`${base}/api/v1/websites`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ALICE_KEY}`, 'content-type': 'application/x-www-form-urlencoded' },
-    body: 'url=127.0.0.1&privacy=0',
-  });
-  expect(created.status).toBe(201);
-  try {
-    // A browser's user agent (HeadlessChrome is a bot, and websites exclude bots by default).
-    const shopper = await browser.newContext({ userAgent: CHROME });
-    await (await shopper.newPage()).goto(`${siteUrl}/checkout?utm_campaign=autumn`);
-    await waitFor(
-      async () => (await send(`${base}/127.0.0.1/realtime`)).text,
-      (html) => html.includes('<strong id="recent-pageviews">1</strong>'),
-      { what: 'the visit on the realtime page' },
-    );
-    await shopper.close();
+test(
+  'a page on another origin embeds the tracking script; its visit shows on the statistics page',
+  SETUP,
+  async ({ base, browser, visitor }) => {
+    // The tracked site: 127.0.0.1 on a port of its own, so the script and its beacon are cross-origin.
+    const site = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(`<!doctype html><title>Shop</title><script src="${base}/js/script.js"></script><h1>Shop</h1>`);
+    });
+    site.listen(0, '127.0.0.1');
+    await once(site, 'listening');
+    const siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    const created = await send(`${base}/api/v1/websites`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ALICE_KEY}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'url=127.0.0.1&privacy=0',
+    });
+    expect(created.status).toBe(201);
+    try {
+      // A browser's user agent (HeadlessChrome is a bot, and websites exclude bots by default).
+      const shopper = await browser.newContext({ userAgent: CHROME });
+      await (await shopper.newPage()).goto(`${siteUrl}/checkout?utm_campaign=autumn`);
+      await waitFor(
+        async () => (await send(`${base}/127.0.0.1/realtime`)).text,
+        (html) => html.includes('<strong id="recent-pageviews">1</strong>'),
+        { what: 'the visit on the realtime page' },
+      );
+      await shopper.close();
 
-    const { context, page } = await visitor();
-    await page.goto(`${base}/127.0.0.1`);
-    expect(await page.locator('#total-visitors').textContent()).toBe('1');
-    expect(await page.locator('#total-pageviews').textContent()).toBe('1');
-    const pages = page.getByRole('table', { name: 'Top pages' });
-    expect(
-      await pages.getByRole('cell', { name: '/checkout?utm_campaign=autumn', exact: true }).count(),
-    ).toBe(1);
-    await page.goto(`${base}/127.0.0.1/campaigns`);
-    const rows = await page.locator('#top tbody tr').allTextContents();
-    expect(rows.map((r) => r.replace(/\s+/g, ' ').trim())).toEqual(['autumn 1 100.0%']);
-    await context.close();
-  } finally {
-    site.closeAllConnections();
-    site.close();
-  }
-});
+      const { context, page } = await visitor();
+      await page.goto(`${base}/127.0.0.1`);
+      expect(await page.locator('#total-visitors').textContent()).toBe('1');
+      expect(await page.locator('#total-pageviews').textContent()).toBe('1');
+      const pages = page.getByRole('table', { name: 'Top pages' });
+      expect(
+        await pages.getByRole('cell', { name: '/checkout?utm_campaign=autumn', exact: true }).count(),
+      ).toBe(1);
+      await page.goto(`${base}/127.0.0.1/campaigns`);
+      const rows = await page.locator('#top tbody tr').allTextContents();
+      expect(rows.map((r) => r.replace(/\s+/g, ' ').trim())).toEqual(['autumn 1 100.0%']);
+      await context.close();
+    } finally {
+      site.closeAllConnections();
+      site.close();
+    }
+  },
+);
 
-describe('report pages', () => {
-  test('a public report: result, score, the checks, the payload as text', async () => {
+describe('report pages', SETUP, () => {
+  test('a public report: result, score, the checks, the payload as text', async ({
+    analyzer,
+    seeded,
+    visitor,
+  }) => {
     const { context, page } = await visitor();
     const response = await page.goto(`${analyzer}/${seeded.reports.public}`);
     expect(response!.status()).toBe(200);
@@ -298,7 +309,11 @@ describe('report pages', () => {
     await context.close();
   });
 
-  test('a private report: 404, then shown to its owner, whose list shows which pages are public', async () => {
+  test('a private report: 404, then shown to its owner, whose list shows which pages are public', async ({
+    analyzer,
+    seeded,
+    visitor,
+  }) => {
     const { context, page } = await visitor();
     expect((await page.goto(`${analyzer}/${seeded.reports.private}`))!.status()).toBe(404);
     await signIn(page, analyzer, ALICE_KEY, '/');
@@ -312,7 +327,7 @@ describe('report pages', () => {
     await context.close();
   });
 
-  test('a password report', async () => {
+  test('a password report', async ({ analyzer, seeded, visitor }) => {
     const { context, page } = await visitor();
     await page.goto(`${analyzer}/${seeded.reports.locked}`);
     await page.getByLabel('Password').fill('nope');
