@@ -107,10 +107,6 @@ const test = serversTest
     });
     upstream.listen(0, '127.0.0.1');
     await once(upstream, 'listening');
-    onCleanup(() => {
-      upstream.closeAllConnections();
-      upstream.close();
-    });
     const gateway = await gateways.start(
       gatewayYaml(`
 identity: { trustedProxies: ['127.0.0.1'] }
@@ -124,6 +120,8 @@ routes:
     );
     onCleanup(() => {
       for (const res of held) res.body.destroy();
+      upstream.closeAllConnections();
+      upstream.close();
     });
     const openStream = (ip: string) =>
       request(`${gateway.url()}/events`, { headers: { 'x-forwarded-for': ip } });
