@@ -2,11 +2,11 @@
 // the SQLite file they write (which must hold only hashes).
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect } from 'vitest';
 import { DATABASE_FILE } from '../../src/db/database.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
-import type { Gateway } from '../../src/runtime/gateway.js';
-import { ALICE_KEY, BOB_KEY, newDataDir, startEmbeddedGateway } from '../helpers/embedded.js';
+import { ALICE_KEY, BOB_KEY } from '../helpers/embedded.js';
+import { embeddedTest } from '../helpers/fixtures.js';
 import { send } from '../helpers/gateway.js';
 
 const TOKENS_USAGE =
@@ -15,27 +15,23 @@ const TOKENS_USAGE =
 const USERS_USAGE =
   'usage: tollgate users create --name NAME [--email ADDRESS] | tollgate users list [--json] | tollgate users rotate-key ID';
 
-let dataDir: string;
-let gateway: Gateway;
-/** Every key and secret the CLI printed in this file, and the bootstrap keys of the gateway. */
-const printed: string[] = [ALICE_KEY, BOB_KEY];
-
-beforeAll(async () => {
-  dataDir = newDataDir();
-  gateway = await startEmbeddedGateway(dataDir);
-});
-afterAll(async () => {
-  await gateway?.close();
-});
-
-const cli = (...args: string[]): Promise<CliResult> =>
-  runCli(args, { env: { DATA_DIR: dataDir, LOG_LEVEL: 'silent' } });
+const test = embeddedTest()
+  /** Every key and secret the CLI printed in this file, and the bootstrap keys of the gateway. */
+  .extend('printed', { scope: 'file' }, (): string[] => [ALICE_KEY, BOB_KEY])
+  /** `tollgate` on the gateway's data directory. */
+  .extend(
+    'cli',
+    { scope: 'file' },
+    ({ dataDir }) =>
+      (...args: string[]): Promise<CliResult> =>
+        runCli(args, { env: { DATA_DIR: dataDir, LOG_LEVEL: 'silent' } }),
+  );
 
 describe('tollgate users create', () => {
   test(
     'prints a new API key once; it authenticates the websites API through the gateway',
     { timeout: 60_000 },
-    async () => {
+    async ({ cli, gateway, printed }) => {
       const run = await cli('users', 'create', '--name', 'carol');
       expect(run.code).toBe(0);
       expect(run.stderr).toBe('');
@@ -70,7 +66,7 @@ describe('tollgate users create', () => {
   test(
     '--email: the address the account API shows (and the reports go to); a bad one exits 2',
     { timeout: 60_000 },
-    async () => {
+    async ({ cli, gateway, printed }) => {
       const run = await cli('users', 'create', '--name', 'dave', '--email', 'dave@example.com');
       expect(run.code).toBe(0);
       const [, id, key] = /^created user (\d+) "dave"; its API key \(shown once\):\n(\S+)\n$/.exec(
@@ -94,7 +90,7 @@ describe('tollgate users create', () => {
     },
   );
 
-  test('usage errors exit 2', { timeout: 60_000 }, async () => {
+  test('usage errors exit 2', { timeout: 60_000 }, async ({ cli }) => {
     const runs = await Promise.all([cli('users', 'create'), cli('users', 'delete', '--name', 'x')]);
     for (const run of runs) {
       expect(run.code).toBe(2);
@@ -105,38 +101,42 @@ describe('tollgate users create', () => {
 });
 
 describe('tollgate tokens', () => {
-  test('create prints "<id>|<secret>" once; revoke revokes it, once', { timeout: 60_000 }, async () => {
-    const created = await cli('tokens', 'create', '--workspace', 'acme');
-    expect(created.code).toBe(0);
-    expect(created.stderr).toBe('');
-    const m =
-      /^created token ([0-9a-f]{12}) for workspace "acme" \(shown once\):\n([0-9a-f]{12})\|([A-Za-z0-9_-]{40})\n$/.exec(
-        created.stdout,
-      );
-    expect(m).not.toBeNull();
-    const [, id, sameId, secret] = m!;
-    expect(sameId).toBe(id);
-    printed.push(secret!, `${id}|${secret}`);
+  test(
+    'create prints "<id>|<secret>" once; revoke revokes it, once',
+    { timeout: 60_000 },
+    async ({ cli, gateway, printed }) => {
+      const created = await cli('tokens', 'create', '--workspace', 'acme');
+      expect(created.code).toBe(0);
+      expect(created.stderr).toBe('');
+      const m =
+        /^created token ([0-9a-f]{12}) for workspace "acme" \(shown once\):\n([0-9a-f]{12})\|([A-Za-z0-9_-]{40})\n$/.exec(
+          created.stdout,
+        );
+      expect(m).not.toBeNull();
+      const [, id, sameId, secret] = m!;
+      expect(sameId).toBe(id);
+      printed.push(secret!, `${id}|${secret}`);
 
-    const handshake = await send(`${gateway.url()}/v1/wp/handshake`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${id}|${secret}` },
-    });
-    expect(handshake.status).toBe(200);
+      const handshake = await send(`${gateway.url()}/v1/wp/handshake`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${id}|${secret}` },
+      });
+      expect(handshake.status).toBe(200);
 
-    expect(await cli('tokens', 'revoke', id!)).toEqual({
-      code: 0,
-      stdout: `revoked token ${id}\n`,
-      stderr: '',
-    });
-    expect(await cli('tokens', 'revoke', id!)).toEqual({
-      code: 1,
-      stdout: '',
-      stderr: `no live token with id "${id}"\n`,
-    });
-  });
+      expect(await cli('tokens', 'revoke', id!)).toEqual({
+        code: 0,
+        stdout: `revoked token ${id}\n`,
+        stderr: '',
+      });
+      expect(await cli('tokens', 'revoke', id!)).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `no live token with id "${id}"\n`,
+      });
+    },
+  );
 
-  test('revoking an unknown id exits 1', async () => {
+  test('revoking an unknown id exits 1', async ({ cli }) => {
     expect(await cli('tokens', 'revoke', 'feedfacecafe')).toEqual({
       code: 1,
       stdout: '',
@@ -144,7 +144,7 @@ describe('tollgate tokens', () => {
     });
   });
 
-  test('usage errors exit 2', { timeout: 60_000 }, async () => {
+  test('usage errors exit 2', { timeout: 60_000 }, async ({ cli }) => {
     const cases = [
       ['tokens', 'create'],
       ['tokens', 'revoke'],
@@ -166,7 +166,7 @@ describe('tollgate tokens', () => {
 });
 
 describe('the database', () => {
-  test('holds only hashes: no row contains a printed key or secret', () => {
+  test('holds only hashes: no row contains a printed key or secret', ({ dataDir, printed }) => {
     expect(printed.length).toBe(7);
     const db = new Database(join(dataDir, DATABASE_FILE), { readonly: true });
     try {

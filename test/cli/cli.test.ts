@@ -2,21 +2,24 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { runCli, startGatewayProcess, type CliResult } from '../helpers/cli.js';
-import { test } from '../helpers/fixtures.js';
+import { test as serversTest } from '../helpers/fixtures.js';
 import { send } from '../helpers/gateway.js';
 
-const run = (args: string[], env: Record<string, string> = {}): Promise<CliResult> =>
-  runCli(args, { env: { DATA_DIR: dir, ...env } });
-
-let dir: string;
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'tollgate-cli-'));
-});
+const test = serversTest
+  /** The file's scratch directory: its configs, and the commands' DATA_DIR. */
+  .extend('dir', { scope: 'file' }, () => mkdtemp(join(tmpdir(), 'tollgate-cli-')))
+  .extend(
+    'run',
+    { scope: 'file' },
+    ({ dir }) =>
+      (args: string[], env: Record<string, string> = {}): Promise<CliResult> =>
+        runCli(args, { env: { DATA_DIR: dir, ...env } }),
+  );
 
 describe('tollgate check', () => {
-  test('prints the compiled rule table of a valid config', async () => {
+  test('prints the compiled rule table of a valid config', async ({ run }) => {
     const r = await run(['check', '--config', 'config/gateway.yaml']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('config/gateway.yaml: ok');
@@ -29,7 +32,7 @@ describe('tollgate check', () => {
     );
   });
 
-  test('an invalid config exits non-zero naming file, line and column', async () => {
+  test('an invalid config exits non-zero naming file, line and column', async ({ dir, run }) => {
     const file = join(dir, 'bad.yaml');
     await writeFile(
       file,
@@ -40,13 +43,13 @@ describe('tollgate check', () => {
     expect(r.stderr).toBe(`invalid config:\n${file}:5:41: routes[0].upstream: unknown upstream "ghost"\n`);
   });
 
-  test('a missing file exits non-zero', async () => {
+  test('a missing file exits non-zero', async ({ dir, run }) => {
     const r = await run(['check', '--config', join(dir, 'absent.yaml')]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('absent.yaml: (root): cannot read');
   });
 
-  test('an unknown command exits 2 with usage', async () => {
+  test('an unknown command exits 2 with usage', async ({ run }) => {
     const r = await run(['frobnicate']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('unknown command "frobnicate"');
@@ -54,7 +57,7 @@ describe('tollgate check', () => {
 });
 
 describe('tollgate explain', () => {
-  test('names the route, the limiters and each key part', async () => {
+  test('names the route, the limiters and each key part', async ({ run }) => {
     const r = await run([
       'explain',
       '--config',
@@ -78,7 +81,7 @@ describe('tollgate explain', () => {
     expect(r.stdout).toContain('30000 per 1 hour, key parts:');
   });
 
-  test('a JWT-keyed route shows the fallback when the token is missing', async () => {
+  test('a JWT-keyed route shows the fallback when the token is missing', async ({ run }) => {
     const r = await run(
       ['explain', '--config', 'config/gateway.yaml', '--peer', '203.0.113.4', 'POST', '/api/v1/widget/leads'],
       {
@@ -90,7 +93,7 @@ describe('tollgate explain', () => {
     expect(r.stdout).toContain('jwt = jwt!ip=203.0.113.4');
   });
 
-  test('an unlimited route says so', async () => {
+  test('an unlimited route says so', async ({ run }) => {
     const r = await run([
       'explain',
       '--config',
@@ -105,7 +108,7 @@ describe('tollgate explain', () => {
 });
 
 describe('tollgate start', () => {
-  test('serves with the memory store and exits 0 on SIGTERM', async ({ upstream, onTestFinished }) => {
+  test('serves with the memory store and exits 0 on SIGTERM', async ({ dir, upstream, onTestFinished }) => {
     // The public listener's port is read from its log line (port 0: no race for a free port).
     const gp = await startGatewayProcess('config/gateway.yaml', {
       env: { PORT: '0', HOST: '127.0.0.1', ADMIN_PORT: '0', WIDGET_UPSTREAM: upstream.url, DATA_DIR: dir },

@@ -3,15 +3,57 @@
 // not arrive in time gets 408; both with the route's rate-limit headers and the connection closed.
 import { Readable } from 'node:stream';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../../src/runtime/gateway.js';
+import { describe, expect } from 'vitest';
 import { DEFAULT_CONFIG } from '../helpers/default-config.js';
 import { ALICE_KEY, dataDirWithWorkspaces, embeddedEnv } from '../helpers/embedded.js';
-import { gatewayYaml, startGateway } from '../helpers/gateway.js';
+import { test as serversTest } from '../helpers/fixtures.js';
+import { gatewayYaml } from '../helpers/gateway.js';
 import { RawClient, type RawResponse } from '../helpers/raw-client.js';
-import { RedisServer } from '../helpers/redis-server.js';
 import { waitFor } from '../helpers/wait.js';
-import { TestUpstream } from '../helpers/upstream.js';
+
+/** The default bound of services.maxBodySize, commented out in the shipped config. */
+const LOOSE = '  # maxBodySize: 5mb\n';
+
+/**
+ * Three gateways, each started when a test first names it:
+ * - `shipped`: the shipped config, its embedded services bound by services.maxBodySize;
+ * - `loose`: the shipped config with a global bound (10mb) looser than the services' (1kb);
+ * - `bounded`: the config's bounds (a global default, route overrides, a deadline) before the file's upstream;
+ * and `seen`: what the file's upstream received on a path.
+ */
+const test = serversTest
+  .extend('shipped', { scope: 'file' }, ({ redis, gateways }) =>
+    gateways.start(DEFAULT_CONFIG, embeddedEnv(dataDirWithWorkspaces('acme'), { REDIS_URL: redis.url })),
+  )
+  .extend('loose', { scope: 'file' }, ({ gateways }) => {
+    expect(DEFAULT_CONFIG.split(LOOSE)).toHaveLength(2);
+    return gateways.start(
+      DEFAULT_CONFIG.replace(LOOSE, '  maxBodySize: 10mb\n'),
+      embeddedEnv(dataDirWithWorkspaces('acme'), { MAX_BODY_SIZE: '1kb' }),
+    );
+  })
+  .extend('bounded', { scope: 'file' }, ({ gatewayEnv, gateways }) =>
+    gateways.start(
+      gatewayYaml(`
+store: { redis: { url: '\${REDIS_URL}', commandTimeout: 2s } }
+requests: { maxBodySize: 1kb, bodyTimeout: 400ms }
+upstreams: { app: { url: '\${UPSTREAM_URL}' } }
+routes:
+  - { name: limited, paths: [/limited], upstream: app, limiters: [{ windows: [{ limit: 50, period: 1h, key: [ip] }] }] }
+  - { name: larger, paths: [/larger], upstream: app, maxBodySize: 4kb }
+  - { name: unbounded, paths: [/unbounded], upstream: app, maxBodySize: 0 }
+  - { name: default, paths: ['/*'], upstream: app }
+`),
+      gatewayEnv,
+    ),
+  )
+  .extend(
+    'seen',
+    { scope: 'file' },
+    ({ upstream }) =>
+      (path: string) =>
+        upstream.seen.filter((s) => s.url === path),
+  );
 
 const MB5 = 5 * 1024 * 1024;
 const tooLarge = (bound: number) =>
@@ -64,44 +106,32 @@ async function chunked(url: string, path: string, total: number, headers: Record
 }
 
 describe('the shipped config: the embedded services are bound by services.maxBodySize at the gateway', () => {
-  let redis: RedisServer;
-  let gateway: Gateway;
-
-  beforeAll(async () => {
-    redis = await RedisServer.start();
-    gateway = await startGateway(
-      DEFAULT_CONFIG,
-      embeddedEnv(dataDirWithWorkspaces('acme'), { REDIS_URL: redis.url }),
-    );
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await redis?.kill();
-  });
-
   const auth = { authorization: `Bearer ${ALICE_KEY}` };
 
-  test.each([
+  test.for([
     ['/api/v1/widget/init', {}, '1000'],
     ['/api/v1/websites', auth, undefined],
-  ] as const)('%s: a declared 6 MB body gets 413, never 502, every time', async (path, headers, limit) => {
-    for (let i = 0; i < 4; i++)
-      expectTooLarge(await declared(gateway.url(), path, 6 * 1024 * 1024, headers), MB5, limit);
-  });
+  ] as const)(
+    '%s: a declared 6 MB body gets 413, never 502, every time',
+    async ([path, headers, limit], { shipped }) => {
+      for (let i = 0; i < 4; i++)
+        expectTooLarge(await declared(shipped.url(), path, 6 * 1024 * 1024, headers), MB5, limit);
+    },
+  );
 
-  test.each([
+  test.for([
     ['/api/v1/widget/init', {}, '1000'],
     ['/api/v1/websites', auth, undefined],
   ] as const)(
     '%s: a chunked 6 MB body gets 413 at the first byte past 5 MB',
-    async (path, headers, limit) => {
+    async ([path, headers, limit], { shipped }) => {
       for (let i = 0; i < 2; i++)
-        expectTooLarge(await chunked(gateway.url(), path, 6 * 1024 * 1024, headers), MB5, limit);
+        expectTooLarge(await chunked(shipped.url(), path, 6 * 1024 * 1024, headers), MB5, limit);
     },
   );
 
-  test('a 6 MB body sent whole by an ordinary client (undici) reads as 413, not 502', async () => {
-    const res = await request(`${gateway.url()}/api/v1/widget/init`, {
+  test('a 6 MB body sent whole by an ordinary client (undici) reads as 413, not 502', async ({ shipped }) => {
+    const res = await request(`${shipped.url()}/api/v1/widget/init`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: Buffer.alloc(6 * 1024 * 1024, 'a'),
@@ -111,11 +141,13 @@ describe('the shipped config: the embedded services are bound by services.maxBod
     expect(await res.body.text()).toBe(tooLarge(MB5));
   });
 
-  test('a body of exactly the bound, sent chunked, reaches the service whole (with its length)', async () => {
+  test('a body of exactly the bound, sent chunked, reaches the service whole (with its length)', async ({
+    shipped,
+  }) => {
     const prefix = '{"workspace":"acme","pad":"';
     const body = prefix + 'x'.repeat(MB5 - prefix.length - 2) + '"}';
     expect(body.length).toBe(MB5);
-    const res = await request(`${gateway.url()}/api/v1/widget/init`, {
+    const res = await request(`${shipped.url()}/api/v1/widget/init`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: Readable.from(body.match(/[^]{1,65536}/g)!),
@@ -128,24 +160,10 @@ describe('the shipped config: the embedded services are bound by services.maxBod
 });
 
 describe('a global bound looser than the services: routes to an embedded service keep the service bound', () => {
-  let gateway: Gateway;
-
-  beforeAll(async () => {
-    const loose = '  # maxBodySize: 5mb\n';
-    expect(DEFAULT_CONFIG.split(loose)).toHaveLength(2);
-    gateway = await startGateway(
-      DEFAULT_CONFIG.replace(loose, '  maxBodySize: 10mb\n'),
-      embeddedEnv(dataDirWithWorkspaces('acme'), { MAX_BODY_SIZE: '1kb' }),
-    );
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
-
-  test('the gateway answers 413 at the service bound, declared and chunked', async () => {
-    expectTooLarge(await declared(gateway.url(), '/api/v1/widget/init', 2048), 1024, '1000');
+  test('the gateway answers 413 at the service bound, declared and chunked', async ({ loose }) => {
+    expectTooLarge(await declared(loose.url(), '/api/v1/widget/init', 2048), 1024, '1000');
     expectTooLarge(
-      await chunked(gateway.url(), '/api/v1/websites', 2048, { authorization: `Bearer ${ALICE_KEY}` }),
+      await chunked(loose.url(), '/api/v1/websites', 2048, { authorization: `Bearer ${ALICE_KEY}` }),
       1024,
       undefined,
     );
@@ -153,37 +171,11 @@ describe('a global bound looser than the services: routes to an embedded service
 });
 
 describe('bounds of the config: the global default, a route override, 0 (unbounded), the deadline', () => {
-  let upstream: TestUpstream;
-  let redis: RedisServer;
-  let gateway: Gateway;
-
-  beforeAll(async () => {
-    redis = await RedisServer.start();
-    upstream = await TestUpstream.start();
-    gateway = await startGateway(
-      gatewayYaml(`
-store: { redis: { url: '\${REDIS_URL}', commandTimeout: 2s } }
-requests: { maxBodySize: 1kb, bodyTimeout: 400ms }
-upstreams: { app: { url: '\${UPSTREAM_URL}' } }
-routes:
-  - { name: limited, paths: [/limited], upstream: app, limiters: [{ windows: [{ limit: 50, period: 1h, key: [ip] }] }] }
-  - { name: larger, paths: [/larger], upstream: app, maxBodySize: 4kb }
-  - { name: unbounded, paths: [/unbounded], upstream: app, maxBodySize: 0 }
-  - { name: default, paths: ['/*'], upstream: app }
-`),
-      { REDIS_URL: redis.url, UPSTREAM_URL: upstream.url },
-    );
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await upstream?.close();
-    await redis?.kill();
-  });
-
-  const seen = (path: string) => upstream.seen.filter((s) => s.url === path);
-
-  test('the global default: 1 KiB passes with its length, one byte more is refused unseen', async () => {
-    const ok = await request(`${gateway.url()}/exact`, {
+  test('the global default: 1 KiB passes with its length, one byte more is refused unseen', async ({
+    bounded,
+    seen,
+  }) => {
+    const ok = await request(`${bounded.url()}/exact`, {
       method: 'POST',
       body: Readable.from([Buffer.alloc(512, 'a'), Buffer.alloc(512, 'b')]),
     });
@@ -193,21 +185,27 @@ routes:
     expect(seen('/exact')[0]!.headers['content-length']).toBe('1024');
     expect(seen('/exact')[0]!.body).toBe('a'.repeat(512) + 'b'.repeat(512));
 
-    expectTooLarge(await declared(gateway.url(), '/over', 1025), 1024, undefined);
-    expectTooLarge(await chunked(gateway.url(), '/over', 1025), 1024, undefined);
+    expectTooLarge(await declared(bounded.url(), '/over', 1025), 1024, undefined);
+    expectTooLarge(await chunked(bounded.url(), '/over', 1025), 1024, undefined);
     expect(seen('/over')).toEqual([]);
   });
 
-  test('a route override: 4 KiB passes, 4097 bytes are refused with that bound', async () => {
-    const ok = await request(`${gateway.url()}/larger`, { method: 'POST', body: 'x'.repeat(4096) });
+  test('a route override: 4 KiB passes, 4097 bytes are refused with that bound', async ({
+    bounded,
+    seen,
+  }) => {
+    const ok = await request(`${bounded.url()}/larger`, { method: 'POST', body: 'x'.repeat(4096) });
     expect(ok.statusCode).toBe(200);
     await ok.body.text();
-    expectTooLarge(await chunked(gateway.url(), '/larger', 4097), 4096, undefined);
+    expectTooLarge(await chunked(bounded.url(), '/larger', 4097), 4096, undefined);
     expect(seen('/larger')).toHaveLength(1);
   });
 
-  test('maxBodySize 0: a chunked 2 MB body is streamed through unread, still chunked', async () => {
-    const res = await request(`${gateway.url()}/unbounded`, {
+  test('maxBodySize 0: a chunked 2 MB body is streamed through unread, still chunked', async ({
+    bounded,
+    seen,
+  }) => {
+    const res = await request(`${bounded.url()}/unbounded`, {
       method: 'POST',
       body: Readable.from(Array.from({ length: 32 }, () => Buffer.alloc(65536, 'u'))),
     });
@@ -217,10 +215,13 @@ routes:
     expect(seen('/unbounded')[0]!.body).toBe('u'.repeat(2 * 1024 * 1024));
   });
 
-  test('a limited route: 413 carries the rate-limit headers, the refused request was counted', async () => {
-    const first = await declared(gateway.url(), '/limited', 2000);
+  test('a limited route: 413 carries the rate-limit headers, the refused request was counted', async ({
+    bounded,
+    seen,
+  }) => {
+    const first = await declared(bounded.url(), '/limited', 2000);
     expectTooLarge(first, 1024, '50');
-    const second = await chunked(gateway.url(), '/limited', 2000);
+    const second = await chunked(bounded.url(), '/limited', 2000);
     expectTooLarge(second, 1024, '50');
     expect(Number(second.headers['x-ratelimit-remaining'])).toBe(
       Number(first.headers['x-ratelimit-remaining']) - 1,
@@ -228,8 +229,10 @@ routes:
     expect(seen('/limited')).toEqual([]);
   });
 
-  test('Expect: 100-continue with a chunked body: continue, then 413 once the bound is passed', async () => {
-    const client = await RawClient.open(gateway.url());
+  test('Expect: 100-continue with a chunked body: continue, then 413 once the bound is passed', async ({
+    bounded,
+  }) => {
+    const client = await RawClient.open(bounded.url());
     client.head('POST', '/over', { 'transfer-encoding': 'chunked', expect: '100-continue' });
     await waitFor(
       () => client.text,
@@ -241,8 +244,11 @@ routes:
     await client.closed;
   });
 
-  test('a body that trickles in (a byte every 50 ms) gets 408 at the deadline, not at an idle timeout', async () => {
-    const client = await RawClient.open(gateway.url());
+  test('a body that trickles in (a byte every 50 ms) gets 408 at the deadline, not at an idle timeout', async ({
+    bounded,
+    seen,
+  }) => {
+    const client = await RawClient.open(bounded.url());
     client.head('POST', '/limited', { 'content-type': 'text/plain', 'content-length': 1000 });
     const trickle = setInterval(() => client.write('x'), 50);
     try {
@@ -264,14 +270,14 @@ routes:
     expect(seen('/limited')).toEqual([]);
     // Its slot was given back.
     await waitFor(
-      () => gateway.admission.held,
+      () => bounded.admission.held,
       (n) => n === 0,
       { what: 'the slots to be released' },
     );
   });
 
-  test('a bodyless GET and an empty chunked POST pass untouched', async () => {
-    const get = await request(`${gateway.url()}/plain?x=1`);
+  test('a bodyless GET and an empty chunked POST pass untouched', async ({ bounded, seen }) => {
+    const get = await request(`${bounded.url()}/plain?x=1`);
     expect(get.statusCode).toBe(200);
     const echoed = (await get.body.json()) as {
       method: string;
@@ -281,7 +287,7 @@ routes:
     expect(echoed).toMatchObject({ method: 'GET', body: '' });
     expect(echoed.headers['content-length']).toBeUndefined();
 
-    const client = await RawClient.open(gateway.url());
+    const client = await RawClient.open(bounded.url());
     client.head('POST', '/empty', { 'transfer-encoding': 'chunked', connection: 'close' });
     client.chunk('');
     const reply = await client.response();

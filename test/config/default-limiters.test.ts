@@ -1,7 +1,5 @@
 // Each limiter of the shipped config at its exact edge, through the real gateway and a real Redis.
-import type { Redis } from 'ioredis';
 import { describe, expect } from 'vitest';
-import type { Gateway } from '../../src/runtime/gateway.js';
 import { hashPart } from '../../src/identity/hash.js';
 import { windowKey } from '../../src/limits/plan.js';
 import { burst } from '../helpers/burst.js';
@@ -10,7 +8,6 @@ import { NO_ADDRESS_BUDGETS } from '../helpers/embedded.js';
 import { shippedConfigTest } from '../helpers/fixtures.js';
 import { limitHeaders, send, type Reply } from '../helpers/gateway.js';
 import { visitorJwt } from '../helpers/tokens.js';
-import type { TestUpstream } from '../helpers/upstream.js';
 
 const MESSAGES = {
   init: 'Too many widget initialization requests. Please try again shortly.',
@@ -23,21 +20,19 @@ const MESSAGES = {
 // The stream path is spent in bursts of one session here: the streams cap is another test's subject.
 // Every test here sends from one address: the per-address storage budgets (not the spec's, tested
 // in services/widget/storage-budgets.test.ts) are lifted, so the spec's limiters alone are seen.
-const test = shippedConfigTest({ MAX_STREAMS_PER_SESSION: '0', ...NO_ADDRESS_BUDGETS });
+const test = shippedConfigTest({ MAX_STREAMS_PER_SESSION: '0', ...NO_ADDRESS_BUDGETS })
+  /** The file's Redis client, to inspect keys. */
+  .extend('inspect', { scope: 'file' }, ({ redisClient }) => redisClient)
+  /** A POST of `{}` to the gateway. */
+  .extend(
+    'post',
+    { scope: 'file' },
+    ({ gateway }) =>
+      (path: string, headers: Record<string, string>) =>
+        send(`${gateway.url()}${path}`, { method: 'POST', headers, body: '{}' }),
+  );
 
-/** The file's gateway, Redis client and upstream, for the tests and helpers below. */
-let gateway: Gateway;
-let inspect: Redis;
-let upstream: TestUpstream;
 const newClient = clientAddresses();
-test.beforeAll(({ gateway: fileGateway, redisClient, upstream: fileUpstream }) => {
-  gateway = fileGateway;
-  inspect = redisClient;
-  upstream = fileUpstream;
-});
-
-const post = (path: string, headers: Record<string, string>) =>
-  send(`${gateway.url()}${path}`, { method: 'POST', headers, body: '{}' });
 
 /** Sends `limit` allowed requests; checks every one was forwarded with the exact remaining count. */
 async function spend(limit: number, request: () => Promise<Reply>): Promise<Reply[]> {
@@ -58,7 +53,12 @@ async function spend(limit: number, request: () => Promise<Reply>): Promise<Repl
 }
 
 describe('widget-init: 1000/min by IP + user agent, 30000/hour by IP', () => {
-  test('the 1000th request passes, the 1001st gets 429, and the hour budget is untouched by it', async () => {
+  test('the 1000th request passes, the 1001st gets 429, and the hour budget is untouched by it', async ({
+    gateway,
+    inspect,
+    upstream,
+    post,
+  }) => {
     const ip = newClient();
     const headers = { 'x-forwarded-for': ip, 'user-agent': 'agent-A' };
     await spend(1000, () => post('/api/v1/widget/init', headers));
@@ -80,7 +80,11 @@ describe('widget-init: 1000/min by IP + user agent, 30000/hour by IP', () => {
     expect(await inspect.get(windowKey('tg:', limiter, 1, parts('agent-B')))).toBe('1001');
   });
 
-  test('the 30000th request of the hour passes and the next gets 429 from the hour window', async () => {
+  test('the 30000th request of the hour passes and the next gets 429 from the hour window', async ({
+    gateway,
+    inspect,
+    post,
+  }) => {
     const ip = newClient();
     const limiter = gateway.table.limiters.get('widget-init')!;
     const hourKey = windowKey('tg:', limiter, 1, () => hashPart(`ip=${ip}`));
@@ -106,7 +110,7 @@ describe('widget-init: 1000/min by IP + user agent, 30000/hour by IP', () => {
 });
 
 describe('widget-session: 300/min per visitor JWT', () => {
-  test('messages, events and conversation operations share one budget', async () => {
+  test('messages, events and conversation operations share one budget', async ({ gateway, post }) => {
     const jwt = await visitorJwt(`session-${Date.now()}`);
     const paths = [
       ['POST', '/api/v1/widget/messages'],
@@ -125,7 +129,7 @@ describe('widget-session: 300/min per visitor JWT', () => {
     expectLimited(await post('/api/v1/widget/events', { 'x-widget-token': jwt }), 300, MESSAGES.session, 60);
   });
 
-  test('another session from the same IP has its own budget', async () => {
+  test('another session from the same IP has its own budget', async ({ post }) => {
     const reply = await post('/api/v1/widget/messages', {
       authorization: `Bearer ${await visitorJwt('fresh')}`,
     });
@@ -135,7 +139,7 @@ describe('widget-session: 300/min per visitor JWT', () => {
 });
 
 describe('widget-leads: 30/min per visitor JWT', () => {
-  test('the 31st lead is refused, and leads do not spend the session budget', async () => {
+  test('the 31st lead is refused, and leads do not spend the session budget', async ({ post }) => {
     const jwt = await visitorJwt(`leads-${Date.now()}`);
     await spend(30, () => post('/api/v1/widget/leads', { authorization: `Bearer ${jwt}` }));
     expectLimited(
@@ -153,7 +157,7 @@ describe('widget-leads: 30/min per visitor JWT', () => {
 });
 
 describe('wp-plugin: 60/min per workspace token id', () => {
-  test('every /v1/wp/* endpoint shares the budget; the 61st request is refused', async () => {
+  test('every /v1/wp/* endpoint shares the budget; the 61st request is refused', async ({ post }) => {
     const auth = { authorization: 'Bearer 7|s3cret' };
     const paths = ['/v1/wp/handshake', '/v1/wp/posts/sync', '/v1/wp/products/changed', '/v1/wp/coupons/sync'];
     let i = 0;
@@ -161,7 +165,7 @@ describe('wp-plugin: 60/min per workspace token id', () => {
     expectLimited(await post('/v1/wp/handshake', auth), 60, MESSAGES.wp, 60);
   });
 
-  test('a missing or invalid token gets 401 with the original codes and the headers', async () => {
+  test('a missing or invalid token gets 401 with the original codes and the headers', async ({ post }) => {
     const ip = newClient();
     const missing = await post('/v1/wp/handshake', { 'x-forwarded-for': ip });
     expect(missing.status).toBe(401);
@@ -187,11 +191,11 @@ describe('wp-plugin: 60/min per workspace token id', () => {
 });
 
 describe('inline per-IP limiters', () => {
-  test.each([
+  test.for([
     ['/api/v1/widget/typing', 600],
     ['/api/v1/widget/satisfaction', 60],
     ['/api/v1/widget/coupon/apply', 120],
-  ])('%s allows %i per minute per IP', async (path, limit) => {
+  ] as const)('%s allows %i per minute per IP', async ([path, limit], { post }) => {
     const headers = { 'x-forwarded-for': newClient() };
     await spend(limit, () => post(path, headers));
     expectLimited(await post(path, headers), limit, MESSAGES.inline, 60);
@@ -202,7 +206,10 @@ describe('inline per-IP limiters', () => {
 });
 
 describe('path spelling', () => {
-  test('a trailing slash, percent-encoding or dot segments still meet the limiter', async () => {
+  test('a trailing slash, percent-encoding or dot segments still meet the limiter', async ({
+    gateway,
+    post,
+  }) => {
     const ip = newClient();
     const spellings = [
       '/api/v1/widget/init',
@@ -232,7 +239,7 @@ describe('path spelling', () => {
 });
 
 describe('unlimited surfaces', () => {
-  test('the websites API and the reports host carry no rate-limit headers', async () => {
+  test('the websites API and the reports host carry no rate-limit headers', async ({ gateway }) => {
     for (const [path, host] of [
       ['/api/v1/websites', 'localhost:8080'],
       ['/api/v1/reports', 'analyzer.localhost:8080'],
@@ -244,7 +251,9 @@ describe('unlimited surfaces', () => {
     }
   });
 
-  test('other widget paths and methods count under widget-other (120 per minute per IP)', async () => {
+  test('other widget paths and methods count under widget-other (120 per minute per IP)', async ({
+    gateway,
+  }) => {
     for (const [method, path] of [
       ['POST', '/api/v1/widget/config'],
       ['GET', '/api/v1/widget/init'],

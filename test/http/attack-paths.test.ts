@@ -2,7 +2,6 @@
 // odd targets, Connection tricks, two credentials, a Host with a trailing dot, and the original
 // clients' paths.
 import { describe, expect } from 'vitest';
-import type { Gateway } from '../../src/runtime/gateway.js';
 import { clientAddresses, expectLimited } from '../helpers/clients.js';
 import { shippedConfigTest } from '../helpers/fixtures.js';
 import { limitHeaders, type Reply } from '../helpers/gateway.js';
@@ -10,22 +9,17 @@ import { rawRequest } from '../helpers/raw-http.js';
 import { visitorJwt } from '../helpers/tokens.js';
 import type { TestUpstream } from '../helpers/upstream.js';
 
-const test = shippedConfigTest();
+/** `from`: a raw request from one client address (through the trusted X-Forwarded-For). */
+const test = shippedConfigTest().extend(
+  'from',
+  { scope: 'file' },
+  ({ gateway }) =>
+    (ip: string, method: string, target: string, headers: Record<string, string> = {}) =>
+      rawRequest(gateway.url(), method, target, { 'x-forwarded-for': ip, ...headers }),
+);
 
-/** The file's gateway and upstream, for the helpers and tests below. */
-let gateway: Gateway;
-let upstream: TestUpstream;
 const newClient = clientAddresses('203.0.113.');
-test.beforeAll(({ gateway: fileGateway, upstream: fileUpstream }) => {
-  gateway = fileGateway;
-  upstream = fileUpstream;
-});
-
-/** A raw request from one client address (through the trusted X-Forwarded-For). */
-const from = (ip: string, method: string, target: string, headers: Record<string, string> = {}) =>
-  rawRequest(gateway.url(), method, target, { 'x-forwarded-for': ip, ...headers });
-
-const seenUrls = () => upstream.seen.map((s) => s.url);
+const seenUrls = (upstream: TestUpstream) => upstream.seen.map((s) => s.url);
 
 function expectError(reply: Reply, status: number, code: string, message: string): void {
   expect(reply.status).toBe(status);
@@ -34,7 +28,10 @@ function expectError(reply: Reply, status: number, code: string, message: string
 }
 
 describe('one canonical path for matching and forwarding', () => {
-  test('a fragment cannot skip the limit: the 61st satisfaction#x is refused, and the upstream never sees "#"', async () => {
+  test('a fragment cannot skip the limit: the 61st satisfaction#x is refused, and the upstream never sees "#"', async ({
+    upstream,
+    from,
+  }) => {
     const ip = newClient();
     const before = upstream.seen.length;
     for (let i = 1; i <= 60; i++) {
@@ -48,7 +45,10 @@ describe('one canonical path for matching and forwarding', () => {
     );
   });
 
-  test('case, escapes, dot segments and ";params" all count under the same limiter', async () => {
+  test('case, escapes, dot segments and ";params" all count under the same limiter', async ({
+    upstream,
+    from,
+  }) => {
     const ip = newClient();
     const spellings = [
       '/api/v1/widget/satisfaction',
@@ -65,7 +65,7 @@ describe('one canonical path for matching and forwarding', () => {
       expect(reply.headers['x-ratelimit-remaining'], target).toBe(String(59 - i));
     }
     // What was forwarded is the canonical target (case and params are the upstream's to judge).
-    expect(seenUrls().slice(-spellings.length)).toEqual([
+    expect(seenUrls(upstream).slice(-spellings.length)).toEqual([
       '/api/v1/widget/satisfaction',
       '/API/V1/WIDGET/SATISFACTION',
       '/api/v1/widget/satisfaction',
@@ -76,7 +76,10 @@ describe('one canonical path for matching and forwarding', () => {
     ]);
   });
 
-  test('a target it cannot canonicalise is counted, then refused with 400 and the rate-limit headers', async () => {
+  test('a target it cannot canonicalise is counted, then refused with 400 and the rate-limit headers', async ({
+    upstream,
+    from,
+  }) => {
     const ip = newClient();
     const before = upstream.seen.length;
     const cases: [string, string][] = [
@@ -96,7 +99,7 @@ describe('one canonical path for matching and forwarding', () => {
     expect(upstream.seen.length).toBe(before);
   });
 
-  test('an absolute-form target is refused (and matched as the path it names)', async () => {
+  test('an absolute-form target is refused (and matched as the path it names)', async ({ from }) => {
     const reply = await from(newClient(), 'POST', 'http://evil.example/api/v1/widget/satisfaction');
     expectError(
       reply,
@@ -109,7 +112,10 @@ describe('one canonical path for matching and forwarding', () => {
 });
 
 describe('Connection cannot remove what the gateway keyed on', () => {
-  test('Connection: X-Widget-Token with two tokens is refused, and nothing is forwarded', async () => {
+  test('Connection: X-Widget-Token with two tokens is refused, and nothing is forwarded', async ({
+    upstream,
+    from,
+  }) => {
     const [a, b] = await Promise.all([visitorJwt('session-a'), visitorJwt('session-b')]);
     const before = upstream.seen.length;
     const reply = await from(newClient(), 'POST', '/api/v1/widget/messages', {
@@ -127,7 +133,9 @@ describe('Connection cannot remove what the gateway keyed on', () => {
     expect(upstream.seen.length).toBe(before);
   });
 
-  test('Connection naming Authorization, User-Agent or Host is refused where the gateway reads them', async () => {
+  test('Connection naming Authorization, User-Agent or Host is refused where the gateway reads them', async ({
+    from,
+  }) => {
     const token = await visitorJwt('session-c');
     const cases: [string, Record<string, string>, string][] = [
       [
@@ -154,7 +162,10 @@ describe('Connection cannot remove what the gateway keyed on', () => {
     }
   });
 
-  test('two different visitor tokens are refused as invalid; the same token twice passes', async () => {
+  test('two different visitor tokens are refused as invalid; the same token twice passes', async ({
+    upstream,
+    from,
+  }) => {
     const [a, b] = await Promise.all([visitorJwt('session-d'), visitorJwt('session-e')]);
     const differ = await from(newClient(), 'POST', '/api/v1/widget/messages', {
       'x-widget-token': a,
@@ -172,7 +183,7 @@ describe('Connection cannot remove what the gateway keyed on', () => {
     expect(forwarded.headers['authorization']).toBe(`Bearer ${a}`);
   });
 
-  test('Connection naming an ordinary header still strips it, as HTTP says', async () => {
+  test('Connection naming an ordinary header still strips it, as HTTP says', async ({ upstream, from }) => {
     const reply = await from(newClient(), 'GET', '/api/v1/websites', {
       connection: 'x-custom',
       'x-custom': '1',
@@ -183,7 +194,7 @@ describe('Connection cannot remove what the gateway keyed on', () => {
 });
 
 describe('hosts and the original clients', () => {
-  test('analyzer.localhost. (trailing dot) is the reports host', async () => {
+  test('analyzer.localhost. (trailing dot) is the reports host', async ({ gateway, upstream, from }) => {
     const reply = await from(newClient(), 'GET', '/api/v1/reports', { host: 'analyzer.localhost.:8080' });
     expect(reply.status).toBe(200);
     // The reports route has no limiter; the websites route would not either, so tell them by route:
@@ -192,7 +203,7 @@ describe('hosts and the original clients', () => {
     expect(gateway.table.router.match('analyzer.localhost.', 'GET', '/api/v1/reports')?.name).toBe('reports');
   });
 
-  test('/api/v1/wp/* is bulk sync under wp-plugin, sharing the budget with /v1/wp/*', async () => {
+  test('/api/v1/wp/* is bulk sync under wp-plugin, sharing the budget with /v1/wp/*', async ({ from }) => {
     const auth = { authorization: 'Bearer 7|s3cret' };
     const first = await from(newClient(), 'POST', '/api/v1/wp/handshake', auth);
     expect(first.status).toBe(200);
@@ -209,7 +220,9 @@ describe('hosts and the original clients', () => {
     );
   });
 
-  test('GET /api/v1/widget/conversation/messages counts under widget-session with the POST operations', async () => {
+  test('GET /api/v1/widget/conversation/messages counts under widget-session with the POST operations', async ({
+    from,
+  }) => {
     const token = await visitorJwt('session-poll');
     const auth = { 'x-widget-token': token };
     const get = await from(newClient(), 'GET', '/api/v1/widget/conversation/messages', auth);
@@ -225,7 +238,9 @@ describe('hosts and the original clients', () => {
     );
   });
 
-  test('a widget path no route names is never forwarded unlimited: 120 per minute per IP', async () => {
+  test('a widget path no route names is never forwarded unlimited: 120 per minute per IP', async ({
+    from,
+  }) => {
     const ip = newClient();
     for (let i = 1; i <= 120; i++) {
       const reply = await from(ip, i % 2 ? 'GET' : 'PUT', `/api/v1/widget/unknown-${i}`);

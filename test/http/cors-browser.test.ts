@@ -6,14 +6,12 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../../src/runtime/gateway.js';
+import { describe, expect } from 'vitest';
 import { launchChromium } from '../helpers/browser.js';
 import { DEFAULT_CONFIG } from '../helpers/default-config.js';
 import { dataDirWithWorkspaces, embeddedEnv } from '../helpers/embedded.js';
-import { startGateway } from '../helpers/gateway.js';
+import { test as serversTest, type GatewayLauncher } from '../helpers/fixtures.js';
 import { capturingLogger } from '../helpers/log-capture.js';
-import { RedisServer } from '../helpers/redis-server.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const LEADS_MESSAGE = 'Too many lead submissions. Please wait before trying again.';
@@ -109,50 +107,53 @@ async function startSite(): Promise<Server> {
   return site;
 }
 
-let redis: RedisServer;
-/** Launched by the first test that needs it: without a browser each test fails (none is skipped). */
-let browser: Promise<Browser> | undefined;
-let site: Server | undefined;
-/** The site as http://localhost:<port>, and the same server as http://127.0.0.1:<port> (another origin). */
-let shopOrigin: string;
-let otherOrigin: string;
-
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  site = await startSite();
-  const port = (site.address() as AddressInfo).port;
-  shopOrigin = `http://localhost:${port}`;
-  otherOrigin = `http://127.0.0.1:${port}`;
-});
-afterAll(async () => {
-  await browser?.then(
-    (b) => b.close(),
-    () => undefined,
-  );
-  if (site) {
-    site.closeAllConnections();
-    await new Promise((r) => site!.close(r));
-  }
-  await redis?.kill();
-});
-
 /** The shipped config with its embedded services; `redisDb` keeps each gateway's counters apart. */
-async function startWidgetGateway(redisDb: number, extra: Record<string, string> = {}) {
+async function startWidgetGateway(
+  gateways: GatewayLauncher,
+  redisUrl: string,
+  redisDb: number,
+  extra: Record<string, string> = {},
+) {
   const { logger, lines } = capturingLogger('info');
-  const env = embeddedEnv(dataDirWithWorkspaces('acme'), { REDIS_URL: `${redis.url}/${redisDb}`, ...extra });
-  const gateway = await startGateway(DEFAULT_CONFIG, env, { logger });
+  const env = embeddedEnv(dataDirWithWorkspaces('acme'), { REDIS_URL: `${redisUrl}/${redisDb}`, ...extra });
+  const gateway = await gateways.start(DEFAULT_CONFIG, env, { logger });
   const accessLog = () =>
     lines.filter((l): l is Record<string, unknown> & AccessLine => 'reqId' in l && 'status' in l);
   return { gateway, accessLog };
 }
 
-async function openPage(origin: string): Promise<Page> {
-  browser ??= launchChromium();
-  const page = await (await browser).newPage();
-  await page.goto(`${origin}/`);
-  await page.waitForFunction(() => 'widget' in globalThis);
-  return page;
-}
+/**
+ * The file's servers, each started when a test first names it:
+ * - `site`: the customer's site as http://localhost:<port> (`shopOrigin`), and the same server as
+ *   http://127.0.0.1:<port> (`otherOrigin`, another origin);
+ * - `browser`: headless Chromium (without one each test fails: none is skipped); `openPage` opens the site in it;
+ * - `anyOrigin`, `listedOrigins`: a widget gateway open to any origin, and one open to the shop's alone.
+ */
+const test = serversTest
+  .extend('site', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const site = await startSite();
+    onCleanup(async () => {
+      site.closeAllConnections();
+      await new Promise((r) => site.close(r));
+    });
+    const port = (site.address() as AddressInfo).port;
+    return { shopOrigin: `http://localhost:${port}`, otherOrigin: `http://127.0.0.1:${port}` };
+  })
+  .extend('browser', { scope: 'file' }, async ({}, { onCleanup }): Promise<Browser> => {
+    const browser = await launchChromium();
+    onCleanup(() => browser.close());
+    return browser;
+  })
+  .extend('openPage', { scope: 'file' }, ({ browser }) => async (origin: string): Promise<Page> => {
+    const page = await browser.newPage();
+    await page.goto(`${origin}/`);
+    await page.waitForFunction(() => 'widget' in globalThis);
+    return page;
+  })
+  .extend('anyOrigin', { scope: 'file' }, ({ redis, gateways }) => startWidgetGateway(gateways, redis.url, 0))
+  .extend('listedOrigins', { scope: 'file' }, ({ redis, gateways, site }) =>
+    startWidgetGateway(gateways, redis.url, 1, { WIDGET_CORS_ORIGINS: site.shopOrigin }),
+  );
 
 /** The widget script's API, as the page's global `widget`. */
 interface WidgetGlobal {
@@ -171,18 +172,12 @@ function callInit(page: Page, gateway: string, options: object): Promise<Seen> {
 }
 
 describe('the shipped config: widget routes open to any origin', () => {
-  let gateway: Gateway;
-  let accessLog: () => AccessLine[];
-
-  beforeAll(async () => {
-    ({ gateway, accessLog } = await startWidgetGateway(0));
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
-
-  test('init, leads until 429, and the script reads Retry-After and X-RateLimit-Reset', async () => {
-    const page = await openPage(shopOrigin);
+  test('init, leads until 429, and the script reads Retry-After and X-RateLimit-Reset', async ({
+    anyOrigin: { gateway, accessLog },
+    openPage,
+    site,
+  }) => {
+    const page = await openPage(site.shopOrigin);
     const wire: { url: string; status: number; headers: Record<string, string> }[] = [];
     page.on('response', (response) => {
       if (response.url().startsWith(gateway.url())) {
@@ -259,18 +254,12 @@ describe('the shipped config: widget routes open to any origin', () => {
 });
 
 describe('a list of origins (WIDGET_CORS_ORIGINS)', () => {
-  let gateway: Gateway;
-  let accessLog: () => AccessLine[];
-
-  beforeAll(async () => {
-    ({ gateway, accessLog } = await startWidgetGateway(1, { WIDGET_CORS_ORIGINS: shopOrigin }));
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
-
-  test('another origin’s script gets nothing, but what it sent was counted', async () => {
-    const intruder = await openPage(otherOrigin);
+  test('another origin’s script gets nothing, but what it sent was counted', async ({
+    listedOrigins: { gateway, accessLog },
+    openPage,
+    site,
+  }) => {
+    const intruder = await openPage(site.otherOrigin);
     const call = (options: object) => callInit(intruder, gateway.url(), options);
     // A JSON request is preflighted: refused, so the request itself is never sent.
     expect(await call({ body: { workspace: 'acme' } })).toEqual({ error: 'TypeError: Failed to fetch' });
@@ -290,7 +279,7 @@ describe('a list of origins (WIDGET_CORS_ORIGINS)', () => {
     });
     await intruder.close();
 
-    const shop = await openPage(shopOrigin);
+    const shop = await openPage(site.shopOrigin);
     const ok = await callInit(shop, gateway.url(), { body: { workspace: 'acme' } });
     // The same browser (address and user agent): the intruder's two sent requests were counted, its preflight not.
     expect(ok).toMatchObject({ type: 'cors', status: 200, limit: '1000', remaining: '997' });

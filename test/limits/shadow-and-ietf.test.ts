@@ -1,8 +1,6 @@
 // Shadow limiters (per limiter and the global switch), and the IETF RateLimit-Policy / RateLimit headers.
-import type { Redis } from 'ioredis';
 import { describe, expect } from 'vitest';
 import { loadConfigText } from '../../src/rules/load.js';
-import type { Gateway } from '../../src/runtime/gateway.js';
 import { hashPart } from '../../src/identity/hash.js';
 import { windowKey } from '../../src/limits/plan.js';
 import { clientAddresses } from '../helpers/clients.js';
@@ -85,26 +83,37 @@ const test = serversTest
   )
   .extend('shadowGateway', { scope: 'file' }, ({ gatewayEnv, gateways }) =>
     gateways.start(shadowConfig(true), gatewayEnv),
+  )
+  /** The file's Redis client, to inspect keys. */
+  .extend('inspect', { scope: 'file' }, ({ redisClient }) => redisClient)
+  /** A GET on a listener of listenersGateway from a client address. */
+  .extend(
+    'get',
+    { scope: 'file' },
+    ({ listenersGateway }) =>
+      (listener: 'ietf' | 'plain', ip: string, path: string) =>
+        send(`${listenersGateway.url(listener)}${path}`, { headers: { 'x-forwarded-for': ip } }),
+  )
+  /** The Redis key of window `index` of a per-IP limiter of listenersGateway. */
+  .extend(
+    'key',
+    { scope: 'file' },
+    ({ listenersGateway }) =>
+      (limiter: string, index: number, ip: string) =>
+        windowKey('tg:', listenersGateway.table.limiters.get(limiter)!, index, () => hashPart(`ip=${ip}`)),
+  )
+  /** A GET to shadowGateway. */
+  .extend(
+    'shadowGet',
+    { scope: 'file' },
+    ({ shadowGateway }) =>
+      (path: string, headers: Record<string, string>) =>
+        send(`${shadowGateway.url()}${path}`, { headers }),
   );
 
-/** The file's Redis client, for the tests below. */
-let inspect: Redis;
 const newClient = clientAddresses();
-test.beforeAll(({ redisClient }) => {
-  inspect = redisClient;
-});
 
 describe('per-limiter shadow, and the IETF headers of a listener', () => {
-  let gateway: Gateway;
-  test.beforeAll(({ listenersGateway }) => {
-    gateway = listenersGateway;
-  });
-
-  const get = (listener: 'ietf' | 'plain', ip: string, path: string) =>
-    send(`${gateway.url(listener)}${path}`, { headers: { 'x-forwarded-for': ip } });
-  const key = (limiter: string, index: number, ip: string) =>
-    windowKey('tg:', gateway.table.limiters.get(limiter)!, index, () => hashPart(`ip=${ip}`));
-
   /** The r and t of a RateLimit header for `name`, checking its exact form (pk: ietf-problem.test.ts). */
   function parseRateLimit(reply: Reply, name: string): { r: number; t: number } {
     const match = new RegExp(`^"${name.replace('.', '\\.')}";r=(\\d+);t=(\\d+);pk=:[A-Za-z0-9+/]{16}:$`).exec(
@@ -121,7 +130,12 @@ describe('per-limiter shadow, and the IETF headers of a listener', () => {
     expect(reset - t).toBeLessThanOrEqual(Math.floor(receivedAtMs / 1000) + 1);
   }
 
-  test('a shadow limiter (limit 2) lets requests 3..5 through, with no rate-limit headers, and counts them', async () => {
+  test('a shadow limiter (limit 2) lets requests 3..5 through, with no rate-limit headers, and counts them', async ({
+    listenersGateway,
+    inspect,
+    get,
+    key,
+  }) => {
     const ip = newClient();
     for (let i = 1; i <= 5; i++) {
       const reply = await get('ietf', ip, `/shadow/${i}`);
@@ -137,13 +151,17 @@ describe('per-limiter shadow, and the IETF headers of a listener', () => {
     expect(upstreamHeaders.text).toBe('{"upstream":true}');
     expect(limitAndIetfHeaders(upstreamHeaders)).toEqual({});
 
-    const m = await scrape(gateway.adminUrl!);
+    const m = await scrape(listenersGateway.adminUrl!);
     expect(sampleValue(m, 'tollgate_requests_total{limiter="watch",decision="allowed"}')).toBe(2);
     expect(sampleValue(m, 'tollgate_requests_total{limiter="watch",decision="shadow_limited"}')).toBe(4);
     expect(sampleValue(m, 'tollgate_requests_total{limiter="watch",decision="limited"}')).toBeUndefined();
   });
 
-  test('on a route with an enforcing and a shadow limiter, only the enforcing one shows', async () => {
+  test('on a route with an enforcing and a shadow limiter, only the enforcing one shows', async ({
+    inspect,
+    get,
+    key,
+  }) => {
     const ip = newClient();
     for (const remaining of [9, 8, 7, 6]) {
       const sentAt = Date.now();
@@ -159,7 +177,9 @@ describe('per-limiter shadow, and the IETF headers of a listener', () => {
     expect(await inspect.get(key('watch', 0, ip))).toBe('4'); // spent at 2, never refusing
   });
 
-  test('two windows: exact RateLimit-Policy and RateLimit on 200 and on 429; the plain listener has neither', async () => {
+  test('two windows: exact RateLimit-Policy and RateLimit on 200 and on 429; the plain listener has neither', async ({
+    get,
+  }) => {
     const ip = newClient();
     for (const remaining of [4, 3, 2, 1, 0]) {
       const sentAt = Date.now();
@@ -205,7 +225,7 @@ describe('per-limiter shadow, and the IETF headers of a listener', () => {
     ]);
   });
 
-  test('when the hour window has the fewest left, RateLimit names it', async () => {
+  test('when the hour window has the fewest left, RateLimit names it', async ({ inspect, get, key }) => {
     const ip = newClient();
     await inspect.set(key('l', 1, ip), 98, 'PX', 3_600_000); // 98 of 100 spent this hour
 
@@ -234,63 +254,61 @@ describe('per-limiter shadow, and the IETF headers of a listener', () => {
 });
 
 describe('the global shadow switch', () => {
-  let env: Record<string, string>;
-  let gateway: Gateway;
-  test.beforeAll(({ shadowGateway, gatewayEnv }) => {
-    gateway = shadowGateway;
-    env = gatewayEnv;
-  });
-
-  const get = (path: string, headers: Record<string, string>) => send(`${gateway.url()}${path}`, { headers });
-
-  test('a normal limiter never refuses and sends no headers', async () => {
+  test('a normal limiter never refuses and sends no headers', async ({ shadowGateway, shadowGet }) => {
     const ip = { 'x-forwarded-for': newClient() };
     for (let i = 1; i <= 5; i++) {
-      const reply = await get(`/n/${i}`, ip);
+      const reply = await shadowGet(`/n/${i}`, ip);
       expect(reply.status).toBe(200);
       expect(reply.json()).toMatchObject({ url: `/n/${i}` });
       expect(limitAndIetfHeaders(reply)).toEqual({});
     }
-    const m = await scrape(gateway.adminUrl!);
+    const m = await scrape(shadowGateway.adminUrl!);
     expect(sampleValue(m, 'tollgate_requests_total{limiter="normal",decision="allowed"}')).toBe(2);
     expect(sampleValue(m, 'tollgate_requests_total{limiter="normal",decision="shadow_limited"}')).toBe(3);
   });
 
-  test('a JWT-keyed limiter does not answer 401 for a missing or invalid token', async () => {
+  test('a JWT-keyed limiter does not answer 401 for a missing or invalid token', async ({
+    shadowGateway,
+    shadowGet,
+  }) => {
     const ip = newClient();
     const replies = [
-      await get('/j/a', { 'x-forwarded-for': ip }),
-      await get('/j/b', { 'x-forwarded-for': ip }),
-      await get('/j/c', { 'x-forwarded-for': ip, authorization: 'Bearer not-a-jwt' }),
-      await get('/j/d', { 'x-forwarded-for': ip, authorization: `Bearer ${await visitorJwt('s-1')}` }),
+      await shadowGet('/j/a', { 'x-forwarded-for': ip }),
+      await shadowGet('/j/b', { 'x-forwarded-for': ip }),
+      await shadowGet('/j/c', { 'x-forwarded-for': ip, authorization: 'Bearer not-a-jwt' }),
+      await shadowGet('/j/d', { 'x-forwarded-for': ip, authorization: `Bearer ${await visitorJwt('s-1')}` }),
     ];
     for (const [i, reply] of replies.entries()) {
       expect(reply.status).toBe(200);
       expect(reply.json()).toMatchObject({ url: `/j/${'abcd'[i]}` });
       expect(limitAndIetfHeaders(reply)).toEqual({});
     }
-    const m = await scrape(gateway.adminUrl!);
+    const m = await scrape(shadowGateway.adminUrl!);
     // Missing and invalid tokens share the per-IP fallback key: the third is over its limit of 2.
     expect(sampleValue(m, 'tollgate_requests_total{limiter="session",decision="allowed"}')).toBe(3);
     expect(sampleValue(m, 'tollgate_requests_total{limiter="session",decision="shadow_limited"}')).toBe(1);
   });
 
-  test('switched off by a reload, the same limiters enforce against the counts they kept', async () => {
+  test('switched off by a reload, the same limiters enforce against the counts they kept', async ({
+    shadowGateway,
+    gatewayEnv,
+    shadowGet,
+  }) => {
     const ip = newClient();
-    for (let i = 0; i < 3; i++) expect((await get('/n/x', { 'x-forwarded-for': ip })).status).toBe(200);
-    await gateway.reload(loadConfigText(shadowConfig(false), 'enforcing.yaml', env));
+    for (let i = 0; i < 3; i++) expect((await shadowGet('/n/x', { 'x-forwarded-for': ip })).status).toBe(200);
+    await shadowGateway.reload(loadConfigText(shadowConfig(false), 'enforcing.yaml', gatewayEnv));
     try {
-      const refused = await get('/n/x', { 'x-forwarded-for': ip });
+      const refused = await shadowGet('/n/x', { 'x-forwarded-for': ip });
       expect(refused.status).toBe(429);
       expect(refused.headers['x-ratelimit-limit']).toBe('2');
       expect(refused.headers['ratelimit-policy']).toBe('"normal.0";q=2;w=60');
-      const missing = await get('/j/x', { 'x-forwarded-for': newClient() });
+      const missing = await shadowGet('/j/x', { 'x-forwarded-for': newClient() });
       expect(missing.status).toBe(401);
       expect(missing.text).toBe('{"error":{"code":"missing_token","message":"Visitor token missing."}}');
     } finally {
-      await gateway.reload(loadConfigText(shadowConfig(true), 'shadow.yaml', env));
+      await shadowGateway.reload(loadConfigText(shadowConfig(true), 'shadow.yaml', gatewayEnv));
     }
-    const again = await get('/n/x', { 'x-forwarded-for': ip });
+    const again = await shadowGet('/n/x', { 'x-forwarded-for': ip });
     expect(again.status).toBe(200);
     expect(limitAndIetfHeaders(again)).toEqual({});
   });

@@ -3,17 +3,16 @@
 // MAX_BODY_SIZE=1kb, refuses it too.
 import { Readable } from 'node:stream';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect } from 'vitest';
 import { servicesConfigFrom } from '../../src/cli/services-config.js';
 import { loadConfigText } from '../../src/rules/load.js';
-import { openDatabase, type Db } from '../../src/db/database.js';
-import type { Gateway } from '../../src/runtime/gateway.js';
-import { openServiceDatabase, startService, type RunningService } from '../../src/services/registry.js';
+import { openDatabase } from '../../src/db/database.js';
+import { openServiceDatabase, startService } from '../../src/services/registry.js';
 import { createWorkspaceToken, revokeWorkspaceToken } from '../../src/services/accounts/workspaces.js';
 import { DEFAULT_CONFIG } from '../helpers/default-config.js';
 import { embeddedEnv, newDataDir } from '../helpers/embedded.js';
-import { send, silentLogger, startGateway, type Reply } from '../helpers/gateway.js';
-import { RedisServer } from '../helpers/redis-server.js';
+import { test as serversTest } from '../helpers/fixtures.js';
+import { send, silentLogger, type Reply } from '../helpers/gateway.js';
 
 const LIMIT = 1024;
 const EXCEEDS = { error: { code: 'payload_too_large', message: `The request body exceeds ${LIMIT} bytes.` } };
@@ -26,28 +25,47 @@ const ROUTE_BOUND_CONFIG = (() => {
   return DEFAULT_CONFIG.replace(shipped, shipped.replace('${MAX_BODY_SIZE:-5mb}', '1kb'));
 })();
 
-let redis: RedisServer;
-let gateway: Gateway;
-let token: string;
-let gatewayDataDir: string;
+/** The workspace token the gateway's service bootstraps. */
+const TOKEN = 'limits|secret-of-the-body-limit-test';
 
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  gatewayDataDir = newDataDir();
-  token = 'limits|secret-of-the-body-limit-test';
-  gateway = await startGateway(
-    ROUTE_BOUND_CONFIG,
-    embeddedEnv(gatewayDataDir, {
-      REDIS_URL: redis.url,
-      BOOTSTRAP_WORKSPACE_TOKEN: token,
-      BOOTSTRAP_WORKSPACE: 'limits',
-    }),
+/**
+ * - `dataDir`, `gateway`: ROUTE_BOUND_CONFIG's gateway with its embedded services, and their data directory;
+ * - `alone`: the bulk-sync service alone with MAX_BODY_SIZE=1kb, its database, and a token of its own;
+ *   `direct` posts to it.
+ */
+const test = serversTest
+  .extend('dataDir', { scope: 'file' }, (): string => newDataDir())
+  .extend('gateway', { scope: 'file' }, ({ dataDir, redis, gateways }) =>
+    gateways.start(
+      ROUTE_BOUND_CONFIG,
+      embeddedEnv(dataDir, {
+        REDIS_URL: redis.url,
+        BOOTSTRAP_WORKSPACE_TOKEN: TOKEN,
+        BOOTSTRAP_WORKSPACE: 'limits',
+      }),
+    ),
+  )
+  .extend('alone', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const config = servicesConfigFrom(
+      loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', embeddedEnv(newDataDir(), { MAX_BODY_SIZE: '1kb' }))
+        .config,
+    );
+    const db = openServiceDatabase(config, silentLogger);
+    const own = createWorkspaceToken(db, 'alone').token;
+    const service = await startService('bulksync', { db, config, logger: silentLogger }, '127.0.0.1', 0);
+    onCleanup(async () => {
+      await service.close();
+      db.close();
+    });
+    return { db, own, service };
+  })
+  .extend(
+    'direct',
+    { scope: 'file' },
+    ({ alone }) =>
+      (path: string, headers: Record<string, string>, body?: string): Promise<Reply> =>
+        send(`${alone.service.url}/v1/wp/${path}`, { method: 'POST', headers, body }),
   );
-});
-afterAll(async () => {
-  await gateway?.close();
-  await redis?.kill();
-});
 
 /** A full sync of posts whose JSON is exactly `bytes` long (with `envelope`: sync_id, done). */
 function syncBody(bytes: number, envelope: object = {}): string {
@@ -58,7 +76,7 @@ function syncBody(bytes: number, envelope: object = {}): string {
   return body;
 }
 
-const auth = () => ({ authorization: `Bearer ${token}` });
+const auth = () => ({ authorization: `Bearer ${TOKEN}` });
 
 async function postCount(base: string): Promise<number> {
   const reply = await send(`${base}/v1/wp/handshake`, { method: 'POST', headers: auth() });
@@ -67,8 +85,8 @@ async function postCount(base: string): Promise<number> {
 }
 
 /** The state of the full sync `syncId` the gateway's service recorded (undefined: it never saw one). */
-function syncRun(syncId: string): string | undefined {
-  const db = openDatabase(gatewayDataDir);
+function syncRun(dataDir: string, syncId: string): string | undefined {
+  const db = openDatabase(dataDir);
   try {
     return db.prepare('SELECT state FROM sync_runs WHERE sync_id = ?').pluck().get(syncId) as
       string | undefined;
@@ -78,7 +96,10 @@ function syncRun(syncId: string): string | undefined {
 }
 
 describe('through the gateway', () => {
-  test('a body of exactly the bound is synced, and the handshake announces the bound', async () => {
+  test('a body of exactly the bound is synced, and the handshake announces the bound', async ({
+    gateway,
+    dataDir,
+  }) => {
     const reply = await send(`${gateway.url()}/v1/wp/posts/sync`, {
       method: 'POST',
       headers: { ...auth(), 'content-type': 'application/json' },
@@ -87,7 +108,7 @@ describe('through the gateway', () => {
     expect(reply.status).toBe(200);
     expect(reply.json()).toMatchObject({ created: 1, total: 1 });
     // What the service records of a sync it received (the tests below find none).
-    expect(syncRun('exact')).toBe('completed');
+    expect(syncRun(dataDir, 'exact')).toBe('completed');
     const handshake = await send(`${gateway.url()}/v1/wp/handshake`, { method: 'POST', headers: auth() });
     expect((handshake.json() as { limits: object }).limits).toEqual({
       batch_size: 500,
@@ -95,7 +116,10 @@ describe('through the gateway', () => {
     });
   });
 
-  test('a Content-Length over the route bound: the gateway answers 413 with the rate-limit headers, the service sees nothing', async () => {
+  test('a Content-Length over the route bound: the gateway answers 413 with the rate-limit headers, the service sees nothing', async ({
+    gateway,
+    dataDir,
+  }) => {
     const handshake = await send(`${gateway.url()}/v1/wp/handshake`, { method: 'POST', headers: auth() });
     const before = (handshake.json() as { counts: { posts: number } }).counts.posts;
     const remaining = Number(handshake.headers['x-ratelimit-remaining']);
@@ -114,10 +138,13 @@ describe('through the gateway', () => {
     expect(reply.headers['x-ratelimit-remaining']).toBe(String(remaining - 1));
     expect(reply.headers['x-ratelimit-reset']).toMatch(/^\d+$/);
     expect(await postCount(gateway.url())).toBe(before);
-    expect(syncRun('over')).toBeUndefined();
+    expect(syncRun(dataDir, 'over')).toBeUndefined();
   });
 
-  test('a chunked body is cut off at the first byte past the bound: 413, nothing stored', async () => {
+  test('a chunked body is cut off at the first byte past the bound: 413, nothing stored', async ({
+    gateway,
+    dataDir,
+  }) => {
     const before = await postCount(gateway.url());
     // A complete, valid sync of a new post: the upstream would store it if it ever got it whole.
     const body = JSON.stringify({
@@ -139,33 +166,12 @@ describe('through the gateway', () => {
     expect(res.headers['x-ratelimit-limit']).toBe('60');
     expect(JSON.parse(text)).toEqual(EXCEEDS);
     expect(await postCount(gateway.url())).toBe(before);
-    expect(syncRun('chunked')).toBeUndefined();
+    expect(syncRun(dataDir, 'chunked')).toBeUndefined();
   });
 });
 
 describe('the service alone (tollgate serve bulksync)', () => {
-  let service: RunningService;
-  let db: Db;
-  let own: string;
-
-  beforeAll(async () => {
-    const dataDir = newDataDir();
-    const config = servicesConfigFrom(
-      loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', embeddedEnv(dataDir, { MAX_BODY_SIZE: '1kb' })).config,
-    );
-    db = openServiceDatabase(config, silentLogger);
-    own = createWorkspaceToken(db, 'alone').token;
-    service = await startService('bulksync', { db, config, logger: silentLogger }, '127.0.0.1', 0);
-  });
-  afterAll(async () => {
-    await service?.close();
-    db?.close();
-  });
-
-  const direct = (path: string, headers: Record<string, string>, body?: string): Promise<Reply> =>
-    send(`${service.url}/v1/wp/${path}`, { method: 'POST', headers, body });
-
-  test('answers 413 in the bulk-sync error shape and stores nothing', async () => {
+  test('answers 413 in the bulk-sync error shape and stores nothing', async ({ alone: { own }, direct }) => {
     const reply = await direct(
       'posts/sync',
       { authorization: `Bearer ${own}`, 'content-type': 'application/json' },
@@ -179,7 +185,10 @@ describe('the service alone (tollgate serve bulksync)', () => {
     expect((handshake.json() as { counts: object }).counts).toEqual({ posts: 0, products: 0, coupons: 0 });
   });
 
-  test('checks the token itself: missing, invalid, and revoked at once', async () => {
+  test('checks the token itself: missing, invalid, and revoked at once', async ({
+    alone: { db, own },
+    direct,
+  }) => {
     expect((await direct('handshake', {})).json()).toEqual({
       error: { code: 'missing_token', message: 'API token missing.' },
     });

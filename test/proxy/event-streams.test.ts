@@ -1,15 +1,14 @@
 // Event streams have a connection budget of their own, apart from ordinary requests, and caps per
 // visitor session and per address: 150 streams of one session do not stall anyone else.
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request, type Dispatcher } from 'undici';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../../src/runtime/gateway.js';
+import { describe, expect } from 'vitest';
 import { DEFAULT_CONFIG } from '../helpers/default-config.js';
 import { dataDirWithWorkspaces, embeddedEnv } from '../helpers/embedded.js';
-import { gatewayYaml, send, startGateway, type Reply } from '../helpers/gateway.js';
-import { RedisServer } from '../helpers/redis-server.js';
+import { test as serversTest } from '../helpers/fixtures.js';
+import { gatewayYaml, send, type Reply } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 
 const streamsRefusal = (holder: string, max: number) =>
@@ -29,14 +28,15 @@ async function expectRefused(res: Dispatcher.ResponseData, status: number, body:
   expect(await res.body.text()).toBe(body);
 }
 
-describe('the widget stream of the shipped config', () => {
-  let redis: RedisServer;
-  let gateway: Gateway;
-  const open: Dispatcher.ResponseData[] = [];
-
-  beforeAll(async () => {
-    redis = await RedisServer.start();
-    gateway = await startGateway(
+/**
+ * - `widget`: the shipped config's gateway (at most 5 streams per address), with its widget calls;
+ *   `open` holds the streams it opened, closed after the file's last test;
+ * - `sse`: a gateway before an upstream of endless event streams (2 request connections, 4 for
+ *   streams, 2 streams per address); `held` holds the streams a test keeps open.
+ */
+const test = serversTest
+  .extend('widget', { scope: 'file' }, async ({ redis, gateways }, { onCleanup }) => {
+    const gateway = await gateways.start(
       DEFAULT_CONFIG,
       embeddedEnv(dataDirWithWorkspaces('acme'), {
         REDIS_URL: redis.url,
@@ -44,54 +44,94 @@ describe('the widget stream of the shipped config', () => {
         MAX_STREAMS_PER_IP: '5',
       }),
     );
-  });
-  afterAll(async () => {
-    for (const res of open) res.body.destroy();
-    await gateway?.close();
-    await redis?.kill();
-  });
-
-  async function init(ip: string): Promise<string> {
-    const reply = await send(`${gateway.url()}/api/v1/widget/init`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-forwarded-for': ip },
-      body: JSON.stringify({ workspace: 'acme' }),
-    });
-    expect(reply.status).toBe(200);
-    return (reply.json() as { token: string }).token;
-  }
-
-  /** Opens a stream; resolves at its head. A 200 is kept open (and closed after the test file). */
-  async function stream(token: string, ip: string): Promise<Dispatcher.ResponseData> {
-    const res = await request(`${gateway.url()}/api/v1/widget/messages/stream`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': ip },
-    });
-    if (res.statusCode === 200) open.push(res);
-    return res;
-  }
-
-  const message = (token: string, ip: string, body: string): Promise<Reply> =>
-    send(`${gateway.url()}/api/v1/widget/messages`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'x-forwarded-for': ip,
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify({ body }),
+    const open: Dispatcher.ResponseData[] = [];
+    onCleanup(() => {
+      for (const res of open) res.body.destroy();
     });
 
-  const closeAll = async () => {
-    for (const res of open.splice(0)) res.body.destroy();
-    await waitFor(
-      () => gateway.admission.held,
-      (n) => n === 0,
-      { what: 'every stream slot to be released' },
+    async function init(ip: string): Promise<string> {
+      const reply = await send(`${gateway.url()}/api/v1/widget/init`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': ip },
+        body: JSON.stringify({ workspace: 'acme' }),
+      });
+      expect(reply.status).toBe(200);
+      return (reply.json() as { token: string }).token;
+    }
+
+    /** Opens a stream; resolves at its head. A 200 is kept open (and closed after the test file). */
+    async function stream(token: string, ip: string): Promise<Dispatcher.ResponseData> {
+      const res = await request(`${gateway.url()}/api/v1/widget/messages/stream`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': ip },
+      });
+      if (res.statusCode === 200) open.push(res);
+      return res;
+    }
+
+    const message = (token: string, ip: string, body: string): Promise<Reply> =>
+      send(`${gateway.url()}/api/v1/widget/messages`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'x-forwarded-for': ip,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ body }),
+      });
+
+    const closeAll = async () => {
+      for (const res of open.splice(0)) res.body.destroy();
+      await waitFor(
+        () => gateway.admission.held,
+        (n) => n === 0,
+        { what: 'every stream slot to be released' },
+      );
+    };
+    return { gateway, open, init, stream, message, closeAll };
+  })
+  .extend('sse', { scope: 'file' }, async ({ gateways }, { onCleanup }) => {
+    const held: Dispatcher.ResponseData[] = [];
+    /** Upstream sockets that carried a stream, and those that carried an ordinary request. */
+    const sockets = { stream: new Set<unknown>(), plain: new Set<unknown>() };
+    const upstream = createServer((req, res) => {
+      if (req.url === '/events') {
+        sockets.stream.add(req.socket);
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(': open\n\n'); // and never ends
+        return;
+      }
+      sockets.plain.add(req.socket);
+      req.resume();
+      req.on('end', () => res.end(JSON.stringify({ url: req.url })));
+    });
+    upstream.listen(0, '127.0.0.1');
+    await once(upstream, 'listening');
+    const gateway = await gateways.start(
+      gatewayYaml(`
+identity: { trustedProxies: ['127.0.0.1'] }
+streams: { maxPerIp: 2 }
+upstreams: { app: { url: '\${UPSTREAM_URL}', connections: 2, streamConnections: 4 } }
+routes:
+  - { name: events, methods: [GET], paths: [/events], upstream: app, stream: true }
+  - { name: rest, paths: ['/*'], upstream: app }
+`),
+      { UPSTREAM_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}` },
     );
-  };
+    onCleanup(() => {
+      for (const res of held) res.body.destroy();
+      upstream.closeAllConnections();
+      upstream.close();
+    });
+    const openStream = (ip: string) =>
+      request(`${gateway.url()}/events`, { headers: { 'x-forwarded-for': ip } });
+    return { gateway, held, sockets, openStream };
+  });
 
-  test('a session holds 3 streams; the 4th is refused with 429 and no window headers', async () => {
+describe('the widget stream of the shipped config', () => {
+  test('a session holds 3 streams; the 4th is refused with 429 and no window headers', async ({
+    widget: { gateway, open, init, stream, message, closeAll },
+  }) => {
     const ip = '198.51.100.10';
     const token = await init(ip);
     for (let i = 0; i < 3; i++) {
@@ -127,7 +167,9 @@ describe('the widget stream of the shipped config', () => {
     await closeAll();
   });
 
-  test('an address holds 5 streams over its sessions; another address is not affected', async () => {
+  test('an address holds 5 streams over its sessions; another address is not affected', async ({
+    widget: { init, stream, closeAll },
+  }) => {
     const ip = '198.51.100.20';
     const [a, b] = [await init(ip), await init(ip)];
     for (let i = 0; i < 3; i++) expect((await stream(a, ip)).statusCode).toBe(200);
@@ -138,7 +180,9 @@ describe('the widget stream of the shipped config', () => {
     await closeAll();
   });
 
-  test('the issue: 150 streams of one session at once: 3 open, 147 refused, other visitors init', async () => {
+  test('the issue: 150 streams of one session at once: 3 open, 147 refused, other visitors init', async ({
+    widget: { open, init, stream, message, closeAll },
+  }) => {
     const ip = '203.0.113.150';
     const token = await init(ip);
     const responses = await Promise.all(Array.from({ length: 150 }, () => stream(token, ip)));
@@ -165,49 +209,9 @@ describe('the widget stream of the shipped config', () => {
 });
 
 describe('streams have their own connections to the upstream', () => {
-  let upstream: Server;
-  let gateway: Gateway;
-  const held: Dispatcher.ResponseData[] = [];
-  /** Upstream sockets that carried a stream, and those that carried an ordinary request. */
-  const sockets = { stream: new Set<unknown>(), plain: new Set<unknown>() };
-
-  beforeAll(async () => {
-    upstream = createServer((req, res) => {
-      if (req.url === '/events') {
-        sockets.stream.add(req.socket);
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write(': open\n\n'); // and never ends
-        return;
-      }
-      sockets.plain.add(req.socket);
-      req.resume();
-      req.on('end', () => res.end(JSON.stringify({ url: req.url })));
-    });
-    upstream.listen(0, '127.0.0.1');
-    await once(upstream, 'listening');
-    gateway = await startGateway(
-      gatewayYaml(`
-identity: { trustedProxies: ['127.0.0.1'] }
-streams: { maxPerIp: 2 }
-upstreams: { app: { url: '\${UPSTREAM_URL}', connections: 2, streamConnections: 4 } }
-routes:
-  - { name: events, methods: [GET], paths: [/events], upstream: app, stream: true }
-  - { name: rest, paths: ['/*'], upstream: app }
-`),
-      { UPSTREAM_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}` },
-    );
-  });
-  afterAll(async () => {
-    for (const res of held) res.body.destroy();
-    await gateway?.close();
-    upstream?.closeAllConnections();
-    upstream?.close();
-  });
-
-  const openStream = (ip: string) =>
-    request(`${gateway.url()}/events`, { headers: { 'x-forwarded-for': ip } });
-
-  test('4 open streams on a request pool of 2: ordinary requests pass, 10 at once; the 5th stream gets 503', async () => {
+  test('4 open streams on a request pool of 2: ordinary requests pass, 10 at once; the 5th stream gets 503', async ({
+    sse: { gateway, held, sockets, openStream },
+  }) => {
     for (const ip of ['192.0.2.1', '192.0.2.1', '192.0.2.2', '192.0.2.2']) {
       const res = await openStream(ip);
       expect(res.statusCode).toBe(200);

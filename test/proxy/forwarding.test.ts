@@ -1,11 +1,11 @@
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { describe, expect } from 'vitest';
-import { test as serversTest } from '../helpers/fixtures.js';
+import { test as fileTest } from '../helpers/fixtures.js';
 import { gatewayYaml, limitHeaders, send, type Reply } from '../helpers/gateway.js';
 import { freePort } from '../helpers/ports.js';
 import { sendAsIs } from '../helpers/send-as-is.js';
-import { startPlainServer, type SeenRequest, type TestUpstream } from '../helpers/upstream.js';
+import { startPlainServer, type SeenRequest } from '../helpers/upstream.js';
 import { waitFor } from '../helpers/wait.js';
 
 /**
@@ -66,7 +66,7 @@ const UNLIMITED: Surface = { name: 'unlimited', host: 'open.test' };
 const SURFACES = [LIMITED, UNLIMITED];
 
 /** `hops`: an upstream that answers with hop-by-hop headers; `gateway`: CONFIG in front of them all. */
-const test = serversTest
+const serversTest = fileTest
   .extend('hops', { scope: 'file' }, async ({}, { onCleanup }) => {
     const hops = await startPlainServer((_req, res) => {
       res.writeHead(200, {
@@ -95,38 +95,40 @@ const test = serversTest
     }),
   );
 
-/** The file's gateway and upstream, for the helpers below. */
-let base: string;
-let upstream: TestUpstream;
-test.beforeAll(({ gateway, upstream: fileUpstream }) => {
-  base = gateway.url();
-  upstream = fileUpstream;
-});
-
 let probes = 0;
 /** A fresh value for X-Client (a fresh rate-limit window) that also finds the request upstream. */
 const nextProbe = (): string => `probe-${process.pid}-${++probes}`;
 
-function seenWith(probe: string): SeenRequest {
-  const found = upstream.seen.filter((r) => r.headers['x-client'] === probe);
-  expect(found).toHaveLength(1);
-  return found[0]!;
-}
-
-/** Sends through the gateway on a surface, noting the clock around it for the reset check. */
-async function via(
-  surface: Surface,
-  path: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
-): Promise<{ reply: Reply; probe: string; before: number; after: number }> {
-  const probe = nextProbe();
-  const before = Date.now();
-  const reply = await send(`${base}${path}`, {
-    ...options,
-    headers: { host: surface.host, 'x-client': probe, ...options.headers },
-  });
-  return { reply, probe, before, after: Date.now() };
-}
+/**
+ * - `base`: the gateway's URL;
+ * - `seenWith`: the one request the upstream received with a probe;
+ * - `via`: sends through the gateway on a surface, noting the clock around it for the reset check.
+ */
+const test = serversTest
+  .extend('base', { scope: 'file' }, ({ gateway }) => gateway.url())
+  .extend('seenWith', { scope: 'file' }, ({ upstream }) => (probe: string): SeenRequest => {
+    const found = upstream.seen.filter((r) => r.headers['x-client'] === probe);
+    expect(found).toHaveLength(1);
+    return found[0]!;
+  })
+  .extend(
+    'via',
+    { scope: 'file' },
+    ({ base }) =>
+      async (
+        surface: Surface,
+        path: string,
+        options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+      ): Promise<{ reply: Reply; probe: string; before: number; after: number }> => {
+        const probe = nextProbe();
+        const before = Date.now();
+        const reply = await send(`${base}${path}`, {
+          ...options,
+          headers: { host: surface.host, 'x-client': probe, ...options.headers },
+        });
+        return { reply, probe, before, after: Date.now() };
+      },
+  );
 
 /** Limited surface: the gateway's exact headers for the first hit of a fresh 1-minute window. Else none. */
 function expectSurfaceHeaders(surface: Surface, sent: { reply: Reply; before: number; after: number }): void {
@@ -151,7 +153,7 @@ describe.each(SURFACES)('bodies cross intact both ways ($name route)', (surface)
     .join('')
     .slice(0, 2 * 1024 * 1024);
 
-  test('a 2 MB POST body with Content-Length arrives intact upstream', async () => {
+  test('a 2 MB POST body with Content-Length arrives intact upstream', async ({ seenWith, via }) => {
     expect(payload.length).toBe(2 * 1024 * 1024);
     const sent = await via(surface, '/upload', {
       method: 'POST',
@@ -169,7 +171,10 @@ describe.each(SURFACES)('bodies cross intact both ways ($name route)', (surface)
     expect((sent.reply.json() as { body: string }).body === payload).toBe(true);
   });
 
-  test('a 2 MB chunked POST body (no Content-Length) arrives intact upstream, with its length', async () => {
+  test('a 2 MB chunked POST body (no Content-Length) arrives intact upstream, with its length', async ({
+    base,
+    seenWith,
+  }) => {
     const probe = nextProbe();
     const chunks = payload.match(/[^]{1,65536}/g)!;
     const res = await request(`${base}/upload-chunked`, {
@@ -187,7 +192,7 @@ describe.each(SURFACES)('bodies cross intact both ways ($name route)', (surface)
     expect(seen.body === payload).toBe(true);
   });
 
-  test('/stream chunks reach the client as the upstream writes them', async () => {
+  test('/stream chunks reach the client as the upstream writes them', async ({ base }) => {
     const probe = nextProbe();
     const res = await request(`${base}/stream`, { headers: { host: surface.host, 'x-client': probe } });
     expect(res.statusCode).toBe(200);
@@ -204,7 +209,7 @@ describe.each(SURFACES)('bodies cross intact both ways ($name route)', (surface)
 });
 
 describe.each(SURFACES)('headers ($name route)', (surface) => {
-  test('hop-by-hop request headers are stripped, end-to-end ones kept', async () => {
+  test('hop-by-hop request headers are stripped, end-to-end ones kept', async ({ base, seenWith }) => {
     const probe = nextProbe();
     const reply = await sendAsIs(`${base}/echo`, {
       headers: {
@@ -235,7 +240,7 @@ describe.each(SURFACES)('headers ($name route)', (surface) => {
     expect(seen.headers['x-end-to-end']).toBe('kept');
   });
 
-  test('hop-by-hop response headers are stripped, end-to-end ones kept', async () => {
+  test('hop-by-hop response headers are stripped, end-to-end ones kept', async ({ via }) => {
     const sent = await via(surface, '/hops');
     expect(sent.reply.status).toBe(200);
     expect(sent.reply.text).toBe('hops');
@@ -255,7 +260,7 @@ describe.each(SURFACES)('headers ($name route)', (surface) => {
     expectSurfaceHeaders(surface, { ...sent, reply: { ...sent.reply, headers: gatewayHeaders } });
   });
 
-  test('X-Forwarded-For/-Proto/-Host are set from the connection', async () => {
+  test('X-Forwarded-For/-Proto/-Host are set from the connection', async ({ seenWith, via }) => {
     const sent = await via(surface, '/echo');
     expect(sent.reply.status).toBe(200);
     const seen = seenWith(sent.probe);
@@ -265,7 +270,10 @@ describe.each(SURFACES)('headers ($name route)', (surface) => {
     expect(seen.headers['host']).toBe(surface.host); // preserveHost defaults to true
   });
 
-  test("a trusted peer's X-Forwarded-* are kept, and X-Forwarded-For is extended", async () => {
+  test("a trusted peer's X-Forwarded-* are kept, and X-Forwarded-For is extended", async ({
+    base,
+    seenWith,
+  }) => {
     const probe = nextProbe();
     const reply = await sendAsIs(`${base}/echo`, {
       headers: {
@@ -283,7 +291,7 @@ describe.each(SURFACES)('headers ($name route)', (surface) => {
     expect(seen.headers['x-forwarded-host']).toBe('public.example');
   });
 
-  test("an untrusted peer's spoofed X-Forwarded-* are replaced", async () => {
+  test("an untrusted peer's spoofed X-Forwarded-* are replaced", async ({ base, seenWith }) => {
     const probe = nextProbe();
     const reply = await sendAsIs(`${base}/echo`, {
       localAddress: '127.0.0.2', // not in identity.trustedProxies
@@ -309,33 +317,36 @@ describe.each(SURFACES)('headers ($name route)', (surface) => {
     }
   });
 
-  test.each([
+  test.for([
     { label: 'a plain token', id: 'req-42' },
     { label: 'every allowed character', id: 'Az09._:-' },
     { label: '128 characters', id: 'r'.repeat(128) },
-  ])('a valid X-Request-Id ($label) is kept and echoed', async ({ id }) => {
+  ])('a valid X-Request-Id ($label) is kept and echoed', async ({ id }, { via, seenWith }) => {
     const sent = await via(surface, '/echo', { headers: { 'x-request-id': id } });
     expect(sent.reply.status).toBe(200);
     expect(sent.reply.headers['x-request-id']).toBe(id);
     expect(seenWith(sent.probe).headers['x-request-id']).toBe(id);
   });
 
-  test.each<{ label: string; headers: Record<string, string> }>([
+  test.for<{ label: string; headers: Record<string, string> }>([
     { label: 'absent', headers: {} },
     { label: 'with spaces', headers: { 'x-request-id': 'has some spaces' } },
     { label: '200 characters', headers: { 'x-request-id': 'r'.repeat(200) } },
     { label: 'with a semicolon', headers: { 'x-request-id': 'a;b' } },
-  ])('an X-Request-Id $label is replaced by a UUID, sent upstream and echoed', async ({ headers }) => {
-    const sent = await via(surface, '/echo', { headers });
-    expect(sent.reply.status).toBe(200);
-    const id = sent.reply.headers['x-request-id'];
-    expect(id).toMatch(UUID);
-    expect(seenWith(sent.probe).headers['x-request-id']).toBe(id);
-  });
+  ])(
+    'an X-Request-Id $label is replaced by a UUID, sent upstream and echoed',
+    async ({ headers }, { via, seenWith }) => {
+      const sent = await via(surface, '/echo', { headers });
+      expect(sent.reply.status).toBe(200);
+      const id = sent.reply.headers['x-request-id'];
+      expect(id).toMatch(UUID);
+      expect(seenWith(sent.probe).headers['x-request-id']).toBe(id);
+    },
+  );
 });
 
 describe.each(SURFACES)('upstream answers and failures ($name route)', (surface) => {
-  test("the upstream's own X-RateLimit-* headers never reach the client", async () => {
+  test("the upstream's own X-RateLimit-* headers never reach the client", async ({ via }) => {
     const sent = await via(surface, '/status/200');
     expect(sent.reply.status).toBe(200);
     expect(sent.reply.text).toBe('{"upstream":true}');
@@ -343,21 +354,23 @@ describe.each(SURFACES)('upstream answers and failures ($name route)', (surface)
     expectSurfaceHeaders(surface, sent);
   });
 
-  test("an upstream 500 is passed through (with the gateway's rate-limit headers on a limited route)", async () => {
+  test("an upstream 500 is passed through (with the gateway's rate-limit headers on a limited route)", async ({
+    via,
+  }) => {
     const sent = await via(surface, '/status/500');
     expect(sent.reply.status).toBe(500);
     expect(sent.reply.text).toBe('{"upstream":true}');
     expectSurfaceHeaders(surface, sent);
   });
 
-  test('an unreachable upstream answers 502', async () => {
+  test('an unreachable upstream answers 502', async ({ via }) => {
     const sent = await via(surface, '/down/x');
     expectGatewayError(sent.reply, 502, 'bad_gateway', 'The upstream service is unavailable.');
     expectSurfaceHeaders(surface, sent);
     expect(sent.reply.headers['x-request-id']).toMatch(UUID);
   });
 
-  test('an upstream slower than headersTimeout answers 504', async () => {
+  test('an upstream slower than headersTimeout answers 504', async ({ via }) => {
     // The upstream would answer 200 after 2 s: a 504 means the 200 ms headers timeout fired first.
     const sent = await via(surface, '/slow?ms=2000');
     expectGatewayError(sent.reply, 504, 'gateway_timeout', 'The upstream service did not answer in time.');
@@ -365,7 +378,7 @@ describe.each(SURFACES)('upstream answers and failures ($name route)', (surface)
     expect(sent.reply.headers['x-request-id']).toMatch(UUID);
   });
 
-  test('a client that goes away cancels the upstream request', async () => {
+  test('a client that goes away cancels the upstream request', async ({ base, upstream }) => {
     const before = upstream.aborted;
     const arrivedBefore = upstream.hung;
     const abort = new AbortController();
@@ -391,7 +404,7 @@ describe.each(SURFACES)('upstream answers and failures ($name route)', (surface)
 });
 
 describe('responses outside limited surfaces', () => {
-  test('/healthz answers 200 {"status":"ok"}, unlimited, on any host', async () => {
+  test('/healthz answers 200 {"status":"ok"}, unlimited, on any host', async ({ base }) => {
     for (const host of ['limited.test', 'open.test']) {
       const reply = await send(`${base}/healthz`, { headers: { host } });
       expect(reply.status).toBe(200);
@@ -408,7 +421,9 @@ describe('responses outside limited surfaces', () => {
     expect(head.text).toBe('');
   });
 
-  test('an unlimited route carries no X-RateLimit-* and no Retry-After, whatever the status', async () => {
+  test('an unlimited route carries no X-RateLimit-* and no Retry-After, whatever the status', async ({
+    base,
+  }) => {
     for (const path of ['/echo', '/status/200', '/status/429', '/status/503', '/down/x']) {
       const reply = await send(`${base}${path}`, { headers: { host: 'open.test' } });
       expect(limitHeaders(reply), path).toEqual({});
@@ -416,7 +431,10 @@ describe('responses outside limited surfaces', () => {
   });
 
   describe('with a config whose only route is /only', () => {
-    test('an unknown route answers 404 route_not_found, without rate-limit headers', async ({ gateways }) => {
+    test('an unknown route answers 404 route_not_found, without rate-limit headers', async ({
+      gateways,
+      upstream,
+    }) => {
       const only = await gateways.start(ONLY_CONFIG, { UPSTREAM_URL: upstream.url });
       for (const path of ['/', '/elsewhere', '/only/more', '/onlyx']) {
         const reply = await send(`${only.url()}${path}`);

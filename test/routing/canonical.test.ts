@@ -4,7 +4,7 @@ import { connect, type AddressInfo } from 'node:net';
 import express from 'express';
 import fastify, { type FastifyInstance } from 'fastify';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test as base } from 'vitest';
 import { loadConfigText } from '../../src/rules/load.js';
 import type { RuleTable } from '../../src/rules/compile.js';
 import { canonicalTarget } from '../../src/routing/request-target.js';
@@ -150,39 +150,44 @@ const spelling = (path: string): fc.Arbitrary<string> => {
 const limitersOf = (table: RuleTable, method: string, matchPath: string): string[] =>
   table.router.matchPath('localhost', method, matchPath)?.limiters.map((l) => l.name) ?? [];
 
+/** `table`: the shipped config's rule table; `upstreams`: a fastify and an express app, and their ports. */
+const test = base
+  .extend('table', { scope: 'file' }, (): RuleTable =>
+    loadConfigText(DEFAULT_CONFIG, 'config/gateway.yaml', defaultEnv('http://127.0.0.1:9')),
+  )
+  .extend('upstreams', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const [fastifyApp, expressServer] = await Promise.all([startFastify(), startExpress()]);
+    onCleanup(async () => {
+      expressServer.close();
+      await fastifyApp.close();
+    });
+    return [
+      { name: 'fastify', port: (fastifyApp.server.address() as AddressInfo).port },
+      { name: 'express', port: (expressServer.address() as AddressInfo).port },
+    ];
+  });
+
 describe('canonical paths: what an upstream routes to a limited handler is counted under its limiter', () => {
-  let table: RuleTable;
-  let fastifyApp: FastifyInstance;
-  let expressServer: Server;
-  const upstreams: { name: string; port: () => number }[] = [
-    { name: 'fastify', port: () => (fastifyApp.server.address() as AddressInfo).port },
-    { name: 'express', port: () => (expressServer.address() as AddressInfo).port },
-  ];
-
-  beforeAll(async () => {
-    table = loadConfigText(DEFAULT_CONFIG, 'config/gateway.yaml', defaultEnv('http://127.0.0.1:9'));
-    fastifyApp = await startFastify();
-    expressServer = await startExpress();
-  });
-  afterAll(async () => {
-    await fastifyApp?.close();
-    expressServer?.close();
-  });
-
-  test('every handler is counted under its limiter, spelled plainly or as the issue found it', async () => {
+  test('every handler is counted under its limiter, spelled plainly or as the issue found it', async ({
+    table,
+    upstreams,
+  }) => {
     for (const h of HANDLERS) {
       for (const raw of [h.path, `${h.path}#x`, `${h.path}/`, h.path.toUpperCase(), `${h.path};x`]) {
         const target = canonicalTarget(raw);
         expect(target.ok, raw).toBe(true);
         expect(limitersOf(table, h.method, target.matchPath), raw).toEqual(h.limiters);
       }
-      for (const u of upstreams) expect(await routedTo(u.port(), h.method, h.path)).toBe(HANDLERS.indexOf(h));
+      for (const u of upstreams) expect(await routedTo(u.port, h.method, h.path)).toBe(HANDLERS.indexOf(h));
       // The fragment never reaches the upstream, which would have routed it to the handler.
       expect(canonicalTarget(`${h.path}#x`)).toMatchObject({ target: h.path });
     }
   });
 
-  test('generated spellings: the forwarded target, and the raw one, never reach a handler uncounted', async () => {
+  test('generated spellings: the forwarded target, and the raw one, never reach a handler uncounted', async ({
+    table,
+    upstreams,
+  }) => {
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(...HANDLERS).chain((h) => fc.tuple(fc.constant(h), spelling(h.path))),
@@ -197,14 +202,14 @@ describe('canonical paths: what an upstream routes to a limited handler is count
           for (const u of upstreams) {
             // What the upstream does with the target the gateway forwards (refused targets are not forwarded).
             if (target.ok) {
-              const handler = await routedTo(u.port(), h.method, target.target);
+              const handler = await routedTo(u.port, h.method, target.target);
               if (handler !== undefined)
                 expect(counted, `${u.name} ${raw} -> ${target.target}`).toEqual(
                   expect.arrayContaining(HANDLERS[handler]!.limiters),
                 );
             }
             // Had the raw target been forwarded as sent, it would still have been counted.
-            const rawHandler = await routedTo(u.port(), h.method, raw);
+            const rawHandler = await routedTo(u.port, h.method, raw);
             if (rawHandler !== undefined)
               expect(counted, `${u.name} raw ${raw}`).toEqual(
                 expect.arrayContaining(HANDLERS[rawHandler]!.limiters),

@@ -1,25 +1,28 @@
 // A reload cannot make the gateway and its embedded widget disagree about visitor tokens.
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect } from 'vitest';
 import { loadConfigText } from '../../src/rules/load.js';
 import type { Gateway } from '../../src/runtime/gateway.js';
 import { capturingLogger } from '../helpers/log-capture.js';
 import { DEFAULT_CONFIG } from '../helpers/default-config.js';
 import { dataDirWithWorkspaces, embeddedEnv } from '../helpers/embedded.js';
-import { send, startGateway } from '../helpers/gateway.js';
+import { test as serversTest } from '../helpers/fixtures.js';
+import { send } from '../helpers/gateway.js';
 
 const { logger, lines: warnings } = capturingLogger('warn');
 
-let gateway: Gateway;
-let env: Record<string, string>;
+/** The shipped config with its embedded services, workspace acme, its warnings captured. */
+const test = serversTest
+  .extend('env', { scope: 'file' }, () =>
+    embeddedEnv(dataDirWithWorkspaces('acme'), {
+      WIDGET_JWT_SECRET: 'first-secret-first-secret-first!!',
+      LOG_LEVEL: 'warn',
+    }),
+  )
+  .extend('gateway', { scope: 'file' }, ({ env, gateways }) =>
+    gateways.start(DEFAULT_CONFIG, env, { logger }),
+  );
 
-beforeAll(async () => {
-  const dataDir = dataDirWithWorkspaces('acme');
-  env = embeddedEnv(dataDir, { WIDGET_JWT_SECRET: 'first-secret-first-secret-first!!', LOG_LEVEL: 'warn' });
-  gateway = await startGateway(DEFAULT_CONFIG, env, { logger });
-});
-afterAll(() => gateway?.close());
-
-async function init(): Promise<string> {
+async function init(gateway: Gateway): Promise<string> {
   const reply = await send(`${gateway.url()}/api/v1/widget/init`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -29,15 +32,18 @@ async function init(): Promise<string> {
   return (reply.json() as { token: string }).token;
 }
 
-const message = (token: string) =>
+const message = (gateway: Gateway, token: string) =>
   send(`${gateway.url()}/api/v1/widget/messages`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
     body: '{"body":"hello"}',
   });
 
-test('identity.jwt changes only on restart: tokens issued before and after a reload both verify', async () => {
-  const before = await init();
+test('identity.jwt changes only on restart: tokens issued before and after a reload both verify', async ({
+  env,
+  gateway,
+}) => {
+  const before = await init(gateway);
   await gateway.reload(
     loadConfigText(DEFAULT_CONFIG, 'gateway.yaml', {
       ...env,
@@ -49,7 +55,7 @@ test('identity.jwt changes only on restart: tokens issued before and after a rel
       .filter((w) => w['msg'] === 'config reloaded, but this field changes only on restart')
       .map((w) => w['field']),
   ).toEqual(['identity.jwt']);
-  const after = await init();
-  expect((await message(before)).status).toBe(201);
-  expect((await message(after)).status).toBe(201);
+  const after = await init(gateway);
+  expect((await message(gateway, before)).status).toBe(201);
+  expect((await message(gateway, after)).status).toBe(201);
 });

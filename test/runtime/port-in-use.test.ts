@@ -5,23 +5,20 @@
 import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ListenError } from '../../src/runtime/listen.js';
 import { runCli } from '../helpers/cli.js';
 import { startGateway } from '../helpers/gateway.js';
 import { firstStartEnv, newDataDir } from '../helpers/embedded.js';
-import { test } from '../helpers/fixtures.js';
+import { test as serversTest } from '../helpers/fixtures.js';
 
-let taken: Server;
-let port: number;
-
-beforeAll(async () => {
-  // Another process's socket, as far as the gateway can tell.
-  taken = createServer().listen(0, '127.0.0.1');
+/** `port`: a port in use on 127.0.0.1, by another process's socket as far as the gateway can tell. */
+const test = serversTest.extend('port', { scope: 'file' }, async ({}, { onCleanup }) => {
+  const taken: Server = createServer().listen(0, '127.0.0.1');
   await once(taken, 'listening');
-  port = (taken.address() as AddressInfo).port;
+  onCleanup(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+  return (taken.address() as AddressInfo).port;
 });
-afterAll(() => new Promise<void>((resolve) => taken.close(() => resolve())));
 
 /** `tollgate start` on the shipped config, its embedded services on a fresh data directory. */
 async function start(ports: { PORT: string; ADMIN_PORT: string }, extra: Record<string, string> = {}) {
@@ -33,7 +30,11 @@ async function start(ports: { PORT: string; ADMIN_PORT: string }, extra: Record<
 }
 
 /** One line naming the port and the listener, exit 1; no first start (its key is logged once), no database. */
-function expectRefused(result: Awaited<ReturnType<typeof start>>, listener: 'public' | 'admin'): void {
+function expectRefused(
+  result: Awaited<ReturnType<typeof start>>,
+  port: number,
+  listener: 'public' | 'admin',
+): void {
   expect(result.stderr).toBe(
     `cannot start: cannot listen on 127.0.0.1:${port} (${listener} listener): address already in use\n`,
   );
@@ -43,27 +44,30 @@ function expectRefused(result: Awaited<ReturnType<typeof start>>, listener: 'pub
 }
 
 describe('tollgate start with a port already in use', () => {
-  test('the public port: one line, exit 1, nothing started', async () => {
+  test('the public port: one line, exit 1, nothing started', async ({ port }) => {
     const result = await start({ PORT: String(port), ADMIN_PORT: '0' });
-    expectRefused(result, 'public');
+    expectRefused(result, port, 'public');
   });
 
-  test('the admin port: one line, exit 1, nothing started', async () => {
+  test('the admin port: one line, exit 1, nothing started', async ({ port }) => {
     const result = await start({ PORT: '0', ADMIN_PORT: String(port) });
-    expectRefused(result, 'admin');
+    expectRefused(result, port, 'admin');
   });
 
   test('with workers: the primary says so once, instead of forking workers that die, forever', async ({
     redis,
+    port,
   }) => {
     const result = await start(
       { PORT: String(port), ADMIN_PORT: '0' },
       { WORKERS: '2', REDIS_URL: redis.url },
     );
-    expectRefused(result, 'public');
+    expectRefused(result, port, 'public');
   });
 
-  test('a port taken after the check (a race): the gateway fails with the same error, and closes', async () => {
+  test('a port taken after the check (a race): the gateway fails with the same error, and closes', async ({
+    port,
+  }) => {
     const yaml = `
 listeners:
   - { name: edge, host: 127.0.0.1, port: ${port} }
@@ -77,7 +81,7 @@ routes: [{ name: all, paths: ['/*'], upstream: app }]
     );
   });
 
-  test("Envoy's rate-limit service port taken after the check: the same one-line error", async () => {
+  test("Envoy's rate-limit service port taken after the check: the same one-line error", async ({ port }) => {
     const yaml = `
 listeners:
   - { name: edge, host: 127.0.0.1, port: 0 }

@@ -38,15 +38,18 @@ const PROMPT_MS = 3000;
  * The file's Redis, upstream and gateway; and `ownServers`, a Redis and a gateway for one test
  * alone, for a test that must not inherit the counts (and the restarted Redis) others leave behind.
  */
-const test = gatewayTest({ config: CONFIG }).extend('ownServers', async ({ upstream }, { onCleanup }) => {
-  const redis = await RedisServer.start();
-  const gateway = await startGateway(CONFIG, { REDIS_URL: redis.url, UPSTREAM_URL: upstream.url });
-  onCleanup(async () => {
-    await gateway.close();
-    await redis.kill();
+const test = gatewayTest({ config: CONFIG })
+  /** The file gateway's address. */
+  .extend('base', { scope: 'file' }, ({ gateway }) => gateway.url())
+  .extend('ownServers', async ({ upstream }, { onCleanup }) => {
+    const redis = await RedisServer.start();
+    const gateway = await startGateway(CONFIG, { REDIS_URL: redis.url, UPSTREAM_URL: upstream.url });
+    onCleanup(async () => {
+      await gateway.close();
+      await redis.kill();
+    });
+    return { redis, gateway, base: gateway.url() };
   });
-  return { redis, gateway, base: gateway.url() };
-});
 
 /** A request, with how long the gateway took to answer it. */
 async function timedSend(url: string): Promise<{ reply: Reply; ms: number }> {
@@ -99,13 +102,7 @@ async function firstCounted(url: string): Promise<Reply> {
 }
 
 describe('Redis killed, then restarted on the same port', () => {
-  /** The file's gateway address, for the tests below. */
-  let base: string;
-  test.beforeAll(({ gateway }) => {
-    base = gateway.url();
-  });
-
-  test('while Redis is up, both routes count exactly', async () => {
+  test('while Redis is up, both routes count exactly', async ({ base }) => {
     for (const remaining of [9, 8, 7]) {
       expectCounted(await send(`${base}/open/a`), remaining);
       expectCounted(await send(`${base}/closed/a`), remaining);
@@ -116,6 +113,7 @@ describe('Redis killed, then restarted on the same port', () => {
   });
 
   test('once Redis is killed, open forwards, closed answers 503, and each answers promptly', async ({
+    base,
     redis,
     upstream,
     gateway,
@@ -138,7 +136,7 @@ describe('Redis killed, then restarted on the same port', () => {
     expect(await uncounted(gateway)).toBe(uncountedBefore + 5);
   });
 
-  test('/readyz answers 503 while Redis is down', async () => {
+  test('/readyz answers 503 while Redis is down', async ({ base }) => {
     const { reply, ms } = await timedSend(`${base}/readyz`);
     expect(reply.status).toBe(503);
     // The connection's state as ioredis has it at the moment, between reconnection attempts.
@@ -153,7 +151,7 @@ describe('Redis killed, then restarted on the same port', () => {
     expect(health.text).toBe('{"status":"ok"}');
   });
 
-  test('after a restart, counting resumes by itself from a fresh (empty) Redis', async ({ redis }) => {
+  test('after a restart, counting resumes by itself from a fresh (empty) Redis', async ({ base, redis }) => {
     await redis.restart();
 
     const first = await firstCounted(`${base}/open/back`);

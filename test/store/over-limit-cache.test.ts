@@ -66,12 +66,16 @@ const test = gatewayTest({ config: config(3) })
       (limiter: string, ip: string) =>
         windowKey('tg:', gateway.table.limiters.get(limiter)!, 0, () => hashPart(`ip=${ip}`)),
   )
-  /** Spends a window with sequential requests, checking each; returns the last (allowed) reply. */
+  /**
+   * Spends a window of a new client with sequential requests, checking each; returns the client and
+   * the X-RateLimit-Reset of the last (allowed) reply.
+   */
   .extend(
     'spend',
     { scope: 'file' },
     ({ get }) =>
-      async function spend(ip: string, path: string, limit: number): Promise<Reply> {
+      async function spend(path: string, limit: number): Promise<{ ip: string; reset: number }> {
+        const ip = newClient();
         let last: Reply | undefined;
         for (let remaining = limit - 1; remaining >= 0; remaining--) {
           last = await get(ip, path);
@@ -80,9 +84,14 @@ const test = gatewayTest({ config: config(3) })
           expect(last.headers['x-ratelimit-remaining']).toBe(String(remaining));
           expect(last.headers['retry-after']).toBeUndefined();
         }
-        return last!;
+        return { ip, reset: Number(last!.headers['x-ratelimit-reset']) };
       },
-  );
+  )
+  /** Starts counting the Redis script calls: the counter returned says how many were made since. */
+  .extend('countCalls', { scope: 'file' }, ({ inspect }) => async (): Promise<() => Promise<number>> => {
+    const before = await scriptCalls(inspect);
+    return async () => (await scriptCalls(inspect)) - before;
+  });
 
 /** A 429 with the exact body and headers; `reset` is the exact X-RateLimit-Reset, or [min, max]. */
 function expectRefused(reply: Reply, limit: number, message: string, reset: number | [number, number]): void {
@@ -112,10 +121,9 @@ describe('a spent window is refused from process memory', () => {
     get,
     keyOf,
     spend,
+    countCalls,
   }) => {
-    const ip = newClient();
-    const last = await spend(ip, '/cached/a', 3);
-    const reset = Number(last.headers['x-ratelimit-reset']);
+    const { ip, reset } = await spend('/cached/a', 3);
     const key = keyOf('cached', ip);
     expect(await inspect.get(key)).toBe('3');
     const pttl = await inspect.pttl(key);
@@ -123,13 +131,13 @@ describe('a spent window is refused from process memory', () => {
     // The reset the store computed is the key's expiry in Redis.
     expect(Math.abs(reset - Math.ceil((Date.now() + pttl) / 1000))).toBeLessThanOrEqual(1);
 
-    const callsBefore = await scriptCalls(inspect);
+    const calls = await countCalls();
     const forwardedBefore = upstream.seen.length;
     const flood = await burst(60, (i) => get(ip, `/cached/flood-${i}`), 12);
     for (const reply of flood) expectRefused(reply, 3, 'Refused from the cache.', reset);
     expect(new Set(flood.map((r) => r.text)).size).toBe(1);
 
-    expect(await scriptCalls(inspect)).toBe(callsBefore);
+    expect(await calls()).toBe(0);
     expect(upstream.seen.length).toBe(forwardedBefore);
     expect(await inspect.get(key)).toBe('3');
   });
@@ -138,27 +146,25 @@ describe('a spent window is refused from process memory', () => {
     gateways,
     env,
     get,
-    inspect,
     spend,
+    countCalls,
   }) => {
-    const ip = newClient();
-    const last = await spend(ip, '/cached/a', 3);
-    const reset = Number(last.headers['x-ratelimit-reset']);
+    const { ip, reset } = await spend('/cached/a', 3);
     const fromCache = await get(ip, '/cached/a');
     expectRefused(fromCache, 3, 'Refused from the cache.', reset);
 
     const other = await gateways.start(config(3), env);
     try {
-      const callsBefore = await scriptCalls(inspect);
+      const calls = await countCalls();
       const fromRedis = await get(ip, '/cached/a', other.url());
       // Reset is recomputed from the key's PTTL, so it may round to the neighbouring second.
       expectRefused(fromRedis, 3, 'Refused from the cache.', [reset - 1, reset + 1]);
       expect(fromRedis.text).toBe(fromCache.text);
-      expect(await scriptCalls(inspect)).toBe(callsBefore + 1);
+      expect(await calls()).toBe(1);
 
       const again = await get(ip, '/cached/a', other.url());
       expectRefused(again, 3, 'Refused from the cache.', Number(fromRedis.headers['x-ratelimit-reset']));
-      expect(await scriptCalls(inspect)).toBe(callsBefore + 1);
+      expect(await calls()).toBe(1);
     } finally {
       await other.close();
     }
@@ -169,15 +175,14 @@ describe('a spent window is refused from process memory', () => {
     get,
     keyOf,
     spend,
+    countCalls,
   }) => {
-    const ip = newClient();
-    const last = await spend(ip, '/uncached/a', 3);
-    const reset = Number(last.headers['x-ratelimit-reset']);
+    const { ip, reset } = await spend('/uncached/a', 3);
 
-    const callsBefore = await scriptCalls(inspect);
+    const calls = await countCalls();
     for (let i = 0; i < 10; i++) {
       expectRefused(await get(ip, `/uncached/${i}`), 3, 'Refused by Redis.', [reset - 1, reset + 1]);
-      expect(await scriptCalls(inspect)).toBe(callsBefore + i + 1);
+      expect(await calls()).toBe(i + 1);
     }
     expect(await inspect.get(keyOf('uncached', ip))).toBe('3');
   });
@@ -187,16 +192,15 @@ describe('a spent window is refused from process memory', () => {
     get,
     keyOf,
     spend,
+    countCalls,
   }) => {
-    const ip = newClient();
-    const last = await spend(ip, '/short/a', 2);
-    const reset = Number(last.headers['x-ratelimit-reset']);
+    const { ip, reset } = await spend('/short/a', 2);
 
-    const callsBefore = await scriptCalls(inspect);
+    const calls = await countCalls();
     const refused = await get(ip, '/short/a');
     expectRefused(refused, 2, 'Too Many Attempts.', reset);
     expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(2);
-    expect(await scriptCalls(inspect)).toBe(callsBefore);
+    expect(await calls()).toBe(0);
 
     // X-RateLimit-Reset is rounded up to whole seconds, so once it has passed, so has the window.
     expect(reset * 1000 - Date.now()).toBeLessThanOrEqual(3000);
@@ -207,24 +211,24 @@ describe('a spent window is refused from process memory', () => {
     expect(limitHeaders(allowed)).toMatchObject({ 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': '1' });
     expect(Number(allowed.headers['x-ratelimit-reset'])).toBeGreaterThanOrEqual(reset);
     expect(allowed.json()).toMatchObject({ url: '/short/a' });
-    expect(await scriptCalls(inspect)).toBe(callsBefore + 1);
+    expect(await calls()).toBe(1);
     expect(await inspect.get(keyOf('short', ip))).toBe('1');
   });
 });
 
 describe('a request the cache cannot fully answer goes to the store', () => {
   test('with an uncached window on the route, every 429 comes from Redis and names the hour window', async ({
-    inspect,
     get,
+    countCalls,
   }) => {
     const ip = newClient();
     for (const remaining of ['1', '0']) {
       expect((await get(ip, '/mixed/a')).headers['x-ratelimit-remaining']).toBe(remaining);
     }
     for (let i = 0; i < 3; i++) {
-      const before = await scriptCalls(inspect);
+      const calls = await countCalls();
       const refused = await get(ip, '/mixed/a');
-      expect(await scriptCalls(inspect)).toBe(before + 1);
+      expect(await calls()).toBe(1);
       expect(refused.status).toBe(429);
       expect(refused.headers['x-ratelimit-limit']).toBe('2');
       // Both windows are spent: the client may retry only when the hour window resets.
@@ -241,37 +245,36 @@ describe('a reload that changes the limit outdates the cached entries', () => {
     get,
     keyOf,
     spend,
+    countCalls,
   }) => {
-    const ip = newClient();
-    const last = await spend(ip, '/cached/a', 3);
-    const reset = Number(last.headers['x-ratelimit-reset']);
+    const { ip, reset } = await spend('/cached/a', 3);
     expectRefused(await get(ip, '/cached/a'), 3, 'Refused from the cache.', reset);
 
     await gateway.reload(loadConfigText(config(5), 'raised.yaml', env));
-    const callsBefore = await scriptCalls(inspect);
+    const calls = await countCalls();
     const allowed = await get(ip, '/cached/a');
     expect(allowed.status).toBe(200);
     // The counter kept its 3 hits: the 4th of 5 leaves 1.
     expect(limitHeaders(allowed)).toMatchObject({ 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '1' });
     expect(allowed.json()).toMatchObject({ url: '/cached/a' });
-    expect(await scriptCalls(inspect)).toBe(callsBefore + 1);
+    expect(await calls()).toBe(1);
 
     const fifth = await get(ip, '/cached/a');
     expect(fifth.status).toBe(200);
     expect(limitHeaders(fifth)).toMatchObject({ 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '0' });
     const reset5 = Number(fifth.headers['x-ratelimit-reset']);
-    expect(await scriptCalls(inspect)).toBe(callsBefore + 2);
+    expect(await calls()).toBe(2);
     // Spent again, at the new limit: cached again.
     expectRefused(await get(ip, '/cached/a'), 5, 'Refused from the cache.', reset5);
-    expect(await scriptCalls(inspect)).toBe(callsBefore + 2);
+    expect(await calls()).toBe(2);
     expect(await inspect.get(keyOf('cached', ip))).toBe('5');
 
     // Lowered to 3: the entry (remembered at 5) no longer applies; Redis refuses with 5 hits already.
     await gateway.reload(loadConfigText(config(3), 'lowered.yaml', env));
     expectRefused(await get(ip, '/cached/a'), 3, 'Refused from the cache.', [reset5 - 1, reset5 + 1]);
-    expect(await scriptCalls(inspect)).toBe(callsBefore + 3);
+    expect(await calls()).toBe(3);
     expectRefused(await get(ip, '/cached/a'), 3, 'Refused from the cache.', [reset5 - 1, reset5 + 1]);
-    expect(await scriptCalls(inspect)).toBe(callsBefore + 3);
+    expect(await calls()).toBe(3);
     expect(await inspect.get(keyOf('cached', ip))).toBe('5');
   });
 });

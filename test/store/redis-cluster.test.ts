@@ -2,8 +2,6 @@
 import calculateSlot from 'cluster-key-slot';
 import { Pool } from 'undici';
 import { describe, expect } from 'vitest';
-import type { CompiledLimiter } from '../../src/rules/compile.js';
-import type { Gateway } from '../../src/runtime/gateway.js';
 import { hashPart } from '../../src/identity/hash.js';
 import { windowKey } from '../../src/limits/plan.js';
 import { storeKind } from '../../src/store/create-store.js';
@@ -11,7 +9,7 @@ import { clientAddresses, expectLimited } from '../helpers/clients.js';
 import { test as serversTest } from '../helpers/fixtures.js';
 import { gatewayYaml, limitHeaders, send, type Reply } from '../helpers/gateway.js';
 import { RedisCluster } from '../helpers/redis-cluster.js';
-import type { SeenRequest, TestUpstream } from '../helpers/upstream.js';
+import type { SeenRequest } from '../helpers/upstream.js';
 import { waitFor } from '../helpers/wait.js';
 
 const MESSAGES = {
@@ -68,7 +66,7 @@ routes:
 `);
 
 /** `cluster`: a 3-master, 3-replica Redis Cluster of the file's own; `pair`: two gateways counting in it. */
-const test = serversTest
+const clusterTest = serversTest
   .extend('cluster', { scope: 'file' }, async ({}, { onCleanup }) => {
     const cluster = await RedisCluster.start();
     onCleanup(() => cluster.stop());
@@ -79,46 +77,63 @@ const test = serversTest
     return [await gateways.start(CONFIG, env), await gateways.start(CONFIG, env)];
   });
 
-/** The file's cluster, upstream and gateways, for the tests and helpers below. */
-let cluster: RedisCluster;
-let upstream: TestUpstream;
-let gateways: Gateway[];
-test.beforeAll(({ cluster: fileCluster, upstream: fileUpstream, pair }) => {
-  cluster = fileCluster;
-  upstream = fileUpstream;
-  gateways = pair;
-}, 120_000); // a 6-node cluster on a loaded 2-core machine
-
 // Every test has its own client addresses (trusted X-Forwarded-For), so budgets never mix.
 const newClient = clientAddresses();
 
-const limiter = (name: string): CompiledLimiter => gateways[0]!.table.limiters.get(name)!;
 const ipPart = (ip: string) => hashPart(`ip=${ip}`);
 const uaPart = (ua: string) => hashPart(`ua=${ua}`);
-/** The store key of window `index` of a limiter, for a client. */
-const keyOf = (name: string, index: number, ip: string, ua = '') =>
-  windowKey('tg:', limiter(name), index, (p) => (p === 'ip' ? ipPart(ip) : uaPart(ua)));
 
-/** A key's value, read from the master that serves its slot. */
-async function get(key: string): Promise<string | null> {
-  return (await cluster.call(await cluster.nodeForSlot(calculateSlot(key)), 'GET', key)) as string | null;
-}
+/** A request through gateway `gateway` (0 or 1) of the pair, from a client. */
+type Send = (path: string, ip: string, ua: string, gateway?: number, method?: string) => Promise<Reply>;
 
-const request = (path: string, ip: string, ua: string, gateway = 0, method = 'GET') =>
-  send(`${gateways[gateway]!.url()}${path}`, {
-    method,
-    headers: { 'x-forwarded-for': ip, 'user-agent': ua },
-  });
+/**
+ * With the servers: `keyOf`, the store key of window `index` of a limiter, for a client; `get`, a
+ * key's value, read from the master that serves its slot; `request`, see Send.
+ */
+const test = clusterTest
+  .extend(
+    'keyOf',
+    { scope: 'file' },
+    ({ pair }) =>
+      (name: string, index: number, ip: string, ua = '') =>
+        windowKey('tg:', pair[0]!.table.limiters.get(name)!, index, (p) =>
+          p === 'ip' ? ipPart(ip) : uaPart(ua),
+        ),
+  )
+  .extend(
+    'get',
+    { scope: 'file' },
+    ({ cluster }) =>
+      async (key: string): Promise<string | null> =>
+        (await cluster.call(await cluster.nodeForSlot(calculateSlot(key)), 'GET', key)) as string | null,
+  )
+  .extend(
+    'request',
+    { scope: 'file' },
+    ({ pair }): Send =>
+      (path, ip, ua, gateway = 0, method = 'GET') =>
+        send(`${pair[gateway]!.url()}${path}`, {
+          method,
+          headers: { 'x-forwarded-for': ip, 'user-agent': ua },
+        }),
+  );
 
 const remainingOf = (r: Reply) => Number(r.headers['x-ratelimit-remaining']);
 
-test('store.redis.cluster selects the cluster store', () => {
-  expect(storeKind(gateways[0]!.table.config.store)).toBe('redis-cluster');
-  expect(gateways[0]!.table.config.store.redis.cluster).toEqual(cluster.seeds);
+// The first test starts the cluster and the pair: a 6-node cluster on a loaded 2-core machine.
+test('store.redis.cluster selects the cluster store', { timeout: 120_000 }, ({ cluster, pair }) => {
+  expect(storeKind(pair[0]!.table.config.store)).toBe('redis-cluster');
+  expect(pair[0]!.table.config.store.redis.cluster).toEqual(cluster.seeds);
 });
 
 describe('exact limits on a cluster', () => {
-  test('both windows of a limiter share a slot; the 5th request passes, the 6th gets 429', async () => {
+  test('both windows of a limiter share a slot; the 5th request passes, the 6th gets 429', async ({
+    cluster,
+    upstream,
+    keyOf,
+    get,
+    request,
+  }) => {
     const ip = newClient();
     const minuteA = keyOf('init', 0, ip, 'agent-A');
     const hour = keyOf('init', 1, ip);
@@ -158,16 +173,21 @@ describe('exact limits on a cluster', () => {
     expect(upstream.seen.filter((s) => s.url === '/init' && from(s) === ip)).toHaveLength(8);
   });
 
-  test('two gateway instances on one cluster let exactly 50 of 200 concurrent requests through', async () => {
+  test('two gateway instances on one cluster let exactly 50 of 200 concurrent requests through', async ({
+    upstream,
+    pair,
+    keyOf,
+    get,
+  }) => {
     const ip = newClient();
     const perInstance = 100;
     // One connection per request, so all 200 are in flight at once.
-    const pools = gateways.map((g) => new Pool(g.url(), { connections: perInstance }));
+    const pools = pair.map((g) => new Pool(g.url(), { connections: perInstance }));
     try {
       const answers = await Promise.all(
         Array.from({ length: 2 * perInstance }, async (_, i) => {
           const instance = i % 2;
-          const reply = await send(`${gateways[instance]!.url()}/shared/${i}`, {
+          const reply = await send(`${pair[instance]!.url()}/shared/${i}`, {
             headers: { 'x-forwarded-for': ip },
             dispatcher: pools[instance],
           });
@@ -220,7 +240,13 @@ test('/readyz runs the script on the probe key, on the master that serves its sl
   expect([again.status, again.text]).toEqual([200, '{"status":"ready"}']);
 });
 
-test('limiters in different slots decide alone: a request refused by one is still counted by the other', async () => {
+test('limiters in different slots decide alone: a request refused by one is still counted by the other', async ({
+  cluster,
+  upstream,
+  keyOf,
+  get,
+  request,
+}) => {
   const [x, y, z] = [newClient(), newClient(), newClient()];
   const ipSlots = new Set([x, y, z].map((ip) => calculateSlot(keyOf('per-ip', 0, ip))));
   // A user agent whose per-agent window sits in another slot than all three per-ip windows.
@@ -265,7 +291,7 @@ interface Answer {
 }
 
 /** `workers` loops sending /flow requests for the given clients (round robin, both gateways) until stopped. */
-function flow(clients: readonly { ip: string; ua: string }[], workers: number) {
+function flow(request: Send, clients: readonly { ip: string; ua: string }[], workers: number) {
   const answers: Answer[] = [];
   let stopped = false;
   let n = 0;
@@ -297,7 +323,12 @@ async function flowing(traffic: ReturnType<typeof flow>, sinceMs: number, what: 
   );
 }
 
-test('MOVED/ASK during a live slot migration: every request counted exactly once', async () => {
+test('MOVED/ASK during a live slot migration: every request counted exactly once', async ({
+  cluster,
+  keyOf,
+  get,
+  request,
+}) => {
   const ranges = await cluster.slots();
   const masterOf = (slot: number) => ranges.find((r) => r.from <= slot && slot <= r.to)!.master;
   const mover = { ip: newClient(), ua: 'mover' };
@@ -316,7 +347,7 @@ test('MOVED/ASK during a live slot migration: every request counted exactly once
   for (const c of [mover, ...neighbours]) expect((await request('/flow', c.ip, c.ua)).status).toBe(200);
   await Promise.all(cluster.livePorts.map((p) => cluster.call(p, 'CONFIG', 'RESETSTAT')));
 
-  const traffic = flow(clients, 12);
+  const traffic = flow(request, clients, 12);
   await flowing(traffic, 0, 'traffic before the migration');
   const started = Date.now();
   const migration = await cluster.migrateSlot(slot, target, 400);
@@ -351,7 +382,11 @@ test('MOVED/ASK during a live slot migration: every request counted exactly once
   expect(errorstats).toMatch(/errorstat_MOVED:count=[1-9]/);
 }, 60_000);
 
-test('a master killed while requests flow: answers stay prompt, the replica takes over, counting resumes', async () => {
+test('a master killed while requests flow: answers stay prompt, the replica takes over, counting resumes', async ({
+  cluster,
+  keyOf,
+  request,
+}) => {
   const client = { ip: newClient(), ua: 'failover' };
   const key = keyOf('flow', 1, client.ip);
   const slot = calculateSlot(key);
@@ -360,7 +395,7 @@ test('a master killed while requests flow: answers stay prompt, the replica take
   for (let i = 0; i < 3; i++)
     expect(remainingOf(await request('/flow', client.ip, client.ua))).toBe(BIG - 1 - i);
 
-  const traffic = flow([client], 8);
+  const traffic = flow(request, [client], 8);
   await flowing(traffic, 0, 'traffic before the kill');
   await cluster.kill(master);
   // The replica is promoted (node timeout 1 s, then an election), and every live node agrees.

@@ -11,9 +11,8 @@ import type { TLSSocket } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Gateway } from '../../../src/runtime/gateway.js';
-import { selfSigned, signedBy, type CertificateFiles } from '../../helpers/certificates.js';
+import { describe, expect, test as base } from 'vitest';
+import { selfSigned, signedBy } from '../../helpers/certificates.js';
 import { h2Request, h2Session, peerFingerprint } from '../../helpers/h2-client.js';
 import { replaceFile } from '../../helpers/files.js';
 import { startGateway } from '../../helpers/gateway.js';
@@ -48,29 +47,82 @@ routes:
 
 const portOf = (url: string) => Number(new URL(url).port);
 
-describe('a TLS listener speaks HTTP/2 and HTTP/1.1', () => {
-  let upstream: TestUpstream;
-  let gateway: Gateway;
-  let server: CertificateFiles;
-  const log = capturingLogger('warn');
-
-  beforeAll(async () => {
-    server = selfSigned(dir, 'server');
-    upstream = await TestUpstream.start();
-    gateway = await startGateway(
+/**
+ * Three gateways with a TLS listener, each before an upstream of its own, started when a test first
+ * names it and closed after the file's last test:
+ * - `h2`: HTTP/2 guards (3 streams per connection, a reset budget of 20), warnings captured in `log`;
+ * - `mtls`: client certificates of one CA required, TLS 1.3 at least; `get` requests through it
+ *   with a client's `connect` options;
+ * - `rotation`: a certificate read from `files` (`first`, then `second`; `ca` trusts both, as a
+ *   client would during a planned rotation), info logs captured in `log`.
+ */
+const test = base
+  .extend('h2', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const log = capturingLogger('warn');
+    const server = selfSigned(dir, 'server');
+    const upstream = await TestUpstream.start();
+    const gateway = await startGateway(
       tlsConfig({ cert: server.cert, key: server.key }, routes(), {
         http2: { maxConcurrentStreams: 3, maxResetBurst: 20, maxResetsPerSecond: 1 },
       }),
       { UPSTREAM_URL: upstream.url },
       { logger: log.logger },
     );
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await upstream?.close();
+    onCleanup(async () => {
+      await gateway.close();
+      await upstream.close();
+    });
+    return { server, upstream, gateway, log };
+  })
+  .extend('mtls', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const server = selfSigned(dir, 'mtls-server');
+    const ca = selfSigned(dir, 'client-ca');
+    const client = signedBy(dir, 'client', ca);
+    const stranger = signedBy(dir, 'stranger', selfSigned(dir, 'other-ca'));
+    const upstream = await TestUpstream.start();
+    const gateway = await startGateway(
+      tlsConfig({ cert: server.cert, key: server.key, ca: ca.cert, minVersion: 'TLSv1.3' }, routes()),
+      { UPSTREAM_URL: upstream.url },
+    );
+    onCleanup(async () => {
+      await gateway.close();
+      await upstream.close();
+    });
+    const get = async (connect: object) => {
+      const agent = new Agent({ allowH2: true, connect: { ca: server.pem, ...connect } });
+      try {
+        const res = await request(`${gateway.url()}/echo`, { dispatcher: agent });
+        return { status: res.statusCode, text: await res.body.text() };
+      } finally {
+        await agent.close();
+      }
+    };
+    return { client, stranger, upstream, get };
+  })
+  .extend('rotation', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const log = capturingLogger('info');
+    const files = { cert: join(dir, 'live.pem'), key: join(dir, 'live.key') };
+    const first = selfSigned(dir, 'first');
+    const second = selfSigned(dir, 'second');
+    await replaceFile(files.cert, await readFile(first.cert, 'utf8'));
+    await replaceFile(files.key, await readFile(first.key, 'utf8'));
+    const upstream = await TestUpstream.start();
+    const gateway = await startGateway(
+      tlsConfig(files, routes(0)),
+      { UPSTREAM_URL: upstream.url },
+      { logger: log.logger },
+    );
+    onCleanup(async () => {
+      await gateway.close();
+      await upstream.close();
+    });
+    return { files, first, second, ca: Buffer.concat([first.pem, second.pem]), upstream, gateway, log };
   });
 
-  test('curl --http2 negotiates h2; the upstream gets X-Forwarded-Proto https and Host from :authority', async () => {
+describe('a TLS listener speaks HTTP/2 and HTTP/1.1', () => {
+  test('curl --http2 negotiates h2; the upstream gets X-Forwarded-Proto https and Host from :authority', async ({
+    h2: { server, gateway },
+  }) => {
     const url = `${gateway.url()}/echo?x=1`;
     const { stdout } = await run('curl', [
       '-s',
@@ -94,7 +146,9 @@ describe('a TLS listener speaks HTTP/2 and HTTP/1.1', () => {
     expect(Object.keys(seen.headers).filter((h) => h.startsWith(':'))).toEqual([]);
   });
 
-  test('undici allowH2: the 429 has the same body and headers as over HTTP/1.1', async () => {
+  test('undici allowH2: the 429 has the same body and headers as over HTTP/1.1', async ({
+    h2: { server, gateway },
+  }) => {
     const h2 = new Agent({ allowH2: true, connect: { ca: server.pem } });
     const h1 = new Agent({ connect: { ca: server.pem } });
     try {
@@ -141,7 +195,9 @@ describe('a TLS listener speaks HTTP/2 and HTTP/1.1', () => {
     }
   });
 
-  test('h2: connection-specific and hop-by-hop headers are not forwarded; a body without Content-Length is', async () => {
+  test('h2: connection-specific and hop-by-hop headers are not forwarded; a body without Content-Length is', async ({
+    h2: { server, gateway },
+  }) => {
     const session = await h2Session(gateway.url(), server.pem);
     try {
       const reply = await h2Request(
@@ -175,7 +231,9 @@ describe('a TLS listener speaks HTTP/2 and HTTP/1.1', () => {
     }
   });
 
-  test('h2: the body bound applies per stream (413), and the connection serves the next stream', async () => {
+  test('h2: the body bound applies per stream (413), and the connection serves the next stream', async ({
+    h2: { server, gateway },
+  }) => {
     const session = await h2Session(gateway.url(), server.pem);
     try {
       const tooLarge = await h2Request(session, { ':method': 'POST', ':path': '/small' }, 'x'.repeat(11));
@@ -191,7 +249,7 @@ describe('a TLS listener speaks HTTP/2 and HTTP/1.1', () => {
     }
   });
 
-  test('h2: the body deadline applies per stream (408)', async () => {
+  test('h2: the body deadline applies per stream (408)', async ({ h2: { server, gateway } }) => {
     const session = await h2Session(gateway.url(), server.pem);
     try {
       const stream = session.request({ ':method': 'POST', ':path': '/echo' }, { endStream: false });
@@ -215,7 +273,9 @@ describe('a TLS listener speaks HTTP/2 and HTTP/1.1', () => {
     }
   });
 
-  test('h2: streams count against the requests in flight per IP, on one connection', async () => {
+  test('h2: streams count against the requests in flight per IP, on one connection', async ({
+    h2: { server, upstream, gateway },
+  }) => {
     const session = await h2Session(gateway.url(), server.pem);
     const hungBefore = upstream.hung;
     const abortedBefore = upstream.aborted;
@@ -258,7 +318,9 @@ describe('a TLS listener speaks HTTP/2 and HTTP/1.1', () => {
     }
   });
 
-  test('maxConcurrentStreams is announced, and a stream past it waits for a free one', async () => {
+  test('maxConcurrentStreams is announced, and a stream past it waits for a free one', async ({
+    h2: { server, upstream, gateway },
+  }) => {
     const session = await h2Session(gateway.url(), server.pem);
     const hungBefore = upstream.hung;
     try {
@@ -285,7 +347,9 @@ describe('a TLS listener speaks HTTP/2 and HTTP/1.1', () => {
     }
   });
 
-  test('rapid reset: a client (a process of its own) that opens and resets streams past the budget is disconnected', async () => {
+  test('rapid reset: a client (a process of its own) that opens and resets streams past the budget is disconnected', async ({
+    h2: { server, gateway, log },
+  }) => {
     const client = fileURLToPath(new URL('../../helpers/rapid-reset-client.mjs', import.meta.url));
     const { stdout } = await run(process.execPath, [client, gateway.url(), server.cert, '5000']);
     const result = JSON.parse(stdout) as { opened: number; closed: boolean; goaway: number | null };
@@ -314,44 +378,14 @@ describe('a TLS listener speaks HTTP/2 and HTTP/1.1', () => {
 });
 
 describe('mutual TLS and the minimum version', () => {
-  let upstream: TestUpstream;
-  let gateway: Gateway;
-  let server: CertificateFiles;
-  let client: CertificateFiles;
-  let stranger: CertificateFiles;
-
-  beforeAll(async () => {
-    server = selfSigned(dir, 'mtls-server');
-    const ca = selfSigned(dir, 'client-ca');
-    client = signedBy(dir, 'client', ca);
-    stranger = signedBy(dir, 'stranger', selfSigned(dir, 'other-ca'));
-    upstream = await TestUpstream.start();
-    gateway = await startGateway(
-      tlsConfig({ cert: server.cert, key: server.key, ca: ca.cert, minVersion: 'TLSv1.3' }, routes()),
-      { UPSTREAM_URL: upstream.url },
-    );
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await upstream?.close();
-  });
-
-  const get = async (connect: object) => {
-    const agent = new Agent({ allowH2: true, connect: { ca: server.pem, ...connect } });
-    try {
-      const res = await request(`${gateway.url()}/echo`, { dispatcher: agent });
-      return { status: res.statusCode, text: await res.body.text() };
-    } finally {
-      await agent.close();
-    }
-  };
-
-  test('a client certificate of the CA is accepted', async () => {
+  test('a client certificate of the CA is accepted', async ({ mtls: { client, get } }) => {
     const reply = await get({ cert: await readFile(client.cert), key: await readFile(client.key) });
     expect(reply.status).toBe(200);
   });
 
-  test('no client certificate, or one of another CA, is refused in the handshake', async () => {
+  test('no client certificate, or one of another CA, is refused in the handshake', async ({
+    mtls: { stranger, upstream, get },
+  }) => {
     await expect(get({})).rejects.toThrow(/certificate|socket|closed/i);
     await expect(
       get({ cert: await readFile(stranger.cert), key: await readFile(stranger.key) }),
@@ -359,43 +393,18 @@ describe('mutual TLS and the minimum version', () => {
     expect(upstream.seen).toHaveLength(1);
   });
 
-  test('TLS 1.2 is refused when minVersion is TLSv1.3', async () => {
+  test('TLS 1.2 is refused when minVersion is TLSv1.3', async ({ mtls: { client, get } }) => {
     const cert = { cert: await readFile(client.cert), key: await readFile(client.key) };
     await expect(get({ ...cert, maxVersion: 'TLSv1.2' })).rejects.toThrow(/version|alert|socket/i);
   });
 });
 
 describe('certificate rotation in process', () => {
-  let upstream: TestUpstream;
-  let gateway: Gateway;
-  const files = { cert: join(dir, 'live.pem'), key: join(dir, 'live.key') };
-  let first: CertificateFiles;
-  let second: CertificateFiles;
-  const log = capturingLogger('info');
-
-  beforeAll(async () => {
-    first = selfSigned(dir, 'first');
-    second = selfSigned(dir, 'second');
-    await replaceFile(files.cert, await readFile(first.cert, 'utf8'));
-    await replaceFile(files.key, await readFile(first.key, 'utf8'));
-    upstream = await TestUpstream.start();
-    gateway = await startGateway(
-      tlsConfig(files, routes(0)),
-      { UPSTREAM_URL: upstream.url },
-      { logger: log.logger },
-    );
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await upstream?.close();
-  });
-
-  /** Trusts both certificates, as a client would during a planned rotation. */
-  const ca = () => Buffer.concat([first.pem, second.pem]);
-
-  test('under a stream of requests: zero failures, open connections keep the old certificate, new ones get the new', async () => {
+  test('under a stream of requests: zero failures, open connections keep the old certificate, new ones get the new', async ({
+    rotation: { files, first, second, ca, gateway, log },
+  }) => {
     const port = portOf(gateway.url());
-    const old = await h2Session(gateway.url(), ca());
+    const old = await h2Session(gateway.url(), ca);
     expect((old.socket as TLSSocket).getPeerCertificate().fingerprint256).toBe(first.fingerprint);
     const before = sampleValue(
       await scrape(gateway.adminUrl!),
@@ -409,7 +418,7 @@ describe('certificate rotation in process', () => {
     const seenOnNew = new Set<string>();
     const load = async () => {
       while (!sawNew) {
-        const agent = new Agent({ allowH2: true, connect: { ca: ca() } });
+        const agent = new Agent({ allowH2: true, connect: { ca } });
         try {
           const [fresh, onOld] = await Promise.all([
             request(`${gateway.url()}/echo`, { dispatcher: agent }).then(
@@ -424,7 +433,7 @@ describe('certificate rotation in process', () => {
         } finally {
           await agent.close();
         }
-        const fp = await peerFingerprint(port, { ca: ca() });
+        const fp = await peerFingerprint(port, { ca: ca });
         seenOnNew.add(fp);
         if (fp === second.fingerprint) sawNew = true;
       }
@@ -456,7 +465,9 @@ describe('certificate rotation in process', () => {
     old.close();
   });
 
-  test('a bad new certificate keeps the old one: logged with the file name, counted as a failed reload', async () => {
+  test('a bad new certificate keeps the old one: logged with the file name, counted as a failed reload', async ({
+    rotation: { files, first, second, ca, gateway, log },
+  }) => {
     const port = portOf(gateway.url());
     const failedBefore = sampleValue(
       await scrape(gateway.adminUrl!),
@@ -474,7 +485,7 @@ describe('certificate rotation in process', () => {
     expect(
       sampleValue(await scrape(gateway.adminUrl!), 'tollgate_config_reloads_total{result="failure"}'),
     ).toBe(failedBefore! + 1);
-    expect(await peerFingerprint(port, { ca: ca() })).toBe(second.fingerprint);
+    expect(await peerFingerprint(port, { ca: ca })).toBe(second.fingerprint);
     // A key that does not match the certificate names both files.
     await replaceFile(files.cert, await readFile(second.cert, 'utf8'));
     await replaceFile(files.key, await readFile(first.key, 'utf8'));
@@ -488,6 +499,6 @@ describe('certificate rotation in process', () => {
     await replaceFile(files.key, await readFile(second.key, 'utf8'));
     const missing = join(dir, 'missing.pem');
     void missing;
-    expect(await peerFingerprint(port, { ca: ca() })).toBe(second.fingerprint);
+    expect(await peerFingerprint(port, { ca: ca })).toBe(second.fingerprint);
   });
 });
