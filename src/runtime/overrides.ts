@@ -148,10 +148,12 @@ export class LiveOverrides implements OverridesView {
         this.logger.error({ key, err: action }, 'overrides: a stored override is invalid; skipped');
       else entries.set(key, action);
     }
+    // The first read of an empty store is no news: a start logs nothing for it.
+    const news = this.#version !== undefined || entries.size > 0;
     this.#version = snapshot.version;
     this.#shared = entries;
     this.#compile();
-    this.logger.info(
+    this.logger[news ? 'info' : 'debug'](
       { version: snapshot.version, overrides: entries.size },
       'overrides from the admin API applied',
     );
