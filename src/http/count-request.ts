@@ -116,9 +116,10 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
     ? await resolveIdentity(state.identity, route.parts, peer, reqHeaders)
     : identityOf(state.identity, route.parts, peer, reqHeaders);
   // Tiers and overrides (docs/limiting.md#tiers-and-overrides): the windows at the request's tier.
-  const tier = needsTier(state.tiers, route)
-    ? await requestTier(state.tiers, state.identity, route, identity, reqHeaders)
+  const chosen = needsTier(state.tiers, route)
+    ? requestTier(state.tiers, state.identity, route, identity, reqHeaders)
     : undefined;
+  const tier = chosen instanceof Promise ? await chosen : chosen; // no extra turn when nothing is verified
   // [lists] Denied: answered 403 before anything is counted. Exempt: that limiter's windows are left out.
   let { limiters } = route;
   let windows = tier?.windows ?? route.windows;

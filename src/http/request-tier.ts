@@ -36,28 +36,60 @@ export const needsTier = (tiers: TierState | undefined, route: CompiledRoute): t
   route.windows.length > 0 &&
   (route.tiered === true || !tiers.overrides.current().empty);
 
-export async function requestTier(
+/**
+ * The request's tier. Synchronous when nothing needs verifying (an address override, a token the
+ * counting already verified): a promise only when a credential or a token's facts must be read.
+ */
+export function requestTier(
   tiers: TierState,
   sources: IdentitySources,
   route: CompiledRoute,
   identity: RequestIdentity,
   headers: IncomingHttpHeaders,
-): Promise<RequestTier> {
+): RequestTier | Promise<RequestTier> {
   const table = tiers.overrides.current();
   const wantsFacts = tiers.workspaceTokenPlan || table.kinds.has('workspace');
+  const wantsClaims = tiers.jwt !== undefined && (route.tiered === true || table.kinds.has('sub'));
+  const verified = identity.workspaceToken;
+  const tokenId = verified?.ok ? verified.id : undefined;
+  const verifiesToken = verified === undefined && (wantsFacts || table.kinds.has('token'));
+  if (!wantsClaims && !verifiesToken && !(wantsFacts && tokenId !== undefined)) {
+    return tierOf(tiers, table, route, identity, tokenId, undefined, undefined);
+  }
+  return verifyThenTier(tiers, sources, route, identity, headers, table, wantsFacts, wantsClaims);
+}
+
+async function verifyThenTier(
+  tiers: TierState,
+  sources: IdentitySources,
+  route: CompiledRoute,
+  identity: RequestIdentity,
+  headers: IncomingHttpHeaders,
+  table: OverrideTable,
+  wantsFacts: boolean,
+  wantsClaims: boolean,
+): Promise<RequestTier> {
   let tokenId: string | undefined;
   if (identity.workspaceToken) tokenId = identity.workspaceToken.ok ? identity.workspaceToken.id : undefined;
   else if (wantsFacts || table.kinds.has('token')) {
-    const auth = headers.authorization;
-    const outcome = await verifyWorkspaceToken(auth, sources.workspaceTokens);
+    const outcome = await verifyWorkspaceToken(headers.authorization, sources.workspaceTokens);
     tokenId = outcome.ok ? outcome.id : undefined;
   }
   const facts =
     tokenId !== undefined && wantsFacts ? await sources.workspaceTokens.facts?.(tokenId) : undefined;
-  const claims =
-    tiers.jwt && (route.tiered === true || table.kinds.has('sub'))
-      ? await tiers.jwt.claims(headers)
-      : undefined;
+  const claims = wantsClaims ? await tiers.jwt!.claims(headers) : undefined;
+  return tierOf(tiers, table, route, identity, tokenId, facts, claims);
+}
+
+function tierOf(
+  tiers: TierState,
+  table: OverrideTable,
+  route: CompiledRoute,
+  identity: RequestIdentity,
+  tokenId: string | undefined,
+  facts: { readonly workspace?: string | undefined; readonly plan?: string | undefined } | undefined,
+  claims: { readonly sub?: string | undefined; readonly tier?: string | undefined } | undefined,
+): RequestTier {
   const override = table.lookup({
     token: tokenId,
     workspace: facts?.workspace,

@@ -94,6 +94,42 @@ function maskedAddress(addr: Address, bits: number): string {
   return ipaddr.fromByteArray(bytes).toString();
 }
 
+/** An IPv4 address's 32 bits with every bit past `bits` cleared, as an unsigned number. */
+function maskedV4(addr: Address, bits: number): number {
+  const [a, b, c, d] = addr.toByteArray() as [number, number, number, number];
+  const all = ((a << 24) | (b << 16) | (c << 8) | d) >>> 0;
+  return bits === 0 ? 0 : (all & (0xffffffff << (32 - bits))) >>> 0;
+}
+
+/**
+ * IPv4 ranges by prefix length, longest first, keyed by the masked address as a number: one
+ * integer mask and one map read per length in use, no string made per request.
+ */
+class V4RangeTable {
+  readonly #byBits = new Map<number, Map<number, OverrideMatch>>();
+  #lengths: number[] = [];
+
+  add(net: Address, bits: number, match: OverrideMatch): void {
+    let nets = this.#byBits.get(bits);
+    if (!nets) {
+      this.#byBits.set(bits, (nets = new Map()));
+      this.#lengths = [...this.#byBits.keys()].sort((a, b) => b - a);
+    }
+    nets.set(maskedV4(net, bits), match);
+  }
+
+  lookup(addr: Address, known: number): OverrideMatch | undefined {
+    if (this.#lengths.length === 0) return undefined;
+    const all = maskedV4(addr, 32);
+    for (const bits of this.#lengths) {
+      if (bits > known) continue;
+      const found = this.#byBits.get(bits)!.get(bits === 0 ? 0 : (all & (0xffffffff << (32 - bits))) >>> 0);
+      if (found) return found;
+    }
+    return undefined;
+  }
+}
+
 /** Ranges of one address family by prefix length, longest first: one map read per length in use. */
 class RangeTable {
   readonly #byBits = new Map<number, Map<string, OverrideMatch>>();
@@ -126,7 +162,7 @@ class RangeTable {
 export class OverrideTable {
   static readonly EMPTY = new OverrideTable(new Map());
   readonly #exact: Map<string, OverrideMatch>;
-  readonly #v4 = new RangeTable();
+  readonly #v4 = new V4RangeTable();
   readonly #v6 = new RangeTable();
   readonly entries: ReadonlyMap<string, OverrideAction>;
   /** Which kinds appear: the request path verifies a credential only for a kind in use. */

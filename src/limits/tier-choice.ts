@@ -48,10 +48,35 @@ const NONE: readonly RouteWindow[] = [];
 export function windowsFor(windows: readonly RouteWindow[], choice: TierChoice): readonly RouteWindow[] {
   const action = choice.override?.action;
   if (action && 'unlimited' in action) return NONE;
-  if (action && 'limit' in action)
-    return windows.map((w) => ({ ...w, window: windowWithLimit(w.window, action.limit, action.burst) }));
+  if (action && 'limit' in action) {
+    // Made once per route and override: the override's action object lives as long as its table.
+    let perRoute = byLimit.get(action);
+    if (!perRoute) byLimit.set(action, (perRoute = new WeakMap()));
+    let out = perRoute.get(windows);
+    if (!out) {
+      out = windows.map((w) => ({ ...w, window: windowWithLimit(w.window, action.limit, action.burst) }));
+      perRoute.set(windows, out);
+    }
+    return out;
+  }
   const tier = choice.tier;
   if (tier === undefined) return windows;
+  let perTier = byTier.get(windows);
+  if (!perTier) byTier.set(windows, (perTier = new Map()));
+  let atTier = perTier.get(tier);
+  if (!atTier) {
+    atTier = tierWindows(windows, tier);
+    // Kept only for the config's own tier names: a claim may name any tier, and the map stays bounded.
+    if (atTier !== windows) perTier.set(tier, atTier);
+  }
+  return atTier;
+}
+
+/** A route's windows at a tier, made once per route and tier (see windowsFor). */
+const byTier = new WeakMap<readonly RouteWindow[], Map<string, readonly RouteWindow[]>>();
+const byLimit = new WeakMap<object, WeakMap<readonly RouteWindow[], readonly RouteWindow[]>>();
+
+function tierWindows(windows: readonly RouteWindow[], tier: string): readonly RouteWindow[] {
   let out: RouteWindow[] | undefined;
   for (let i = 0; i < windows.length; i++) {
     const variant = windows[i]!.tiers?.get(tier);
