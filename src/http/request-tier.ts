@@ -52,7 +52,9 @@ export function requestTier(
   const wantsClaims = tiers.jwt !== undefined && (route.tiered === true || table.kinds.has('sub'));
   const verified = identity.workspaceToken;
   const tokenId = verified?.ok ? verified.id : undefined;
-  const verifiesToken = verified === undefined && (wantsFacts || table.kinds.has('token'));
+  // A request with no Authorization header carries no token: nothing to verify.
+  const verifiesToken =
+    verified === undefined && headers.authorization !== undefined && (wantsFacts || table.kinds.has('token'));
   if (!wantsClaims && !verifiesToken && !(wantsFacts && tokenId !== undefined)) {
     return tierOf(tiers, table, route, identity, tokenId, undefined, undefined);
   }
@@ -71,7 +73,7 @@ async function verifyThenTier(
 ): Promise<RequestTier> {
   let tokenId: string | undefined;
   if (identity.workspaceToken) tokenId = identity.workspaceToken.ok ? identity.workspaceToken.id : undefined;
-  else if (wantsFacts || table.kinds.has('token')) {
+  else if (headers.authorization !== undefined && (wantsFacts || table.kinds.has('token'))) {
     const outcome = await verifyWorkspaceToken(headers.authorization, sources.workspaceTokens);
     tokenId = outcome.ok ? outcome.id : undefined;
   }
