@@ -6,6 +6,7 @@ import { loadConfigFile } from '../rules/load.js';
 import type { RuleTable } from '../rules/compile.js';
 import type { GatewayConfig } from '../config/schema.js';
 import { adminUrl, startAdminServer } from '../runtime/admin.js';
+import { adminBanRoutes } from '../runtime/admin-bans.js';
 import { overrideRoutes } from '../runtime/admin-overrides.js';
 import { LiveOverrides } from '../runtime/overrides.js';
 import { sharedOverrides } from '../store/shared-overrides.js';
@@ -31,7 +32,7 @@ export async function start(configFile: string): Promise<number> {
   // A port already taken fails here, in one line, before the store or the services start.
   await checkPortsFree(listenTargets(table.config));
   const workers = workerCount(table.config);
-  if (workers > 1) return runPrimary(configFile, table.config, workers, logger);
+  if (workers > 1) return runPrimary(configFile, table, workers, logger);
 
   const gateway = await startGatewayWithServices(table, { logger });
   const reload = () => void reloadFromFile(gateway, configFile, logger);
@@ -70,10 +71,12 @@ async function runWorker(configFile: string, table: RuleTable, logger: Logger): 
 /** Forks the workers, restarts any that die, serves their aggregated metrics, and relays reloads. */
 async function runPrimary(
   configFile: string,
-  config: GatewayConfig,
+  loaded: RuleTable,
   count: number,
   logger: Logger,
 ): Promise<number> {
+  const config = loaded.config;
+  let table = loaded;
   // Store settings no reconnection cures (a wrong password, an untrusted certificate) would make
   // every worker fail at start, and be restarted, forever: the primary checks them once first.
   await checkStoreSettings(config);
@@ -93,19 +96,35 @@ async function runPrimary(
     ? new LiveOverrides(sharedOverrides(config.store, logger), logger)
     : undefined;
   await overrides?.configure(config.tiers.overrides);
+  // And the bans API, on a store client of its own (workers need Redis, so bans are there).
+  const banStore = config.admin ? createStore(config.store, logger) : undefined;
+  const banRoutes = banStore
+    ? adminBanRoutes({
+        store: banStore,
+        current: () => ({ table, keyPrefix: config.store.redis.keyPrefix }),
+      })
+    : [];
   const admin = config.admin
     ? await startAdminServer(
         config.admin.host,
         config.admin.port,
         { contentType: aggregator.contentType, metrics: () => aggregator.clusterMetrics() },
-        { token: config.admin.token, routes: overrideRoutes(overrides!) },
+        { token: config.admin.token, routes: [...overrideRoutes(overrides!), ...banRoutes] },
       )
     : undefined;
   if (admin) logger.info({ listener: 'admin', url: adminUrl(admin) }, 'listening');
   const relay = (message: string) => () => {
     for (const worker of Object.values(cluster.workers ?? {})) worker?.send(message);
   };
-  const reload = relay('tollgate:reload');
+  const relayReload = relay('tollgate:reload');
+  const reload = () => {
+    relayReload();
+    // The bans API checks limiter names against the rules: keep its table as the workers' own.
+    loadConfigFile(configFile).then(
+      (next) => (table = next),
+      () => undefined, // the workers log why the reload failed
+    );
+  };
   process.on('SIGHUP', reload);
   const watchers = config.reload.watch
     ? [watchConfigFile(configFile, reload), ...watchFiles(tlsFiles(config), relay('tollgate:certificates'))]
@@ -122,7 +141,7 @@ async function runPrimary(
     await exited;
   });
   await Promise.all(exits);
-  await overrides?.close();
+  await Promise.all([overrides?.close(), banStore?.close()]);
   return 0;
 }
 
