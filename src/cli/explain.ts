@@ -6,7 +6,7 @@ import { resolveIdentity } from '../identity/resolve.js';
 import { canonicalTarget } from '../routing/request-target.js';
 import { DatabaseTokenStore } from '../services/accounts/workspaces.js';
 import { describeRequest } from './describe.js';
-import { listSubject } from '../limits/exemption.js';
+import { listSubject, withWorkspace } from '../limits/exemption.js';
 import { UsageError } from './usage-error.js';
 import { readFile } from 'node:fs/promises';
 import { needsTier, requestTier } from '../http/request-tier.js';
@@ -60,7 +60,9 @@ export async function explain(
     const identity = route?.limiters.length
       ? await resolveIdentity(state.identity, route.parts, described, headers, true)
       : undefined;
-    const subject = identity && listSubject(state.identity, described, headers, identity);
+    const subject =
+      identity &&
+      (await withWorkspace(state.identity, listSubject(state.identity, described, headers, identity)));
     const tier =
       route && identity && needsTier(state.tiers, route)
         ? await requestTier(state.tiers, state.identity, route, identity, headers)

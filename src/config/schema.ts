@@ -302,7 +302,8 @@ const workspaceTokens = z.strictObject({
           description: "The token's plan: its tier when tiers.workspaceTokenPlan is on.",
         }),
         workspace: z.string().min(1).optional().meta({
-          description: 'The workspace the token belongs to, for overrides keyed workspace:<id>.',
+          description:
+            'The workspace the token belongs to, for overrides keyed workspace:<name> and lists naming workspaces.',
         }),
       }),
     )
@@ -612,6 +613,9 @@ const requestList = z.strictObject({
     .array(z.string().min(1))
     .default([])
     .meta({ description: 'Workspace-token (API-key) ids: a request whose verified token has one matches.' }),
+  workspaces: z.array(z.string().min(1)).default([]).meta({
+    description: 'Workspace names: a request whose verified workspace token belongs to one of them matches.',
+  }),
 });
 
 const ban = z

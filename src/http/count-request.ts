@@ -5,7 +5,15 @@ import { identityOf, needsCredentials, resolveIdentity, type RequestIdentity } f
 import { decide, type Decision, type RateLimitReport } from '../limits/decision.js';
 import { planWindows } from '../limits/plan.js';
 import { bannedBy, bannedRefusal } from '../limits/ban.js';
-import { DENIED, hasLists, listSubject, screen, type Screening } from '../limits/exemption.js';
+import {
+  DENIED,
+  hasLists,
+  listSubject,
+  namesWorkspaces,
+  screen,
+  withWorkspace,
+  type Screening,
+} from '../limits/exemption.js';
 import { admissionRequests, admissionResults, windowCosts } from '../limits/charging.js';
 import type { Refusal } from '../limits/refusal.js';
 import type { GatewayMetrics, LimiterDecision } from '../metrics/gateway-metrics.js';
@@ -130,7 +138,9 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
   }
   let lists = NO_LISTS;
   if (hasLists(limiters)) {
-    const s = screen(limiters, windows, listSubject(state.identity, peer, reqHeaders, identity));
+    let subject = listSubject(state.identity, peer, reqHeaders, identity);
+    if (namesWorkspaces(limiters)) subject = await withWorkspace(state.identity, subject);
+    const s = screen(limiters, windows, subject);
     if (s.deniedBy) {
       const verdicts = route.limiters.map((l) => (l === s.deniedBy ? 'denied' : undefined));
       return { identity, outcome: 'denied', report: undefined, refusal: DENIED, verdicts, tier };

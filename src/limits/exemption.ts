@@ -13,19 +13,29 @@ import type { Refusal } from './refusal.js';
 export interface ListConfig {
   readonly addresses: readonly string[];
   readonly tokens: readonly string[];
+  readonly workspaces?: readonly string[];
 }
 
 /** A list compiled once per config; throws on an entry that is no address or CIDR (compile.ts checks first). */
 export function compileList(cfg: ListConfig | undefined): RequestList | undefined {
-  if (!cfg || (cfg.addresses.length === 0 && cfg.tokens.length === 0)) return undefined;
+  const workspaceNames = cfg?.workspaces ?? [];
+  if (!cfg || (cfg.addresses.length === 0 && cfg.tokens.length === 0 && workspaceNames.length === 0))
+    return undefined;
   const ranges = cfg.addresses.map((a) => parseRange(a));
   const tokens = new Set(cfg.tokens);
-  const text = [...cfg.addresses, ...cfg.tokens.map((t) => `token ${t}`)].join(', ');
+  const workspaces = new Set(workspaceNames);
+  const text = [
+    ...cfg.addresses,
+    ...cfg.tokens.map((t) => `token ${t}`),
+    ...workspaceNames.map((w) => `workspace ${w}`),
+  ].join(', ');
   return {
     text,
-    namesTokens: tokens.size > 0,
+    namesTokens: tokens.size > 0 || workspaces.size > 0,
+    namesWorkspaces: workspaces.size > 0,
     matches(subject: ListSubject): boolean {
       if (subject.token !== undefined && tokens.has(subject.token)) return true;
+      if (subject.workspace !== undefined && workspaces.has(subject.workspace)) return true;
       const addr = subject.address as Address | undefined;
       if (!addr) return false;
       for (const [net, bits] of ranges) if (net.kind() === addr.kind() && addr.match(net, bits)) return true;
@@ -67,6 +77,17 @@ export function listSubject(
 ): ListSubject {
   const token = identity.workspaceToken?.ok ? identity.workspaceToken.id : undefined;
   return { address: clientAddress(sources, peer, headers), token };
+}
+
+/** Whether some limiter's list names workspaces: only then is the token's workspace looked up. */
+export const namesWorkspaces = (limiters: readonly CompiledLimiter[]): boolean =>
+  limiters.some((l) => l.allow?.namesWorkspaces === true || l.deny?.namesWorkspaces === true);
+
+/** The subject with its verified token's workspace (the token store's facts, cached there). */
+export async function withWorkspace(sources: IdentitySources, subject: ListSubject): Promise<ListSubject> {
+  if (subject.token === undefined) return subject;
+  const facts = await sources.workspaceTokens.facts?.(subject.token);
+  return { ...subject, workspace: facts?.workspace };
 }
 
 /** What one limiter's lists make of a request: deny wins over allow. */

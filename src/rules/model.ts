@@ -77,6 +77,8 @@ export interface CompiledWindow {
 export interface ListSubject {
   readonly address: { kind(): 'ipv4' | 'ipv6' } | undefined;
   readonly token: string | undefined;
+  /** The workspace of the verified token; read only when some list names workspaces. */
+  readonly workspace?: string | undefined;
 }
 
 /** A compiled allow or deny list (config `allow`, `deny`). */
@@ -84,8 +86,10 @@ export interface RequestList {
   matches(subject: ListSubject): boolean;
   /** The list as `tollgate check` shows it. */
   readonly text: string;
-  /** Whether it names workspace tokens (the route then verifies the token). */
+  /** Whether it names workspace tokens or workspaces (the route then verifies the token). */
   readonly namesTokens: boolean;
+  /** Whether it names workspaces (the token's workspace is then looked up). */
+  readonly namesWorkspaces: boolean;
 }
 
 /** A limiter's penalty box (config `ban`): `after` refusals within `withinMs` ban the key for `forMs`. */

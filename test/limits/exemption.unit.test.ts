@@ -77,6 +77,16 @@ describe('allow and deny lists', () => {
     expect(list.matches({ address: ipaddr.process('2001:db8::1'), token: undefined })).toBe(false);
   });
 
+  test("a workspace matches by the verified token's workspace alone", () => {
+    const list = compileList({ addresses: [], tokens: [], workspaces: ['vip'] })!;
+    expect(list.namesTokens).toBe(true);
+    expect(list.namesWorkspaces).toBe(true);
+    expect(list.text).toBe('workspace vip');
+    expect(list.matches({ ...subjectOf(undefined, 't1'), workspace: 'vip' })).toBe(true);
+    expect(list.matches({ ...subjectOf(undefined, 't1'), workspace: 'other' })).toBe(false);
+    expect(list.matches(subjectOf([10, 0, 0, 1], 't1'))).toBe(false);
+  });
+
   test('an empty list compiles to none; the text is what check shows', () => {
     expect(compileList({ addresses: [], tokens: [] })).toBeUndefined();
     expect(compileList(undefined)).toBeUndefined();
