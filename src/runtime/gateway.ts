@@ -23,6 +23,8 @@ import { CertificateError } from './tls/certificates.js';
 import { overrideRoutes } from './admin-overrides.js';
 import { LiveOverrides } from './overrides.js';
 import { sharedOverrides } from '../store/shared-overrides.js';
+import { operatorRoutes, type ReloadRecord } from './admin-operator.js';
+import { diffRules } from '../rules/diff.js';
 
 export type { BoundListener } from './listeners.js';
 
@@ -58,6 +60,8 @@ export class Gateway {
   /** Envoy's rate-limit service (gRPC), when rateLimitService is configured. */
   #rateLimitServer: RateLimitServer | undefined;
   #closing: Promise<void> | undefined;
+  /** The last rules reload and what it changed, for the operator page. */
+  #lastReload: ReloadRecord | undefined;
 
   private constructor(
     state: LiveState,
@@ -161,6 +165,7 @@ export class Gateway {
     await this.overrides.configure(table.config.tiers.overrides);
     const old = await this.#state.reload(table);
     this.metrics.configReload(true);
+    this.#lastReload = { at: new Date().toISOString(), changes: diffRules(old.table, table) };
     this.#retirement.retire(
       retiredPools(old, this.#state.current),
       retirementGraceMs(old.table.config, table.config),
@@ -253,6 +258,12 @@ export class Gateway {
     return [
       ...adminBanRoutes({ store: this.store, current: () => this.#state.current }),
       ...overrideRoutes(this.overrides),
+      ...operatorRoutes({
+        metrics: this.metrics,
+        store: this.store,
+        current: () => this.#state.current,
+        lastReload: () => this.#lastReload,
+      }),
     ];
   }
 
