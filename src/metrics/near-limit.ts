@@ -24,8 +24,8 @@ export const RECENT_REFUSALS = 50;
 /** The index in USAGE_BUCKETS of a window's verdict: `count` hits of `limit` used, or refused. */
 export function usageBucket(count: number, limit: number, allowed: boolean): number {
   if (!allowed) return 3;
-  const used = limit > 0 ? count / limit : 1;
-  return used <= 0.5 ? 0 : used <= NEAR_LIMIT ? 1 : 2;
+  // In whole numbers: exact at the boundaries (4 of 5 is 80 %, not a hair over).
+  return count * 2 <= limit ? (limit > 0 ? 0 : 2) : count * 5 <= limit * 4 ? 1 : 2;
 }
 
 /** What NearLimit reads of a route's window (a RouteWindow: structural, as metrics sits under rules). */
@@ -58,6 +58,14 @@ export interface WindowUsage {
   readonly nearLimit: number;
 }
 
+interface RefusalSlot {
+  atMs: number;
+  route: string;
+  limiter: string;
+  decision: string;
+  key: string | undefined;
+}
+
 interface WindowSlot {
   readonly limiter: LimiterUsage | undefined;
   readonly first: boolean;
@@ -78,7 +86,13 @@ export class NearLimit {
   readonly #near: CountingCounter;
   readonly #slots = new WeakMap<ObservedWindow, WindowSlot>();
   readonly #limiters = new Map<string, LimiterUsage>();
-  readonly #refusals: (RecentRefusal | undefined)[] = new Array<RecentRefusal | undefined>(RECENT_REFUSALS);
+  readonly #refusals: RefusalSlot[] = Array.from({ length: RECENT_REFUSALS }, () => ({
+    atMs: 0,
+    route: '',
+    limiter: '',
+    decision: '',
+    key: undefined,
+  }));
   #nextRefusal = 0;
 
   constructor(registry: Registry) {
@@ -112,14 +126,16 @@ export class NearLimit {
       const w = windows[i]!;
       const slot = this.#slots.get(w) ?? this.#slot(w);
       const r = results[i]!;
+      if (slot.first && slot.limiter) slot.limiter.sketch.offer(keys[i]!.key);
+      // Not counted: another window refused the request (or the over-limit cache did, unasked).
+      if (r.allowed && r.count === 0) continue;
       const bucket = usageBucket(r.count, r.limit, r.allowed);
       slot.cells[bucket]!.pending++;
       slot.counts[bucket]!++;
-      if (bucket === 2 && r.count > r.limit * NEAR_LIMIT) {
+      if (bucket === 2) {
         slot.near.pending++;
         slot.counts[4]!++;
       }
-      if (slot.first && slot.limiter) slot.limiter.sketch.offer(keys[i]!.key);
       if (!r.allowed && blockedBy === w.limiter) {
         this.refusal(route, blockedBy.name, 'limited', keys[i]!.key);
         blockedBy = undefined; // one entry per request
@@ -127,10 +143,14 @@ export class NearLimit {
     }
   }
 
-  /** A refusal into the ring of recent ones (the oldest goes). */
+  /** A refusal into the ring of recent ones (the oldest goes): its slot is reused, nothing allocated. */
   refusal(route: string, limiter: string, decision: string, key?: string): void {
-    const at = new Date().toISOString();
-    this.#refusals[this.#nextRefusal] = key === undefined ? { at, route, limiter, decision } : { at, route, limiter, decision, key };
+    const slot = this.#refusals[this.#nextRefusal]!;
+    slot.atMs = Date.now();
+    slot.route = route;
+    slot.limiter = limiter;
+    slot.decision = decision;
+    slot.key = key;
     this.#nextRefusal = (this.#nextRefusal + 1) % RECENT_REFUSALS;
   }
 
@@ -138,8 +158,11 @@ export class NearLimit {
   recentRefusals(): RecentRefusal[] {
     const out: RecentRefusal[] = [];
     for (let i = 1; i <= RECENT_REFUSALS; i++) {
-      const r = this.#refusals[(this.#nextRefusal - i + RECENT_REFUSALS) % RECENT_REFUSALS];
-      if (r) out.push(r);
+      const r = this.#refusals[(this.#nextRefusal - i + RECENT_REFUSALS) % RECENT_REFUSALS]!;
+      if (r.atMs === 0) break;
+      const { route, limiter, decision, key } = r;
+      const at = new Date(r.atMs).toISOString();
+      out.push(key === undefined ? { at, route, limiter, decision } : { at, route, limiter, decision, key });
     }
     return out;
   }

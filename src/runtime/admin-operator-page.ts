@@ -2,12 +2,13 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { ServerResponse } from 'node:http';
 import { sendError } from '../http/responses.js';
+import { TOP_KEYS } from '../metrics/near-limit.js';
 import type { AdminRoute } from './admin-api.js';
-import type { OperatorView } from './admin-operator.js';
+import { operatorView, type OperatorOptions, type OperatorView } from './admin-operator.js';
 import { OPERATOR_SCRIPT, OPERATOR_STYLE } from './admin-operator-assets.js';
 
 /**
- * The operator's page on the admin listener (GET / and /ui): rendered on the server from the same
+ * The operator's page on the admin listener (GET /ui; / stays a 404, as it always was): rendered on the server from the same
  * view as GET /v1/operator; a small script refreshes it and charts the decision rates with uPlot,
  * served from node_modules as the statistics pages serve it. No inline script or style, no other
  * origin: the CSP says so. Reads need nothing; the one action (lifting a ban) sends the admin token.
@@ -35,9 +36,9 @@ const assetsOf = (): Map<string, Asset> =>
     ['operator.css', { type: 'text/css', body: OPERATOR_STYLE }],
   ]));
 
-export function operatorPageRoutes(view: () => Promise<OperatorView>): AdminRoute[] {
+export function operatorPageRoutes(options: OperatorOptions): AdminRoute[] {
   const page = async (res: ServerResponse) => {
-    const body = renderPage(await view());
+    const body = renderPage(await operatorView(options));
     res.writeHead(200, {
       'content-type': 'text/html; charset=utf-8',
       'content-length': String(Buffer.byteLength(body)),
@@ -49,7 +50,6 @@ export function operatorPageRoutes(view: () => Promise<OperatorView>): AdminRout
     res.end(body);
   };
   return [
-    { method: 'GET', path: '/', handle: (_req, res) => page(res) },
     { method: 'GET', path: '/ui', handle: (_req, res) => page(res) },
     {
       method: 'GET',
@@ -123,7 +123,7 @@ ${renderStatus(v)}
       }),
     )
     .join('\n')}</tbody></table></section>
-<section><h2>Heaviest keys</h2><p class="note">Per limiter, the ${20} keys counted most here (space-saving: a count may overestimate by its error). Keys are hashed, as in the <code>pk</code> of the RateLimit header.</p>
+<section><h2>Heaviest keys</h2><p class="note">Per limiter, the ${TOP_KEYS} keys counted most here (space-saving: a count may overestimate by its error). Keys are hashed, as in the <code>pk</code> of the RateLimit header.</p>
 ${v.limiters
   .filter((l) => l.top.length > 0)
   .map(

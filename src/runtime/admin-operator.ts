@@ -9,7 +9,6 @@ import type { CompiledLimiter, RuleTable } from '../rules/compile.js';
 import type { RuleDiff } from '../rules/diff.js';
 import type { WindowStore } from '../store/window-store.js';
 import type { AdminRoute } from './admin-api.js';
-import { operatorPageRoutes } from './admin-operator-page.js';
 
 /** The last successful reload of the rules: when, and what changed (rules/diff.ts). */
 export interface ReloadRecord {
@@ -26,10 +25,10 @@ export interface OperatorOptions {
 }
 
 /**
- * What the operator sees of the limiters, live (docs/metrics.md#operator-page): GET /v1/limiters
+ * What the operator sees of the limiters, live (docs/admin.md#the-operator-page): GET /v1/limiters
  * (decisions, usage per window, heaviest keys), GET /v1/operator (that, plus the store's health
- * and latency, the recent refusals and the config's version and last reload), and the page itself.
- * All reads, of this instance only.
+ * and latency, the recent refusals and the config's version and last reload). The page
+ * (admin-operator-page.ts) renders the latter. All reads, of this instance only.
  */
 export function operatorRoutes(options: OperatorOptions): AdminRoute[] {
   return [
@@ -39,7 +38,6 @@ export function operatorRoutes(options: OperatorOptions): AdminRoute[] {
       handle: async (_req, res) => send(res, { limiters: await limiters(options) }),
     },
     { method: 'GET', path: '/v1/operator', handle: async (_req, res) => send(res, await operatorView(options)) },
-    ...operatorPageRoutes(() => operatorView(options)),
   ];
 }
 

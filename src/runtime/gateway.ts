@@ -24,6 +24,7 @@ import { overrideRoutes } from './admin-overrides.js';
 import { LiveOverrides } from './overrides.js';
 import { sharedOverrides } from '../store/shared-overrides.js';
 import { operatorRoutes, type ReloadRecord } from './admin-operator.js';
+import { operatorPageRoutes } from './admin-operator-page.js';
 import { diffRules } from '../rules/diff.js';
 
 export type { BoundListener } from './listeners.js';
@@ -255,15 +256,17 @@ export class Gateway {
   /** Stops accepting, lets in-flight requests finish for up to the drain timeout, then closes the store. */
   /** The admin API's routes: each feature that the admin listener serves adds its own. */
   #adminRoutes(): AdminRoute[] {
+    const operator = {
+      metrics: this.metrics,
+      store: this.store,
+      current: () => this.#state.current,
+      lastReload: () => this.#lastReload,
+    };
     return [
       ...adminBanRoutes({ store: this.store, current: () => this.#state.current }),
       ...overrideRoutes(this.overrides),
-      ...operatorRoutes({
-        metrics: this.metrics,
-        store: this.store,
-        current: () => this.#state.current,
-        lastReload: () => this.#lastReload,
-      }),
+      ...operatorRoutes(operator),
+      ...operatorPageRoutes(operator),
     ];
   }
 

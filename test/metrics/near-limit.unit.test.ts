@@ -30,8 +30,8 @@ describe('usageBucket', () => {
   test('against the fraction, exactly', () => {
     fc.assert(
       fc.property(fc.nat(1000), fc.integer({ min: 1, max: 1000 }), fc.boolean(), (count, limit, allowed) => {
-        const used = count / limit;
-        const expected = !allowed ? 3 : used * 10 <= 5 ? 0 : used * 10 <= 8 ? 1 : 2;
+        // Per cent, in whole numbers.
+        const expected = !allowed ? 3 : count * 100 <= limit * 50 ? 0 : count * 100 <= limit * 80 ? 1 : 2;
         expect(usageBucket(count, limit, allowed)).toBe(expected);
       }),
     );
