@@ -19,10 +19,10 @@ upstreams:
   app: { url: '\${UPSTREAM_URL}' }
 limiters:
   api:
-    windows: [{ limit: 10, period: 1h, key: [ip] }]
+    windows: [{ limit: 10, period: 1d, key: [ip] }]
   per-agent:
     shadow: true
-    windows: [{ limit: 4, period: 1m, key: [ip, user_agent] }]
+    windows: [{ limit: 4, period: 1d, key: [ip, user_agent] }]
 routes:
   - { name: api, paths: ['/api/*'], upstream: app, limiters: [api, per-agent] }
 `);
@@ -81,8 +81,8 @@ test('the operator page: live rates, near-limit, top keys, refusals, store and c
   ]);
   expect(await page.locator('#usage tbody tr').allInnerTexts()).toEqual([
     // 198.51.100.7: 1–5, 6–8, 9–10 of 10, then 2 refused; .8: 1–5, 6; .9: 1–3.
-    expect.stringMatching(/^api\t1h\t10\t13\t4\t2\t2\t\s*19 %$/),
-    expect.stringMatching(/^per-agent\t1m\t4\t/),
+    expect.stringMatching(/^api\t1d\t10\t13\t4\t2\t2\t\s*19 %$/),
+    expect.stringMatching(/^per-agent\t1d\t4\t/),
   ]);
   expect(await page.locator('details table.top').first().locator('tbody tr').first().innerText()).toMatch(
     /^:[\w+/]+=*:\t12\t0\tip=[\w-]+$/,

@@ -21,7 +21,7 @@ upstreams:
   app: { url: '\${UPSTREAM_URL}' }
 limiters:
   api:
-    windows: [{ limit: ${limit}, period: 1h, key: [ip] }]
+    windows: [{ limit: ${limit}, period: 1d, key: [ip] }]
 routes:
   - { name: r, paths: ['/*'], upstream: app, limiters: [api] }
 `);
@@ -56,7 +56,7 @@ test('after known traffic: exact usage, top keys with parts, decisions, the refu
         decisions: { allowed: 8, limited: 1 },
         windows: [
           {
-            window: '1h',
+            window: '1d',
             limit: 5,
             algorithm: 'fixed',
             // A: 1..5 of 5 then refused; B: 1..3 of 5.
