@@ -134,7 +134,13 @@ async function storeHealth(options: OperatorOptions) {
   const registry = options.metrics.registry;
   const latency = { buckets: [] as { le: number | '+Inf'; count: number }[], count: 0, sum: 0 };
   const histogram = registry.getSingleMetric('tollgate_store_duration_seconds');
-  for (const v of histogram ? (await histogram.get()).values : []) {
+  // BucketHistogram's samples name their series (metricName), as prom-client's histograms do.
+  const values = (histogram ? (await histogram.get()).values : []) as readonly {
+    readonly value: number;
+    readonly labels: Partial<Record<string, string | number>>;
+    readonly metricName?: string;
+  }[];
+  for (const v of values) {
     if (v.metricName?.endsWith('_bucket')) latency.buckets.push({ le: v.labels['le'] as number | '+Inf', count: v.value });
     else if (v.metricName?.endsWith('_sum')) latency.sum = v.value;
     else if (v.metricName?.endsWith('_count')) latency.count = v.value;

@@ -64,14 +64,13 @@ test('the operator page: live rates, near-limit, top keys, refusals, store and c
     expect.stringMatching(/^api\t14\t0\t0\t0\t0\t0\t/),
     expect.stringMatching(/^per-agent shadow\t10\t0\t4\t0\t0\t0\t/),
   ]);
-  const samples = () => page.evaluate(() => Number(document.body.dataset['samples'] ?? 0));
-  await page.waitForFunction(() => Number(document.body.dataset['samples'] ?? 0) >= 1, undefined, {
-    timeout: 60_000,
-  });
+  // The page counts its refreshes in body[data-samples]; waited for, never timed.
+  const samples = async () => Number(await page.evaluate('document.body.dataset.samples || 0'));
+  await page.waitForFunction('Number(document.body.dataset.samples || 0) >= 1', undefined, { timeout: 60_000 });
   await traffic(1); // 198.51.100.7 reaches 10 of 10, then is refused twice
   const seen = await samples();
   // The next refresh after that traffic.
-  await page.waitForFunction((n) => Number(document.body.dataset['samples'] ?? 0) > n, seen, {
+  await page.waitForFunction(`Number(document.body.dataset.samples || 0) > ${seen}`, undefined, {
     timeout: 60_000,
   });
   const refusals = await page.locator('#refusals tbody tr').allInnerTexts();
