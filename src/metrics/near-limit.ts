@@ -173,7 +173,10 @@ export class NearLimit {
     if (!l) return undefined;
     const windows = [...l.windows.values()].map((s) => ({
       window: s.label,
-      usage: Object.fromEntries(USAGE_BUCKETS.map((b, i) => [b, s.counts[i]!])) as Record<UsageBucket, number>,
+      usage: Object.fromEntries(USAGE_BUCKETS.map((b, i) => [b, s.counts[i]!])) as Record<
+        UsageBucket,
+        number
+      >,
       nearLimit: s.counts[4]!,
     }));
     return { windows, top: l.sketch.top(), total: l.sketch.total };
@@ -184,7 +187,8 @@ export class NearLimit {
     const name = w.limiter.name;
     const label = periodLabel(w.window.periodMs);
     let limiter = this.#limiters.get(name);
-    if (!limiter && this.#limiters.size < LIMITERS_TRACKED) this.#limiters.set(name, (limiter = new LimiterUsage()));
+    if (!limiter && this.#limiters.size < LIMITERS_TRACKED)
+      this.#limiters.set(name, (limiter = new LimiterUsage()));
     let slot = limiter?.windows.get(label);
     if (!slot) {
       slot = {

@@ -69,7 +69,13 @@ export function operatorPageRoutes(options: OperatorOptions): AdminRoute[] {
   ];
 }
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
 const esc = (v: unknown): string => String(v).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 const num = (n: number): string => n.toLocaleString('en-US');
 
@@ -124,24 +130,26 @@ ${renderStatus(v)}
     )
     .join('\n')}</tbody></table></section>
 <section><h2>Heaviest keys</h2><p class="note">Per limiter, the ${TOP_KEYS} keys counted most here (space-saving: a count may overestimate by its error). Keys are hashed, as in the <code>pk</code> of the RateLimit header.</p>
-${v.limiters
-  .filter((l) => l.top.length > 0)
-  .map(
-    (l) =>
-      `<details open><summary>${esc(l.name)}</summary><table class="top"><thead><tr><th>key</th><th class="num">requests</th><th class="num">± error</th><th>key parts</th></tr></thead><tbody>${l.top
-        .map(
-          (k) =>
-            `<tr><td><code>${esc(k.key)}</code></td><td class="num">${num(k.count)}</td><td class="num">${num(k.error)}</td><td>${
-              k.parts
-                ? Object.entries(k.parts)
-                    .map(([p, h]) => `<code>${esc(p)}=${esc(h)}</code>`)
-                    .join(' ')
-                : `<span class="note">${esc(l.keyParts ?? '')}</span>`
-            }</td></tr>`,
-        )
-        .join('')}</tbody></table></details>`,
-  )
-  .join('\n') || '<p class="note">No key counted yet.</p>'}</section>
+${
+  v.limiters
+    .filter((l) => l.top.length > 0)
+    .map(
+      (l) =>
+        `<details open><summary>${esc(l.name)}</summary><table class="top"><thead><tr><th>key</th><th class="num">requests</th><th class="num">± error</th><th>key parts</th></tr></thead><tbody>${l.top
+          .map(
+            (k) =>
+              `<tr><td><code>${esc(k.key)}</code></td><td class="num">${num(k.count)}</td><td class="num">${num(k.error)}</td><td>${
+                k.parts
+                  ? Object.entries(k.parts)
+                      .map(([p, h]) => `<code>${esc(p)}=${esc(h)}</code>`)
+                      .join(' ')
+                  : `<span class="note">${esc(l.keyParts ?? '')}</span>`
+              }</td></tr>`,
+          )
+          .join('')}</tbody></table></details>`,
+    )
+    .join('\n') || '<p class="note">No key counted yet.</p>'
+}</section>
 <section><h2>Recent refusals</h2>
 ${
   v.refusals.length === 0

@@ -37,7 +37,11 @@ export function operatorRoutes(options: OperatorOptions): AdminRoute[] {
       path: '/v1/limiters',
       handle: async (_req, res) => send(res, { limiters: await limiters(options) }),
     },
-    { method: 'GET', path: '/v1/operator', handle: async (_req, res) => send(res, await operatorView(options)) },
+    {
+      method: 'GET',
+      path: '/v1/operator',
+      handle: async (_req, res) => send(res, await operatorView(options)),
+    },
   ];
 }
 
@@ -111,7 +115,11 @@ async function decisionTotals(registry: Registry): Promise<Map<string, Record<st
 }
 
 /** A top key's hashed parts, by part name, as the access log's keys (log.keyParts) show them. */
-export function keyPartsOf(limiter: CompiledLimiter, prefix: string, storeKey: string): Record<string, string> {
+export function keyPartsOf(
+  limiter: CompiledLimiter,
+  prefix: string,
+  storeKey: string,
+): Record<string, string> {
   const w = limiter.windows[0]!;
   const parts: Record<string, string> = {};
   const rest = storeKey.slice(prefix.length);
@@ -130,7 +138,9 @@ export function keyPartsOf(limiter: CompiledLimiter, prefix: string, storeKey: s
 
 /** The store's readiness, its round-trip histogram and errors (tollgate_store_*). */
 async function storeHealth(options: OperatorOptions) {
-  const readiness = await options.store.readiness().catch((err: Error) => ({ ready: false, reason: err.message }));
+  const readiness = await options.store
+    .readiness()
+    .catch((err: Error) => ({ ready: false, reason: err.message }));
   const registry = options.metrics.registry;
   const latency = { buckets: [] as { le: number | '+Inf'; count: number }[], count: 0, sum: 0 };
   const histogram = registry.getSingleMetric('tollgate_store_duration_seconds');
@@ -141,7 +151,8 @@ async function storeHealth(options: OperatorOptions) {
     readonly metricName?: string;
   }[];
   for (const v of values) {
-    if (v.metricName?.endsWith('_bucket')) latency.buckets.push({ le: v.labels['le'] as number | '+Inf', count: v.value });
+    if (v.metricName?.endsWith('_bucket'))
+      latency.buckets.push({ le: v.labels['le'] as number | '+Inf', count: v.value });
     else if (v.metricName?.endsWith('_sum')) latency.sum = v.value;
     else if (v.metricName?.endsWith('_count')) latency.count = v.value;
   }

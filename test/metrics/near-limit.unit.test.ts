@@ -11,7 +11,11 @@ import {
   USAGE_BUCKETS,
 } from '../../src/metrics/near-limit.js';
 
-const win = (name: string, index = 0, periodMs = 60_000) => ({ limiter: { name }, index, window: { periodMs } });
+const win = (name: string, index = 0, periodMs = 60_000) => ({
+  limiter: { name },
+  index,
+  window: { periodMs },
+});
 
 describe('usageBucket', () => {
   test('the boundaries: 50 % and 80 % fall in the lower bucket; a refusal is refused whatever its count', () => {
@@ -44,14 +48,26 @@ describe('NearLimit', () => {
     const n = new NearLimit(registry);
     const windows = [win('api', 0, 60_000), win('api', 1, 3_600_000)];
     const keys = [{ key: 'k:a:m' }, { key: 'k:a:h' }];
-    n.observe('r', windows, keys, [
-      { count: 9, limit: 10, allowed: true },
-      { count: 9, limit: 100, allowed: true },
-    ], undefined);
-    n.observe('r', windows, keys, [
-      { count: 10, limit: 10, allowed: false },
-      { count: 9, limit: 100, allowed: true },
-    ], windows[0]!.limiter);
+    n.observe(
+      'r',
+      windows,
+      keys,
+      [
+        { count: 9, limit: 10, allowed: true },
+        { count: 9, limit: 100, allowed: true },
+      ],
+      undefined,
+    );
+    n.observe(
+      'r',
+      windows,
+      keys,
+      [
+        { count: 10, limit: 10, allowed: false },
+        { count: 9, limit: 100, allowed: true },
+      ],
+      windows[0]!.limiter,
+    );
     expect(n.limiter('api')).toEqual({
       windows: [
         { window: '1m', usage: { '0-50': 0, '50-80': 0, '80-100': 1, refused: 1 }, nearLimit: 1 },
@@ -78,7 +94,8 @@ describe('NearLimit', () => {
     n.refusal('last', 'api', 'banned');
     expect(n.recentRefusals()[0]).toMatchObject({ route: 'last', decision: 'banned' });
     const w = win('api');
-    for (let i = 0; i < TOP_KEYS * 3; i++) n.observe('r', [w], [{ key: `k${i}` }], [{ count: 1, limit: 5, allowed: true }], undefined);
+    for (let i = 0; i < TOP_KEYS * 3; i++)
+      n.observe('r', [w], [{ key: `k${i}` }], [{ count: 1, limit: 5, allowed: true }], undefined);
     expect(n.limiter('api')!.top).toHaveLength(TOP_KEYS);
     for (let i = 0; i < LIMITERS_TRACKED + 5; i++) {
       n.observe('r', [win(`l${i}`)], [{ key: 'k' }], [{ count: 1, limit: 5, allowed: true }], undefined);

@@ -43,7 +43,9 @@ test('the operator page: live rates, near-limit, top keys, refusals, store and c
         ['198.51.100.9', 1],
       ] as const) {
         for (let j = 0; j < n; j++) {
-          await send(`${gateway.url()}/api/items`, { headers: { 'x-forwarded-for': ip, 'user-agent': 'curl/8' } });
+          await send(`${gateway.url()}/api/items`, {
+            headers: { 'x-forwarded-for': ip, 'user-agent': 'curl/8' },
+          });
         }
       }
     }
@@ -64,15 +66,12 @@ test('the operator page: live rates, near-limit, top keys, refusals, store and c
     expect.stringMatching(/^api\t14\t0\t0\t0\t0\t0\t/),
     expect.stringMatching(/^per-agent shadow\t10\t0\t4\t0\t0\t0\t/),
   ]);
-  // The page counts its refreshes in body[data-samples]; waited for, never timed.
-  const samples = async () => Number(await page.evaluate('document.body.dataset.samples || 0'));
-  await page.waitForFunction('Number(document.body.dataset.samples || 0) >= 1', undefined, { timeout: 60_000 });
+  // The page counts its refreshes in body[data-samples]; waited for by selector (the CSP forbids eval).
+  await page.waitForSelector('body[data-samples]', { timeout: 60_000 });
   await traffic(1); // 198.51.100.7 reaches 10 of 10, then is refused twice
-  const seen = await samples();
+  const seen = await page.locator('body').getAttribute('data-samples');
   // The next refresh after that traffic.
-  await page.waitForFunction(`Number(document.body.dataset.samples || 0) > ${seen}`, undefined, {
-    timeout: 60_000,
-  });
+  await page.waitForSelector(`body:not([data-samples="${seen}"])`, { state: 'attached', timeout: 60_000 });
   const refusals = await page.locator('#refusals tbody tr').allInnerTexts();
   expect(refusals).toEqual([
     expect.stringMatching(/\tapi\tapi\tlimited\t:[\w+/]+=*:$/),
@@ -89,7 +88,9 @@ test('the operator page: live rates, near-limit, top keys, refusals, store and c
   expect(await page.locator('#store-ready').innerText()).toBe('ready');
   expect(await page.locator('#config-version').innerText()).toMatch(/^[0-9a-f]{12}$/);
   expect(await page.locator('#rates canvas').count()).toBe(1);
-  expect(await page.locator('td.rate').first().innerText()).toMatch(/^\d+\.\d · \d+\.\d · \d+\.\d · \d+\.\d$/);
+  expect(await page.locator('td.rate').first().innerText()).toMatch(
+    /^\d+\.\d · \d+\.\d · \d+\.\d · \d+\.\d$/,
+  );
 
   // An action without the right token: refused, and said so.
   await page.fill('#lift-ban input[name=token]', 'wrong');

@@ -6,6 +6,7 @@ import { hashPart } from '../../src/identity/hash.js';
 import { partitionKey } from '../../src/limits/rate-limit-headers.js';
 import { limiterText } from '../../src/rules/diff.js';
 import { loadConfigText } from '../../src/rules/load.js';
+import type { OperatorView } from '../../src/runtime/admin-operator.js';
 import { test } from '../helpers/fixtures.js';
 import { gatewayYaml, send } from '../helpers/gateway.js';
 
@@ -30,7 +31,8 @@ const A = '203.0.113.1';
 const B = '203.0.113.2';
 
 /** The pk of the api limiter's key for a client address, as the RateLimit header would show it. */
-const pkOf = (prefix: string, stem: string, ip: string) => partitionKey(`${prefix}{${hashPart(`ip=${ip}`)}}${stem}`);
+const pkOf = (prefix: string, stem: string, ip: string) =>
+  partitionKey(`${prefix}{${hashPart(`ip=${ip}`)}}${stem}`);
 
 test('after known traffic: exact usage, top keys with parts, decisions, the refusal; the reload diff', async ({
   gateways,
@@ -72,45 +74,53 @@ test('after known traffic: exact usage, top keys with parts, decisions, the refu
     ],
   });
 
-  const view = (await send(`${gateway.adminUrl}/v1/operator`)).json() as Record<string, any>;
-  expect(view['refusals']).toEqual([
+  const view = (await send(`${gateway.adminUrl}/v1/operator`)).json() as OperatorView;
+  expect(view.refusals).toEqual([
     { at: expect.any(String), route: 'r', limiter: 'api', decision: 'limited', key: pkA },
   ]);
   // Round trips: the 429 may come from the over-limit cache, without one.
-  const { latency } = view['store'];
-  expect(view['store']).toMatchObject({ ready: true, errors: 0 });
+  const { latency } = view.store;
+  expect(view.store).toMatchObject({ ready: true, errors: 0 });
   expect(latency.count).toBeGreaterThan(0);
   expect(latency.buckets.at(-1)).toEqual({ le: '+Inf', count: latency.count });
-  expect(view['config'].lastReload).toBeNull();
-  const before = view['config'].version as string;
+  expect(view.config.lastReload).toBeNull();
+  const before = view.config.version as string;
   expect(before).toMatch(/^[0-9a-f]{12}$/);
 
   const old = gateway.table.limiters.get('api')!;
   const next = loadConfigText(config(10, true), 'reloaded.yaml', gatewayEnv);
   await gateway.reload(next);
-  const after = (await send(`${gateway.adminUrl}/v1/operator`)).json() as Record<string, any>;
-  expect(after['config'].version).not.toBe(before);
-  expect(after['config'].lastReload).toEqual({
+  const after = (await send(`${gateway.adminUrl}/v1/operator`)).json() as OperatorView;
+  expect(after.config.version).not.toBe(before);
+  expect(after.config.lastReload).toEqual({
     at: expect.any(String),
     changes: {
-      limiters: { added: [], removed: [], changed: [{ name: 'api', from: limiterText(old), to: limiterText(next.limiters.get('api')!) }] },
+      limiters: {
+        added: [],
+        removed: [],
+        changed: [{ name: 'api', from: limiterText(old), to: limiterText(next.limiters.get('api')!) }],
+      },
       routes: { added: [], removed: [], changed: [] },
     },
   });
   // Counted so far survives the reload; the window's limit is the new one.
-  expect((after['limiters'] as any[])[0].windows[0]).toMatchObject({ limit: 10, nearLimit: 1 });
+  expect(after.limiters[0]!.windows[0]).toMatchObject({ limit: 10, nearLimit: 1 });
 });
 
 test('without log.keyParts the top keys carry no parts, and say why', async ({ gateways, gatewayEnv }) => {
   const gateway = await gateways.start(config(5, false), gatewayEnv);
   await send(`${gateway.url()}/x`, { headers: { 'x-forwarded-for': A } });
-  const [api] = ((await send(`${gateway.adminUrl}/v1/limiters`)).json() as { limiters: any[] }).limiters;
+  const [api] = ((await send(`${gateway.adminUrl}/v1/limiters`)).json() as Pick<OperatorView, 'limiters'>)
+    .limiters;
   const stem = gateway.table.limiters.get('api')!.windows[0]!.keyStem;
-  expect(api.top).toEqual([{ key: pkOf('operator-n:', stem, A), count: 1, error: 0 }]);
-  expect(api.keyParts).toBe('hidden: log.keyParts is off');
+  expect(api!.top).toEqual([{ key: pkOf('operator-n:', stem, A), count: 1, error: 0 }]);
+  expect(api!.keyParts).toBe('hidden: log.keyParts is off');
 });
 
-test('the page: HTML with a strict CSP, its assets, 404 for others, 405 for writes', async ({ gateways, gatewayEnv }) => {
+test('the page: HTML with a strict CSP, its assets, 404 for others, 405 for writes', async ({
+  gateways,
+  gatewayEnv,
+}) => {
   const gateway = await gateways.start(config(5, false), gatewayEnv);
   const page = await send(`${gateway.adminUrl}/ui`);
   expect(page.status).toBe(200);
