@@ -185,6 +185,7 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
       return { identity, outcome: 'banned', report: undefined, refusal, verdicts, tier };
     }
     const decision = decide(windows, results, now);
+    lim.metrics.nearLimit.observe(route.name, windows, planned, results, decision.blockedBy);
     const verdicts = verdictsOf(route, windows, results, decision.blockedBy, lists);
     const deferred = route.deferred && costs ? { windows, planned, costs } : undefined;
     return counted(identity, decision, verdicts, tier, deferred);
@@ -256,8 +257,10 @@ async function countLocally(
   identity: RequestIdentity,
   lists: Lists,
 ): Promise<Counted> {
-  const results = await fallback.hit(plan.indexes.map((i) => requests[i]!));
+  const hits = plan.indexes.map((i) => requests[i]!);
+  const results = await fallback.hit(hits);
   const decision = decide(plan.windows, results, Date.now());
+  lim.metrics.nearLimit.observe(route.name, plan.windows, hits, results, decision.blockedBy);
   const verdicts = verdictsOf(route, plan.windows, results, decision.blockedBy, lists, plan.limiters);
   route.limiters.forEach((limiter, i) => {
     const verdict = verdicts[i]!;
@@ -304,10 +307,15 @@ export function recordDecisions(
   verdicts: readonly (LimiterDecision | undefined)[],
   refused: LimiterDecision | undefined,
 ): void {
+  let logged = false; // one recent refusal per request (a 429's is logged with its key when counted)
   for (let i = 0; i < route.limiters.length; i++) {
     const verdict = verdicts[i];
     if (verdict === undefined) continue;
-    metrics.limiterDecision(route.limiters[i]!.name, refused && verdict !== 'exempt' ? refused : verdict);
+    const name = route.limiters[i]!.name;
+    metrics.limiterDecision(name, refused && verdict !== 'exempt' ? refused : verdict);
+    if (logged || !(refused ? verdict !== 'exempt' : verdict === 'banned' || verdict === 'denied')) continue;
+    metrics.nearLimit.refusal(route.name, name, refused ?? verdict);
+    logged = true;
   }
 }
 

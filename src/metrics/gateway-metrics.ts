@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { BucketHistogram, CountingCounter, type CounterCell, type HistogramCell } from './cells.js';
+import { NearLimit } from './near-limit.js';
 
 /**
  * What came of a request that a limiter saw, counted under the limiter: its window's verdict
@@ -39,6 +40,8 @@ export const statusClass = (status: number): UpstreamResult =>
  */
 export class GatewayMetrics {
   readonly registry = new Registry();
+  /** How close keys are to their limits, the heaviest keys, the recent refusals (near-limit.ts). */
+  readonly nearLimit = new NearLimit(this.registry);
   readonly #requests: CountingCounter;
   readonly #storeLatency: HistogramCell;
   readonly #storeErrors: Counter;

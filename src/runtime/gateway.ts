@@ -23,6 +23,9 @@ import { CertificateError } from './tls/certificates.js';
 import { overrideRoutes } from './admin-overrides.js';
 import { LiveOverrides } from './overrides.js';
 import { sharedOverrides } from '../store/shared-overrides.js';
+import { operatorRoutes, type ReloadRecord } from './admin-operator.js';
+import { operatorPageRoutes } from './admin-operator-page.js';
+import { diffRules } from '../rules/diff.js';
 
 export type { BoundListener } from './listeners.js';
 
@@ -58,6 +61,8 @@ export class Gateway {
   /** Envoy's rate-limit service (gRPC), when rateLimitService is configured. */
   #rateLimitServer: RateLimitServer | undefined;
   #closing: Promise<void> | undefined;
+  /** The last rules reload and what it changed, for the operator page. */
+  #lastReload: ReloadRecord | undefined;
 
   private constructor(
     state: LiveState,
@@ -161,6 +166,7 @@ export class Gateway {
     await this.overrides.configure(table.config.tiers.overrides);
     const old = await this.#state.reload(table);
     this.metrics.configReload(true);
+    this.#lastReload = { at: new Date().toISOString(), changes: diffRules(old.table, table) };
     this.#retirement.retire(
       retiredPools(old, this.#state.current),
       retirementGraceMs(old.table.config, table.config),
@@ -250,9 +256,17 @@ export class Gateway {
   /** Stops accepting, lets in-flight requests finish for up to the drain timeout, then closes the store. */
   /** The admin API's routes: each feature that the admin listener serves adds its own. */
   #adminRoutes(): AdminRoute[] {
+    const operator = {
+      metrics: this.metrics,
+      store: this.store,
+      current: () => this.#state.current,
+      lastReload: () => this.#lastReload,
+    };
     return [
       ...adminBanRoutes({ store: this.store, current: () => this.#state.current }),
       ...overrideRoutes(this.overrides),
+      ...operatorRoutes(operator),
+      ...operatorPageRoutes(operator),
     ];
   }
 

@@ -197,11 +197,12 @@ describe('GET /metrics on the admin listener', () => {
     }
     expect(m).not.toContain(keyOfB);
     expect(m).not.toContain('tg:');
-    // Label names are limiter, decision, route, upstream, result, kind (and le) only.
+    // Label names are limiter, decision, route, upstream, result, kind, window, bucket (and le) only.
     const labelNames = new Set(
       samples(m).flatMap((l) => [...l.matchAll(/([a-z_]+)="/g)].map((match) => match[1]!)),
     );
     expect([...labelNames].sort()).toEqual([
+      'bucket',
       'decision',
       'kind',
       'le',
@@ -209,6 +210,7 @@ describe('GET /metrics on the admin listener', () => {
       'result',
       'route',
       'upstream',
+      'window',
     ]);
   });
 
