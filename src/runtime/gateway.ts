@@ -76,6 +76,7 @@ export class Gateway {
       requests: this.admission.requestsPerIp.total,
       streams: this.admission.streamsPerIp.total,
     }));
+    this.metrics.configApplied(state.current.table.limiters.keys(), true);
   }
 
   static async start(table: RuleTable, given: GatewayOptions): Promise<Gateway> {
@@ -161,6 +162,7 @@ export class Gateway {
     await this.overrides.configure(table.config.tiers.overrides);
     const old = await this.#state.reload(table);
     this.metrics.configReload(true);
+    this.metrics.configApplied(table.limiters.keys(), false);
     this.#retirement.retire(
       retiredPools(old, this.#state.current),
       retirementGraceMs(old.table.config, table.config),
