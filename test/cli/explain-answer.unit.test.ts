@@ -19,10 +19,10 @@ upstreams:
 limiters:
   visitor: { windows: [{ limit: 10, period: 1m, key: [jwt] }] }
   guarded:
-    deny: [10.6.0.0/16]
+    deny: { addresses: ['10.6.0.0/16'] }
     ban: { after: 3, within: 10m, for: 1h }
     windows: [{ limit: 10, period: 1m, key: [ip] }]
-  watching: { shadow: true, deny: [10.7.0.0/16], windows: [{ limit: 10, period: 1m, key: [ip] }] }
+  watching: { shadow: true, deny: { addresses: ['10.7.0.0/16'] }, windows: [{ limit: 10, period: 1m, key: [ip] }] }
   bytes: { cost: { from: content-length, per: 100 }, windows: [{ limit: 100, period: 1m, key: [ip] }] }
 routes:
   - { name: visitor, paths: ['/v/*'], upstream: app, limiters: [visitor] }
