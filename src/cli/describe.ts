@@ -156,7 +156,8 @@ export function describeRuleTable(table: RuleTable): string {
   if (table.routes.some((r) => r.tiered) || tiers.jwt || tiers.workspaceTokenPlan || tiers.overrides.file)
     lines.push(tierSourcesText(tiers));
   if (table.config.log.keyParts) lines.push('access log: host and hashed key parts (log.keyParts)');
-  if (table.config.log.clientAddress !== 'full') lines.push(clientAddressText(table.config.log.clientAddress));
+  if (table.config.log.clientAddress !== 'full')
+    lines.push(clientAddressText(table.config.log.clientAddress));
   lines.push('', 'limiters:');
   for (const l of table.limiters.values()) {
     const onError = l.onStoreError === 'local' ? 'local (limit ÷ live instances)' : l.onStoreError;
@@ -212,7 +213,8 @@ export function describeRequest(
         : `refused: 400 invalid_request_target (${target.reason}), after counting`,
     );
   if (table.config.log.keyParts) lines.push('access log: host and hashed key parts (log.keyParts)');
-  if (table.config.log.clientAddress !== 'full') lines.push(clientAddressText(table.config.log.clientAddress));
+  if (table.config.log.clientAddress !== 'full')
+    lines.push(clientAddressText(table.config.log.clientAddress));
   if (route.limiters.length === 0 || !identity)
     return [...lines, 'limiters: (none: not rate limited)'].join('\n');
   lines.push(`client ip: ${identity.clientIp}`);

@@ -82,7 +82,9 @@ function liveRefusals(e: ExplainedRequest): string[] {
     const { maxPerSession, maxPerIp } = config.streams;
     const upstream = config.upstreams[route.upstream]?.streamConnections ?? 0;
     if (maxPerSession > 0)
-      lines.push(`429 too_many_streams when this visitor session holds ${maxPerSession} event streams (live state)`);
+      lines.push(
+        `429 too_many_streams when this visitor session holds ${maxPerSession} event streams (live state)`,
+      );
     if (maxPerIp > 0)
       lines.push(`429 too_many_streams when this address holds ${maxPerIp} event streams (live state)`);
     if (upstream > 0)

@@ -127,7 +127,11 @@ export async function shouldRateLimit(
 }
 
 /** tollgate_admitted_over_limit_total: the enforcing limiters a call let through uncounted (not `counted`'s). */
-function auditUncounted(metrics: GatewayMetrics, limiters: readonly CompiledLimiter[], counted?: 'local'): void {
+function auditUncounted(
+  metrics: GatewayMetrics,
+  limiters: readonly CompiledLimiter[],
+  counted?: 'local',
+): void {
   for (const l of limiters) if (!l.shadow && l.onStoreError !== counted) metrics.admittedOverLimit(l.name);
 }
 

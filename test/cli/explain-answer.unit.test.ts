@@ -57,7 +57,9 @@ function answer(
     target,
     headers,
     identity: limited ? identity(options.jwt) : undefined,
-    subject: limited ? { address: ipaddr.parse(options.address ?? '192.0.2.1'), token: undefined } : undefined,
+    subject: limited
+      ? { address: ipaddr.parse(options.address ?? '192.0.2.1'), token: undefined }
+      : undefined,
     windows: route.windows,
     config: table.config,
   });
@@ -65,7 +67,8 @@ function answer(
 
 const IN_FLIGHT =
   'may be refused: 429 too_many_requests_in_flight when this address has 8 requests in progress (live state, per process)';
-const WINDOW = 'may be refused: 429 rate_limited when a window below is spent (live state: the counts in the store)';
+const WINDOW =
+  'may be refused: 429 rate_limited when a window below is spent (live state: the counts in the store)';
 
 describe('explain: the refusal certain from the request alone', () => {
   test('a missing or invalid visitor token: the 401 with its code, after counting', () => {

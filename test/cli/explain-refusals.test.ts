@@ -36,7 +36,9 @@ test('a Connection header naming the credential header: the 400, before the 401'
 
 test("a declared body over the route's bound: the 413", async () => {
   const out = await explain('POST', '/api/v1/widget/satisfaction', '--header', 'Content-Length: 5000');
-  expect(out).toContain('refused: 413 payload_too_large (The request body exceeds 1024 bytes.), after counting');
+  expect(out).toContain(
+    'refused: 413 payload_too_large (The request body exceeds 1024 bytes.), after counting',
+  );
 });
 
 test('a request that passes: forwarded, and the refusals that depend on live state', async () => {

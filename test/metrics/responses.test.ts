@@ -48,11 +48,21 @@ routes:
   );
 
 const test = serversTest
-  .extend('store', { scope: 'file' }, () => new SwitchableStore(new MemoryStore({ maxKeys: 1000, sweepIntervalMs: 60_000 })))
+  .extend(
+    'store',
+    { scope: 'file' },
+    () => new SwitchableStore(new MemoryStore({ maxKeys: 1000, sweepIntervalMs: 60_000 })),
+  )
   .extend('gateway', { scope: 'file' }, ({ upstream, gateways, store }) =>
     gateways.start(config(upstream.url), {}, { store }),
   )
-  .extend('metrics', { scope: 'file' }, ({ gateway }) => () => scrape(gateway.adminUrl!));
+  .extend(
+    'metrics',
+    { scope: 'file' },
+    ({ gateway }) =>
+      () =>
+        scrape(gateway.adminUrl!),
+  );
 
 const from = (ip: string) => ({ headers: { 'x-forwarded-for': ip } });
 
@@ -141,7 +151,9 @@ describe('responses, latency and the reload gauges', () => {
       m = await metrics();
       expect(sampleValue(m, 'tollgate_config_last_reload_success')).toBe(1);
       expect(sampleValue(m, 'tollgate_config_reloads_total{result="success"}')).toBe(1);
-      expect(sampleValue(m, 'tollgate_config_last_reload_timestamp_seconds')).toBeGreaterThanOrEqual(failedAt);
+      expect(sampleValue(m, 'tollgate_config_last_reload_timestamp_seconds')).toBeGreaterThanOrEqual(
+        failedAt,
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -180,7 +192,8 @@ describe('tollgate_admitted_over_limit_total', () => {
     const ip = '198.51.100.3';
     // 4 + 4 fit the 10; the third is admitted (8 + 1 ≤ 10), then charged 4: 12 > 10.
     const remaining = [];
-    for (let i = 0; i < 3; i++) remaining.push((await send(url(4), from(ip))).headers['x-ratelimit-remaining']);
+    for (let i = 0; i < 3; i++)
+      remaining.push((await send(url(4), from(ip))).headers['x-ratelimit-remaining']);
     expect(remaining).toEqual(['10', '6', '2']);
     await metricReaches(metrics, 'tollgate_admitted_over_limit_total{limiter="tokens"}', 1);
     // The window is spent: refused before forwarding, nothing charged, nothing more past the limit.
