@@ -2,6 +2,7 @@
 // else "forwarded as" and the refusals that depend on live state.
 import ipaddr from 'ipaddr.js';
 import { describe, expect, test } from 'vitest';
+import { describeRequest, describeRuleTable } from '../../src/cli/describe.js';
 import { explainAnswer } from '../../src/cli/explain-answer.js';
 import type { RequestIdentity } from '../../src/identity/resolve.js';
 import { canonicalTarget } from '../../src/routing/request-target.js';
@@ -134,5 +135,19 @@ describe('explain: what depends on live state', () => {
       'may be refused: 429 too_many_streams when this address holds 5 event streams (live state)',
       'may be refused: 503 stream_capacity_reached when upstream events holds 40 streams (live state)',
     ]);
+  });
+});
+
+describe('log.clientAddress in check and explain', () => {
+  test('shown when not the address in full', () => {
+    const withMode = (mode: string) =>
+      loadConfigText(`${CONFIG}\nlog: { clientAddress: ${mode} }\n`, 'gateway.yaml', {});
+    expect(describeRuleTable(withMode('hashed'))).toContain(
+      'access log: client address hashed (log.clientAddress)',
+    );
+    expect(describeRequest(withMode('none'), 'free', undefined, 'tg:')).toContain(
+      'access log: no client address (log.clientAddress)',
+    );
+    expect(describeRuleTable(table)).not.toContain('log.clientAddress');
   });
 });
