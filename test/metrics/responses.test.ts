@@ -3,6 +3,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { request } from 'undici';
 import { describe, expect } from 'vitest';
 import { reloadFromFile } from '../../src/cli/reloader.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
@@ -43,6 +44,7 @@ routes:
   - { name: visitor, paths: ['/v/*'], upstream: app, limiters: [visitor] }
   - { name: tokens, paths: ['/cost'], upstream: app, limiters: [tokens] }
   - { name: open, paths: ['/open/*'], upstream: app, limiters: [fails-open, watching] }
+  - { name: held, paths: ['/hang'], upstream: app }
 `,
     { admin: true },
   );
@@ -126,6 +128,30 @@ describe('responses, latency and the reload gauges', () => {
     expect(sampleValue(m, 'tollgate_open_requests')).toBe(0);
     // Nothing here went past a limit.
     expect(sampleValue(m, 'tollgate_admitted_over_limit_total{limiter="two"}')).toBe(0);
+  });
+
+  test('a request in progress is open and holds its slot; one its client left before the answer is a 499', async ({
+    gateway,
+    upstream,
+    metrics,
+  }) => {
+    const client = new AbortController();
+    const held = request(`${gateway.url()}/hang`, { signal: client.signal }).catch(() => undefined);
+    const hungBefore = upstream.hung;
+    await waitFor(
+      () => upstream.hung,
+      (n) => n > hungBefore,
+      { what: 'the request at the upstream' },
+    );
+    const m = await metrics();
+    expect(sampleValue(m, 'tollgate_open_requests')).toBe(1);
+    // The default per-address bound (64) holds its slot.
+    expect(sampleValue(m, 'tollgate_in_flight{kind="requests"}')).toBe(1);
+    client.abort();
+    await held;
+    const after = await metricReaches(metrics, 'tollgate_responses_total{route="held",status="499"}', 1);
+    expect(sampleValue(after, 'tollgate_open_requests')).toBe(0);
+    expect(sampleValue(after, 'tollgate_request_duration_seconds_count{route="held"}')).toBe(1);
   });
 
   test('a failed reload sets the gauge to 0 and keeps the config; a good one sets it back to 1', async ({
