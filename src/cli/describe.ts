@@ -119,6 +119,12 @@ function listLines(l: CompiledLimiter, indent: string): string[] {
   return lines;
 }
 
+/** The access log's client field when not the address in full (log.clientAddress). */
+const clientAddressText = (mode: 'hashed' | 'none') =>
+  mode === 'hashed'
+    ? 'access log: client address hashed (log.clientAddress)'
+    : 'access log: no client address (log.clientAddress)';
+
 /** The store line: which store, its address with passwords redacted. */
 function storeText(store: RuleTable['config']['store']): string {
   if (store.redis.cluster.length > 0) {
@@ -150,6 +156,8 @@ export function describeRuleTable(table: RuleTable): string {
   if (table.routes.some((r) => r.tiered) || tiers.jwt || tiers.workspaceTokenPlan || tiers.overrides.file)
     lines.push(tierSourcesText(tiers));
   if (table.config.log.keyParts) lines.push('access log: host and hashed key parts (log.keyParts)');
+  if (table.config.log.clientAddress !== 'full')
+    lines.push(clientAddressText(table.config.log.clientAddress));
   lines.push('', 'limiters:');
   for (const l of table.limiters.values()) {
     const onError = l.onStoreError === 'local' ? 'local (limit ÷ live instances)' : l.onStoreError;
@@ -189,19 +197,24 @@ export function describeRequest(
   target?: CanonicalTarget,
   subject?: ListSubject,
   tier?: RequestTier,
+  /** The answer lines (explain-answer.ts): they replace the target's line. */
+  answer?: readonly string[],
 ): string {
   const route = table.routes.find((r) => r.name === routeName);
   if (!route) return 'route: (none matches: the gateway answers 404)';
   const lines = [`route: ${route.name} -> upstream ${route.upstream}`];
   // A route of named hosts says which (the analyzer host comes from the environment, for one).
   if (!route.hosts.includes('*')) lines.push(`hosts: ${route.hosts.join(', ')}`);
-  if (target)
+  if (answer) lines.push(...answer);
+  else if (target)
     lines.push(
       target.ok
         ? `forwarded as: ${target.target}`
         : `refused: 400 invalid_request_target (${target.reason}), after counting`,
     );
   if (table.config.log.keyParts) lines.push('access log: host and hashed key parts (log.keyParts)');
+  if (table.config.log.clientAddress !== 'full')
+    lines.push(clientAddressText(table.config.log.clientAddress));
   if (route.limiters.length === 0 || !identity)
     return [...lines, 'limiters: (none: not rate limited)'].join('\n');
   lines.push(`client ip: ${identity.clientIp}`);

@@ -6,6 +6,7 @@ import { resolveIdentity } from '../identity/resolve.js';
 import { canonicalTarget } from '../routing/request-target.js';
 import { DatabaseTokenStore } from '../services/accounts/workspaces.js';
 import { describeRequest } from './describe.js';
+import { explainAnswer } from './explain-answer.js';
 import { listSubject, withWorkspace } from '../limits/exemption.js';
 import { UsageError } from './usage-error.js';
 import { readFile } from 'node:fs/promises';
@@ -67,7 +68,21 @@ export async function explain(
       route && identity && needsTier(state.tiers, route)
         ? await requestTier(state.tiers, state.identity, route, identity, headers)
         : undefined;
-    console.log(describeRequest(table, route?.name, identity, state.keyPrefix, canonical, subject, tier));
+    const answer =
+      route &&
+      explainAnswer({
+        route,
+        method: method.toUpperCase(),
+        target: canonical,
+        headers,
+        identity,
+        subject,
+        windows: tier?.windows ?? route.windows,
+        config: table.config,
+      });
+    console.log(
+      describeRequest(table, route?.name, identity, state.keyPrefix, canonical, subject, tier, answer),
+    );
   } finally {
     await closeState(state);
     db?.close();

@@ -1217,6 +1217,14 @@ export const configSchema = z.strictObject({
             'Access-log lines also carry the Host header and the hashed key parts of the request (ip and user_agent always, ' +
             'and the parts its limiters use), hashed as the store keys are: what `tollgate replay` reads to replay a candidate config. Never a raw credential.',
         }),
+      clientAddress: z
+        .enum(['full', 'hashed', 'none'])
+        .default('full')
+        .meta({
+          description:
+            "The access log's client field: the address as the limiters resolved it (full), its digest as the ip key part " +
+            'is hashed (hashed: lines of one address still match, the address is not kept), or left out (none).',
+        }),
     })
     .prefault({})
     .meta({ description: 'JSON lines on stdout.' }),

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { status as grpcStatus, type ServiceDefinition } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import type { Logger } from 'pino';
-import type { RouteWindow, RuleTable } from '../rules/model.js';
+import type { CompiledLimiter, RouteWindow, RuleTable } from '../rules/model.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type { LocalFallback } from '../store/local-fallback.js';
 import type { WindowResult, WindowStore } from '../store/window-store.js';
@@ -111,6 +111,7 @@ export async function shouldRateLimit(
       for (const l of limiters)
         if (l.onStoreError !== 'local') ctx.metrics.limiterDecision(l.name, 'store_error');
       recordDecisions(ctx.metrics, local, localPlan, localResults, localAnswer, true);
+      if (localAnswer.overallCode === 'OK') auditUncounted(ctx.metrics, limiters, 'local');
       throw new StoreFailedOpen(err, localAnswer);
     }
     for (const l of limiters) ctx.metrics.limiterDecision(l.name, 'store_error');
@@ -118,10 +119,20 @@ export async function shouldRateLimit(
       throw new CallError(grpcStatus.UNAVAILABLE, `rate-limit store failed: ${(err as Error).message}`);
     }
     ctx.metrics.uncounted();
+    auditUncounted(ctx.metrics, limiters);
     throw new StoreFailedOpen(err, answerWithoutStore(request.descriptors.length));
   }
   recordDecisions(ctx.metrics, matches, plan, results, answer);
   return answer;
+}
+
+/** tollgate_admitted_over_limit_total: the enforcing limiters a call let through uncounted (not `counted`'s). */
+function auditUncounted(
+  metrics: GatewayMetrics,
+  limiters: readonly CompiledLimiter[],
+  counted?: 'local',
+): void {
+  for (const l of limiters) if (!l.shadow && l.onStoreError !== counted) metrics.admittedOverLimit(l.name);
 }
 
 /**

@@ -102,7 +102,8 @@ export interface DeferredCharge {
   readonly costs: readonly number[];
 }
 
-const LENGTH_REQUIRED: Refusal = {
+/** The 411 of a body-priced route's request without a Content-Length (also shown by `tollgate explain`). */
+export const LENGTH_REQUIRED: Refusal = {
   status: 411,
   code: 'length_required',
   decision: 'length_required',

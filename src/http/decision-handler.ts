@@ -7,7 +7,7 @@ import {
   answerHealthCheck,
   isHealthCheck,
   keepCount,
-  logAccess,
+  observeResponse,
   malformedRequest,
   preflightOf,
   requestShell,
@@ -49,7 +49,7 @@ async function answer(ctx: DecisionContext, c: RequestContext): Promise<void> {
     c.path = c.req.url;
     return answerHealthCheck(c, c.req.url!);
   }
-  logAccess(c, 'info');
+  observeResponse(c, 'info');
   if (shed(c)) return;
   const original = originalRequest(c.req.headers);
   if (!original.ok) return sendError(c.res, 400, 'invalid_original_request', original.reason, c.headers);

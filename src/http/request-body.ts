@@ -57,12 +57,16 @@ export async function requestBody(
 }
 
 /** 413, and the connection closed: the unread rest of the body must not be taken for the next request. */
+/** The 413's message (also shown by `tollgate explain`). */
+export const tooLargeMessage = (maxBodySize: number): string =>
+  `The request body exceeds ${maxBodySize} bytes.`;
+
 export function sendTooLarge(
   res: ServerResponse,
   maxBodySize: number,
   rateHeaders: Record<string, string>,
 ): void {
-  sendError(res, 413, 'payload_too_large', `The request body exceeds ${maxBodySize} bytes.`, {
+  sendError(res, 413, 'payload_too_large', tooLargeMessage(maxBodySize), {
     ...rateHeaders,
     connection: 'close',
   });

@@ -6,7 +6,7 @@ import type { CorsRoute } from '../rules/model.js';
 import { walkForwardedFor } from '../net/client-ip.js';
 import { peerOf, type Peer } from '../identity/peer.js';
 import { hashPart } from '../identity/hash.js';
-import { clientIpKey, type RequestIdentity } from '../identity/resolve.js';
+import { clientIpKey, connectionStrips, type RequestIdentity } from '../identity/resolve.js';
 import { windowKey } from '../limits/keys.js';
 import { addRateLimitHeaders, partitionKey } from '../limits/rate-limit-headers.js';
 import type { Refusal } from '../limits/refusal.js';
@@ -143,30 +143,49 @@ function openRequest(
 }
 
 /**
- * Writes the request's access-log line when its response closes, at `level`: info, or debug for
- * the health checks, which probes ask every few seconds. Nothing is built when the level is off.
+ * The one close hook of a request: when its response closes, it is counted in the metrics (by
+ * route and status, with its time: tollgate_responses_total, tollgate_request_duration_seconds)
+ * and, when `level` is on, its access-log line written (info, or debug for the health checks,
+ * which probes ask every few seconds). Called once per request, before anything answers it.
  */
-export function logAccess(c: RequestContext, level: 'info' | 'debug'): void {
-  const { logger } = c.listener;
-  if (!logger.isLevelEnabled(level)) return;
+export function observeResponse(c: RequestContext, level: 'info' | 'debug'): void {
+  const { logger, metrics } = c.listener;
+  const log = logger.isLevelEnabled(level);
   const started = performance.now();
   // Read now: an HTTP/2 stream's socket is gone once it closed.
-  c.peer ??= peerOf(c.req.socket, c.state.identity);
+  if (log) c.peer ??= peerOf(c.req.socket, c.state.identity);
+  metrics.opened();
   c.res.once('close', () => {
+    const elapsedMs = performance.now() - started;
+    // No answer begun: the client left first (nginx's 499).
+    const status = c.res.headersSent ? c.res.statusCode : CLIENT_LEFT;
+    metrics.response(c.routeName ?? '', status, elapsedMs / 1000);
+    if (!log) return;
     logger[level]({
       reqId: c.requestId,
       decision: c.decision,
       method: c.method,
       path: c.path,
-      client: clientAddress(c),
+      client: loggedClient(c),
       status: c.res.statusCode,
       route: c.routeName,
       limit: c.outcome,
-      ms: Math.round((performance.now() - started) * 100) / 100,
+      ms: Math.round(elapsedMs * 100) / 100,
       aborted: !c.res.writableFinished || undefined,
       ...(c.state.table.config.log.keyParts ? keyPartsLogged(c) : undefined),
     });
   });
+}
+
+/** The status counted for a response the client left before it began. */
+export const CLIENT_LEFT = 499;
+
+/** The `client` field: the address in full, hashed as a key part is (log.clientAddress), or none. */
+function loggedClient(c: RequestContext): string | undefined {
+  const mode = c.state.table.config.log.clientAddress;
+  if (mode === 'none') return undefined;
+  const address = clientAddress(c);
+  return mode === 'hashed' ? hashPart(`ip=${address}`) : address;
 }
 
 /**
@@ -201,7 +220,7 @@ export function isHealthCheck(method: string | undefined, path: string | undefin
 
 /** Answers a health check (logged at debug): /healthz 200 while the process runs, /readyz per the store. */
 export function answerHealthCheck(c: RequestContext, path: string): Promise<void> | void {
-  logAccess(c, 'debug');
+  observeResponse(c, 'debug');
   if (path === '/healthz') return sendJson(c.res, 200, '{"status":"ok"}', c.headers);
   return answerReadyz(c.res, c.listener.store, c.headers);
 }
@@ -270,21 +289,41 @@ export function keepCount(c: RoutedContext, counted: Counted): Refusal | undefin
   const { report } = counted;
   if (!c.limiting.ietfHeaders || !report) addRateLimitHeaders(c.headers, report);
   else addRateLimitHeaders(c.headers, report, ietfPolicy(c.route, counted), reportedPartition(c, counted));
-  if (counted.refusal) settle(c);
+  if (counted.refusal) settle(c, undefined, false);
   return counted.refusal;
 }
 
 /**
  * Counts a counted request under its limiters once its fate is known: refused after counting
  * (`refused`: a bad credential, a cap, a body bound, a malformed target), or let on (each
- * limiter's own verdict). Once per request; a request no limiter saw is not counted.
+ * limiter's own verdict). Once per request; a request no limiter saw is not counted. `admitted`
+ * (let on to the upstream, or the decision listener's 200) is false for a refusal of counting's
+ * own and for a client that left.
  */
-export function settle(c: RequestContext, refused?: LimiterDecision): void {
+export function settle(c: RequestContext, refused?: LimiterDecision, admitted = refused === undefined): void {
   const verdicts = c.verdicts;
   if (verdicts === undefined || c.route === undefined) return;
   c.verdicts = undefined;
   if (refused !== undefined) c.outcome = refused;
   recordDecisions(c.limiting.metrics, c.route, verdicts, refused);
+  if (admitted) auditUncounted(c.limiting.metrics, c.route, verdicts);
+}
+
+/**
+ * tollgate_admitted_over_limit_total: a request admitted while an enforcing limiter could not
+ * count it (the store failed; onStoreError: open, or an open limiter beside local ones) went past
+ * that limiter's limit unchecked.
+ */
+function auditUncounted(
+  metrics: GatewayMetrics,
+  route: CompiledRoute,
+  verdicts: readonly (LimiterDecision | undefined)[],
+): void {
+  for (let i = 0; i < verdicts.length; i++) {
+    if (verdicts[i] !== 'store_error') continue;
+    const limiter = route.limiters[i]!;
+    if (!limiter.shadow) metrics.admittedOverLimit(limiter.name);
+  }
 }
 
 /** The `pk` of the window the headers report: its store key, hashed (rate-limit-headers.ts). */
@@ -293,6 +332,17 @@ function reportedPartition(c: RoutedContext, counted: Counted): string | undefin
   if (!w) return undefined;
   const hashed = counted.identity.hashed;
   return partitionKey(windowKey(c.state.keyPrefix, w.limiter, w.index, (part) => hashed.get(part)!));
+}
+
+/** The 400 when a Connection header would strip Host or a header the request was keyed by. */
+export function connectionRefusal(
+  connection: string | string[] | undefined,
+  identityHeaders: CompiledRoute['identityHeaders'],
+): Refusal | undefined {
+  const stripped = connectionStrips(connection, identityHeaders);
+  if (stripped === undefined) return undefined;
+  const message = `The Connection header may not name ${stripped}: the gateway identifies requests by it.`;
+  return { status: 400, code: 'invalid_connection_header', decision: 'invalid_target', message };
 }
 
 /** The 400s of a request the proxy would not forward: a target it cannot canonicalise, a misspelt method. */

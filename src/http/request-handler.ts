@@ -1,7 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { connectionStrips } from '../identity/resolve.js';
 import type { Admission } from '../limits/admission.js';
-import type { Refusal } from '../limits/refusal.js';
 import { declaresTooLarge } from '../proxy/body-limit.js';
 import type { LiveStreams } from '../proxy/live-streams.js';
 import type { ResponseBuffers } from '../proxy/response-buffers.js';
@@ -17,7 +15,8 @@ import {
   answerHealthCheck,
   isHealthCheck,
   keepCount,
-  logAccess,
+  connectionRefusal,
+  observeResponse,
   malformedRequest,
   preflightOf,
   requestShell,
@@ -70,7 +69,7 @@ async function handle(ctx: HandlerContext, warn: Warnings, c: RequestContext): P
   const method = (c.method = c.req.method ?? 'GET');
   const path = (c.path = target.ok ? target.path : target.matchPath);
   if (isHealthCheck(method, path)) return answerHealthCheck(c, path);
-  logAccess(c, 'info');
+  observeResponse(c, 'info');
   if (shed(c)) return;
   const { host } = c.req.headers;
   const preflight = preflightOf(c, method, host, target.matchPath);
@@ -97,7 +96,7 @@ async function handle(ctx: HandlerContext, warn: Warnings, c: RequestContext): P
     body = await requestBody(r.req, r.res, r.route.maxBodySize, bodyTimeout, r.headers);
     if (body === undefined) {
       if (deferred) postCharge(r, deferred, r.res.statusCode);
-      return settle(r, bodyRefusal(r.res.statusCode));
+      return settle(r, bodyRefusal(r.res.statusCode), false);
     }
   }
   settle(r);
@@ -126,7 +125,7 @@ function passes(
   const { route, identity } = r;
   const refusal =
     malformedRequest(target, method) ??
-    connectionRefusal(r) ??
+    connectionRefusal(r.req.headers.connection, route.identityHeaders) ??
     (identity ? credentialRefusal(route, identity) : undefined);
   if (refusal) {
     settle(r, refusal.decision);
@@ -140,21 +139,13 @@ function passes(
   }
   const admitted = admit(ctx.admission, r);
   if (admitted === true) return true;
-  settle(r, admitted === false ? undefined : admitted.decision); // false: the client left
+  settle(r, admitted === false ? undefined : admitted.decision, false); // false: the client left
   return false;
 }
 
 /** What a body that was not read came to: 413, 408, or (the client left) the limiters' own verdicts. */
 function bodyRefusal(status: number): LimiterDecision | undefined {
   return status === 413 ? 'body_too_large' : status === 408 ? 'body_timeout' : undefined;
-}
-
-/** The 400 when a Connection header would strip Host or a header the request was keyed by. */
-function connectionRefusal(r: RoutedContext): Refusal | undefined {
-  const stripped = connectionStrips(r.req.headers.connection, r.route.identityHeaders);
-  if (stripped === undefined) return undefined;
-  const message = `The Connection header may not name ${stripped}: the gateway identifies requests by it.`;
-  return { status: 400, code: 'invalid_connection_header', decision: 'invalid_target', message };
 }
 
 /** Forwards the request to its upstream, the gateway's headers added to the response. */

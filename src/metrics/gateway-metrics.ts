@@ -56,6 +56,16 @@ export class GatewayMetrics {
   readonly #requestCells = new Children<CounterCell>();
   readonly #upstreamCells = new Children<CounterCell>();
   readonly #latencyCells = new Children<HistogramCell>();
+  readonly #responses: CountingCounter;
+  readonly #requestDuration: BucketHistogram;
+  /** Response cells by route name, then status: no label string is built per response. */
+  readonly #responseCells = new Map<string, Map<number, CounterCell>>();
+  readonly #durationCells = new Map<string, HistogramCell>();
+  readonly #reloadSuccess: Gauge;
+  readonly #reloadTime: Gauge;
+  readonly #overLimit: Counter<'limiter'>;
+  /** Requests whose response has not closed yet (tollgate_open_requests). */
+  #open = 0;
 
   constructor(options: { processMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -122,6 +132,48 @@ export class GatewayMetrics {
       name: 'tollgate_local_decisions_total',
       help: 'Requests decided in process while the store was lost (onStoreError: local), by limiter and decision.',
       labelNames: ['limiter', 'decision'],
+      registers,
+    });
+    this.#responses = new CountingCounter({
+      name: 'tollgate_responses_total',
+      help: 'Every answer of the public and decision listeners, by route ("" when unrouted) and status (499: the client left first).',
+      labelNames: ['route', 'status'],
+      registers,
+    });
+    this.#requestDuration = new BucketHistogram(
+      'tollgate_request_duration_seconds',
+      'Time from the start of handling a request to the close of its response, by route ("" when unrouted).',
+      [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      true,
+      registers,
+    );
+    const open = () => this.#open;
+    new Gauge({
+      name: 'tollgate_open_requests',
+      help: 'Requests of the public and decision listeners whose response has not closed yet.',
+      registers,
+      collect() {
+        this.set(open());
+      },
+    });
+    this.#reloadSuccess = new Gauge({
+      name: 'tollgate_config_last_reload_success',
+      help: '1 when the last config (or certificate) load succeeded, 0 when it failed and the running config stayed.',
+      aggregator: 'min', // workers: 0 when any of them failed
+      registers,
+    });
+    this.#reloadTime = new Gauge({
+      name: 'tollgate_config_last_reload_timestamp_seconds',
+      help: 'When the last config load (the first at start, or a reload) was attempted, in Unix seconds.',
+      aggregator: 'max',
+      registers,
+    });
+    this.#overLimit = new Counter({
+      name: 'tollgate_admitted_over_limit_total',
+      help:
+        'Self-audit: requests let through that a limiter did not hold to its limit: admitted uncounted after a ' +
+        'store failure (onStoreError: open), or charged after the response into a window already spent. 0 in normal operation.',
+      labelNames: ['limiter'],
       registers,
     });
     this.#reloads.inc({ result: 'success' }, 0);
@@ -193,8 +245,47 @@ export class GatewayMetrics {
     this.#latencyCells.get(route, upstream, '', this.#newLatencyCell).observe(seconds);
   }
 
+  /** A reload (of the config or the certificates), and the last-reload gauges. */
   configReload(ok: boolean): void {
     this.#reloads.inc({ result: ok ? 'success' : 'failure' });
+    this.#lastLoad(ok);
+  }
+
+  /**
+   * A config is in force (at start, and after each successful reload): its limiters' self-audit
+   * series exist from now on, at 0. Not a reload: tollgate_config_reloads_total is unchanged.
+   */
+  configApplied(limiters: Iterable<string>, atStart: boolean): void {
+    for (const limiter of limiters) this.#overLimit.inc({ limiter }, 0);
+    if (atStart) this.#lastLoad(true);
+  }
+
+  #lastLoad(ok: boolean): void {
+    this.#reloadSuccess.set(ok ? 1 : 0);
+    this.#reloadTime.set(Date.now() / 1000);
+  }
+
+  /** A request let through beyond its limiter's limit (see tollgate_admitted_over_limit_total). */
+  admittedOverLimit(limiter: string): void {
+    this.#overLimit.inc({ limiter });
+  }
+
+  /** A request's response began to be handled: open until `response` counts its close. */
+  opened(): void {
+    this.#open++;
+  }
+
+  /** A response closed: counted by route and status, its time since `opened` observed. */
+  response(route: string, status: number, seconds: number): void {
+    this.#open--;
+    let byStatus = this.#responseCells.get(route);
+    if (!byStatus) this.#responseCells.set(route, (byStatus = new Map()));
+    let cell = byStatus.get(status);
+    if (!cell) byStatus.set(status, (cell = this.#responses.cell({ route, status: String(status) })));
+    cell.pending++;
+    let duration = this.#durationCells.get(route);
+    if (!duration) this.#durationCells.set(route, (duration = this.#requestDuration.cell({ route })));
+    duration.observe(seconds);
   }
 }
 

@@ -81,6 +81,7 @@ export class Gateway {
       requests: this.admission.requestsPerIp.total,
       streams: this.admission.streamsPerIp.total,
     }));
+    this.metrics.configApplied(state.current.table.limiters.keys(), true);
   }
 
   static async start(table: RuleTable, given: GatewayOptions): Promise<Gateway> {
@@ -167,6 +168,7 @@ export class Gateway {
     const old = await this.#state.reload(table);
     this.metrics.configReload(true);
     this.#lastReload = { at: new Date().toISOString(), changes: diffRules(old.table, table) };
+    this.metrics.configApplied(table.limiters.keys(), false);
     this.#retirement.retire(
       retiredPools(old, this.#state.current),
       retirementGraceMs(old.table.config, table.config),

@@ -69,15 +69,17 @@ describe('tollgate explain', () => {
     ]);
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split('\n');
-    expect(lines.slice(0, 5)).toEqual([
+    expect(lines.slice(0, 7)).toEqual([
       'route: widget-init -> upstream widget',
       'forwarded as: /api/v1/widget/init',
+      'may be refused: 429 rate_limited when a window below is spent (live state: the counts in the store)',
+      'may be refused: 429 too_many_requests_in_flight when this address has 64 requests in progress (live state, per process)',
       'client ip: 127.0.0.1',
       'limiter widget-init:',
       '  1000 per 1 minute, key parts:',
     ]);
-    expect(lines[5]).toMatch(/^ {4}ip = ip=127\.0\.0\.1 -> \S{22}$/);
-    expect(lines[6]).toMatch(/^ {4}user_agent = ua=curl\/8 -> \S{22}$/);
+    expect(lines[7]).toMatch(/^ {4}ip = ip=127\.0\.0\.1 -> \S{22}$/);
+    expect(lines[8]).toMatch(/^ {4}user_agent = ua=curl\/8 -> \S{22}$/);
     expect(r.stdout).toContain('30000 per 1 hour, key parts:');
   });
 
@@ -102,7 +104,13 @@ describe('tollgate explain', () => {
       'http://analyzer.localhost/api/v1/reports',
     ]);
     expect(r.stdout.trim()).toBe(
-      'route: reports -> upstream reports\nhosts: analyzer.localhost\nforwarded as: /api/v1/reports\nlimiters: (none: not rate limited)',
+      [
+        'route: reports -> upstream reports',
+        'hosts: analyzer.localhost',
+        'forwarded as: /api/v1/reports',
+        'may be refused: 429 too_many_requests_in_flight when this address has 64 requests in progress (live state, per process)',
+        'limiters: (none: not rate limited)',
+      ].join('\n'),
     );
   });
 });

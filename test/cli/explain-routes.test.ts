@@ -31,7 +31,7 @@ test.each([
   ],
   [
     ['POST', '/api/v1/widget%2Fsatisfaction'],
-    'refused: 400 invalid_request_target (the path has an encoded "/" or "\\"), after counting',
+    'refused: 400 invalid_request_target (Invalid request target: the path has an encoded "/" or "\\".), after counting',
     'limiter widget-satisfaction:',
   ],
   [

@@ -213,6 +213,6 @@ test('check and explain say when the access log carries the key parts replay rea
   const explain = await runCli(['explain', '--config', config, 'GET', 'http://api.example.com/api/a']);
   expect(explain.code, explain.stderr).toBe(0);
   expect(explain.stdout).toContain(
-    'forwarded as: /api/a\naccess log: host and hashed key parts (log.keyParts)\nclient ip: 127.0.0.1\n',
+    'in progress (live state, per process)\naccess log: host and hashed key parts (log.keyParts)\nclient ip: 127.0.0.1\n',
   );
 });

@@ -57,5 +57,11 @@ describe('onStoreError: local on the rate-limit service', () => {
     ]);
     const active = await gateway.metrics.registry.getSingleMetric('tollgate_store_fallback_active')!.get();
     expect(active.values[0]!.value).toBe(1);
+    // The two calls answered OK let the open limiter's descriptor through uncounted (the self-audit).
+    const over = await gateway.metrics.registry.getSingleMetric('tollgate_admitted_over_limit_total')!.get();
+    expect(over.values.map((v) => [v.labels, v.value])).toEqual([
+      [{ limiter: 'near' }, 0],
+      [{ limiter: 'loose' }, 2],
+    ]);
   });
 });

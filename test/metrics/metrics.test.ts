@@ -197,7 +197,7 @@ describe('GET /metrics on the admin listener', () => {
     }
     expect(m).not.toContain(keyOfB);
     expect(m).not.toContain('tg:');
-    // Label names are limiter, decision, route, upstream, result, kind, window, bucket (and le) only.
+    // Label names are limiter, decision, route, upstream, result, status, kind, window, bucket (and le) only.
     const labelNames = new Set(
       samples(m).flatMap((l) => [...l.matchAll(/([a-z_]+)="/g)].map((match) => match[1]!)),
     );
@@ -209,6 +209,7 @@ describe('GET /metrics on the admin listener', () => {
       'limiter',
       'result',
       'route',
+      'status',
       'upstream',
       'window',
     ]);
