@@ -48,8 +48,12 @@ export function parseAddress(text: string): Address | undefined {
     t = t.split(':')[0]!;
   const zone = t.indexOf('%');
   if (zone !== -1) t = t.slice(0, zone);
-  if (!ipaddr.isValid(t)) return undefined;
-  return ipaddr.process(t);
+  // One parse: process() throws on what isValid() refuses, and a throw is the rare case.
+  try {
+    return ipaddr.process(t);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
