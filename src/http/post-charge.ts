@@ -6,7 +6,7 @@
 import { chargeRequests, postCharges } from '../limits/charging.js';
 import type { ResponseHook } from '../proxy/upstream-pool.js';
 import type { CompiledLimiter } from '../rules/compile.js';
-import type { WindowResult } from '../store/window-store.js';
+import type { WindowRequest, WindowResult, WindowStore } from '../store/window-store.js';
 import type { RoutedContext } from './request-context.js';
 import type { DeferredCharge } from './count-request.js';
 
@@ -19,35 +19,105 @@ export function postCharge(
 ): void {
   const { charges, problems } = postCharges(deferred.windows, deferred.costs, status, headers);
   for (const p of problems) r.limiting.warnCharge?.({ reqId: r.requestId, ...p });
-  const requests = chargeRequests(deferred.planned, charges);
-  if (requests.length === 0) return;
-  r.limiting.store.hit(requests).then(
-    (results) => auditOvershoot(r, deferred, charges, results),
-    (err: unknown) => {
-      r.limiting.warnStore({ reqId: r.requestId, err: (err as Error).message, postCharge: true });
-    },
-  );
+  if (!charges.some((c) => c > 0)) return;
+  let batch = batches.get(r.limiting.store);
+  if (!batch) batches.set(r.limiting.store, (batch = new ChargeBatch(r.limiting.store)));
+  batch.add({ r, deferred, charges });
+}
+
+export interface Pending {
+  readonly r: RoutedContext;
+  readonly deferred: DeferredCharge;
+  readonly charges: readonly number[];
+}
+
+/** One window charge of a pending request: where its key's summed request is, and its share. */
+interface Share {
+  readonly pending: Pending;
+  readonly limiter: CompiledLimiter;
+  readonly slot: number;
+  /** The costs charged on the same key before this one, in arrival order. */
+  readonly before: number;
+  readonly cost: number;
+}
+
+const batches = new WeakMap<WindowStore, ChargeBatch>();
+
+/**
+ * The post-charges of one event-loop turn, sent together: one request per window key with the
+ * costs summed (a hot key's charges cost the store one key operation a turn, not one each). Held
+ * for one turn at most; the pending list holds only that turn's charges.
+ */
+export class ChargeBatch {
+  #pending: Pending[] = [];
+
+  constructor(private readonly store: WindowStore) {}
+
+  add(p: Pending): void {
+    if (this.#pending.push(p) === 1) setImmediate(() => this.#flush());
+  }
+
+  #flush(): void {
+    const pending = this.#pending;
+    this.#pending = [];
+    const requests: WindowRequest[] = [];
+    const slots = new Map<string, number>();
+    const shares: Share[] = [];
+    for (const p of pending) {
+      const charged = chargeRequests(p.deferred.planned, p.charges);
+      let k = 0;
+      for (let i = 0; i < p.charges.length; i++) {
+        if (!(p.charges[i]! > 0)) continue;
+        const request = charged[k++]!;
+        // Same key and the same limits (a tier changes them, not the key): one summed request.
+        const id = `${request.key} ${request.limit} ${request.rate ?? ''}`;
+        let slot = slots.get(id);
+        let before = 0;
+        if (slot === undefined) {
+          slots.set(id, (slot = requests.length));
+          requests.push(request);
+        } else {
+          before = requests[slot]!.cost ?? 1;
+          requests[slot] = { ...requests[slot]!, cost: before + request.cost! };
+        }
+        shares.push({
+          pending: p,
+          limiter: p.deferred.windows[i]!.limiter,
+          slot,
+          before,
+          cost: request.cost!,
+        });
+      }
+    }
+    const first = pending[0]!.r;
+    this.store.hit(requests).then(
+      (results) => auditOvershoot(requests, shares, results),
+      (err: unknown) => {
+        first.limiting.warnStore({ err: (err as Error).message, postCharge: true, requests: pending.length });
+      },
+    );
+  }
 }
 
 /**
  * tollgate_admitted_over_limit_total: a charge that found its window without room (the request
- * was admitted on the check before forwarding, then cost more than was left), once per limiter.
- * Shadow limiters never hold anyone to their limit: not counted.
+ * was admitted on the check before forwarding, then cost more than was left), once per limiter
+ * and request. A key's charges are taken in arrival order, as the store would have taken them one
+ * by one. Shadow limiters never hold anyone to their limit: not counted.
  */
 function auditOvershoot(
-  r: RoutedContext,
-  deferred: DeferredCharge,
-  charges: readonly number[],
+  requests: readonly WindowRequest[],
+  shares: readonly Share[],
   results: readonly WindowResult[],
 ): void {
-  let k = 0;
-  let last: CompiledLimiter | undefined;
-  for (let i = 0; i < charges.length; i++) {
-    if (!(charges[i]! > 0)) continue; // chargeRequests leaves it out
-    const limiter = deferred.windows[i]!.limiter;
-    if (results[k++]!.allowed || limiter.shadow || limiter === last) continue;
-    last = limiter;
-    r.limiting.metrics.admittedOverLimit(limiter.name);
+  let counted: Share | undefined;
+  for (const share of shares) {
+    const result = results[share.slot]!;
+    const startCount = result.count - (requests[share.slot]!.cost ?? 1);
+    if (startCount + share.before + share.cost <= result.limit || share.limiter.shadow) continue;
+    if (counted?.pending === share.pending && counted.limiter === share.limiter) continue;
+    counted = share;
+    share.pending.r.limiting.metrics.admittedOverLimit(share.limiter.name);
   }
 }
 
