@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createHash } from 'node:crypto';
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Command, type Redis } from 'ioredis';
@@ -49,6 +50,32 @@ const DID_NOT_RUN = /^(?:NOSCRIPT|MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
 const connectNode = (node: Redis) => {
   if (node.status === 'wait') node.connect().catch(() => undefined); // failures surface as 'node error'
 };
+
+/**
+ * Waits (bounded) until every master's own connection is open. The cluster is "ready" once it has
+ * the slot map, but a command sent to a node whose connection still opens is refused ("Connection
+ * is closed."), so a start that counted at once could fail its first requests.
+ */
+async function mastersOpen(client: Cluster, timeoutMs: number): Promise<boolean> {
+  const opening = client.nodes('master').filter((n) => n.status !== 'ready');
+  if (opening.length === 0) return true;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+  const opened = Promise.all(
+    opening.map((node) => {
+      connectNode(node);
+      return once(node, 'ready');
+    }),
+  ).then(
+    () => true,
+    () => false, // a node's error: not yet
+  );
+  try {
+    return await Promise.race([opened, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 const unavailable = (err: unknown) =>
   new StoreUnavailableError(`redis cluster: ${(err as Error).message}`, { cause: err });
@@ -168,8 +195,9 @@ export class RedisClusterStore implements WindowStore, BatchWindowStore {
     }
   }
 
-  connect(): Promise<boolean> {
-    return whenReady(this.client, this.#connectTimeoutMs, this.#described);
+  async connect(): Promise<boolean> {
+    if (!(await whenReady(this.client, this.#connectTimeoutMs, this.#described))) return false;
+    return mastersOpen(this.client, this.#connectTimeoutMs);
   }
 
   /** Ready when the cluster is and the script runs on the probe key's node (bounded by the connect timeout). */
