@@ -94,20 +94,28 @@ function maskedAddress(addr: Address, bits: number): string {
   return ipaddr.fromByteArray(bytes).toString();
 }
 
-/** An IPv4 address's 32 bits with every bit past `bits` cleared, as an unsigned number. */
-function maskedV4(addr: Address, bits: number): number {
+/** An IPv4 address's 32 bits, as an unsigned number. */
+function v4Number(addr: Address): number {
   const [a, b, c, d] = addr.toByteArray() as [number, number, number, number];
-  const all = ((a << 24) | (b << 16) | (c << 8) | d) >>> 0;
-  return bits === 0 ? 0 : (all & (0xffffffff << (32 - bits))) >>> 0;
+  return ((a << 24) | (b << 16) | (c << 8) | d) >>> 0;
 }
+
+/** That number with every bit past `bits` cleared. */
+const maskedV4 = (n: number, bits: number): number =>
+  bits === 0 ? 0 : (n & (0xffffffff << (32 - bits))) >>> 0;
 
 /**
- * IPv4 ranges by prefix length, longest first, keyed by the masked address as a number: one
- * integer mask and one map read per length in use, no string made per request.
+ * Ranges of one address family by prefix length, longest first: the address is prepared once per
+ * lookup (IPv4: a number, so no string is made per request), then masked and read once per length.
  */
-class V4RangeTable {
-  readonly #byBits = new Map<number, Map<number, OverrideMatch>>();
+class RangeTable<P, K> {
+  readonly #byBits = new Map<number, Map<K, OverrideMatch>>();
   #lengths: number[] = [];
+
+  constructor(
+    private readonly prepare: (addr: Address) => P,
+    private readonly mask: (prepared: P, bits: number) => K,
+  ) {}
 
   add(net: Address, bits: number, match: OverrideMatch): void {
     let nets = this.#byBits.get(bits);
@@ -115,40 +123,16 @@ class V4RangeTable {
       this.#byBits.set(bits, (nets = new Map()));
       this.#lengths = [...this.#byBits.keys()].sort((a, b) => b - a);
     }
-    nets.set(maskedV4(net, bits), match);
-  }
-
-  lookup(addr: Address, known: number): OverrideMatch | undefined {
-    if (this.#lengths.length === 0) return undefined;
-    const all = maskedV4(addr, 32);
-    for (const bits of this.#lengths) {
-      if (bits > known) continue;
-      const found = this.#byBits.get(bits)!.get(bits === 0 ? 0 : (all & (0xffffffff << (32 - bits))) >>> 0);
-      if (found) return found;
-    }
-    return undefined;
-  }
-}
-
-/** Ranges of one address family by prefix length, longest first: one map read per length in use. */
-class RangeTable {
-  readonly #byBits = new Map<number, Map<string, OverrideMatch>>();
-  #lengths: number[] = [];
-
-  add(net: Address, bits: number, match: OverrideMatch): void {
-    let nets = this.#byBits.get(bits);
-    if (!nets) {
-      this.#byBits.set(bits, (nets = new Map()));
-      this.#lengths = [...this.#byBits.keys()].sort((a, b) => b - a);
-    }
-    nets.set(maskedAddress(net, bits), match);
+    nets.set(this.mask(this.prepare(net), bits), match);
   }
 
   /** The longest range holding `addr`, known to its first `known` bits (an IPv6 key's prefix). */
   lookup(addr: Address, known: number): OverrideMatch | undefined {
+    if (this.#lengths.length === 0) return undefined;
+    const prepared = this.prepare(addr);
     for (const bits of this.#lengths) {
       if (bits > known) continue; // finer than what the key says of the client
-      const found = this.#byBits.get(bits)!.get(maskedAddress(addr, bits));
+      const found = this.#byBits.get(bits)!.get(this.mask(prepared, bits));
       if (found) return found;
     }
     return undefined;
@@ -162,8 +146,8 @@ class RangeTable {
 export class OverrideTable {
   static readonly EMPTY = new OverrideTable(new Map());
   readonly #exact: Map<string, OverrideMatch>;
-  readonly #v4 = new V4RangeTable();
-  readonly #v6 = new RangeTable();
+  readonly #v4 = new RangeTable(v4Number, maskedV4);
+  readonly #v6 = new RangeTable((addr: Address) => addr, maskedAddress);
   readonly entries: ReadonlyMap<string, OverrideAction>;
   /** Which kinds appear: the request path verifies a credential only for a kind in use. */
   readonly kinds: ReadonlySet<OverrideKind>;

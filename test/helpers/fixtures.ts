@@ -11,6 +11,7 @@ import { openServiceDatabase } from '../../src/services/registry.js';
 import { DEFAULT_CONFIG, defaultEnv } from './default-config.js';
 import { dataDirWithWorkspaces, embeddedEnv, newDataDir } from './embedded.js';
 import { silentLogger, startGateway } from './gateway.js';
+import { RedisCluster } from './redis-cluster.js';
 import { RedisServer } from './redis-server.js';
 import { TestPages } from './test-pages.js';
 import { TestUpstream } from './upstream.js';
@@ -189,4 +190,21 @@ export async function chromium(
   const browser = await launchChromium();
   onCleanup(() => browser.close());
   return browser;
+}
+
+/**
+ * `test` with `cluster` (a 3-master, 3-replica Redis Cluster of the file's own) and `pair` (two
+ * gateways of `config` counting in it, ${REDIS_CLUSTER_NODES} and ${UPSTREAM_URL} resolved).
+ */
+export function clusterPairTest(config: string) {
+  return test
+    .extend('cluster', { scope: 'file' }, async ({}, { onCleanup }) => {
+      const cluster = await RedisCluster.start();
+      onCleanup(() => cluster.stop());
+      return cluster;
+    })
+    .extend('pair', { scope: 'file' }, async ({ cluster, upstream, gateways }) => {
+      const env = { REDIS_CLUSTER_NODES: cluster.seeds.join(','), UPSTREAM_URL: upstream.url };
+      return [await gateways.start(config, env), await gateways.start(config, env)] as const;
+    });
 }

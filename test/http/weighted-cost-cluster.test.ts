@@ -2,9 +2,8 @@
 // a post-charge from one gateway is seen by the other, countOnly counts only 401s, a calendar
 // window counts across both. Keys spread over the cluster's slots (one tag per address).
 import { expect } from 'vitest';
-import { test as base } from '../helpers/fixtures.js';
+import { clusterPairTest } from '../helpers/fixtures.js';
 import { gatewayYaml, send, type Reply } from '../helpers/gateway.js';
-import { RedisCluster } from '../helpers/redis-cluster.js';
 
 const CONFIG = gatewayYaml(`
 store:
@@ -23,16 +22,7 @@ routes:
   - { name: daily, paths: ['/daily/*'], upstream: app, limiters: [daily] }
 `);
 
-const test = base
-  .extend('cluster', { scope: 'file' }, async ({}, { onCleanup }) => {
-    const cluster = await RedisCluster.start();
-    onCleanup(() => cluster.stop());
-    return cluster;
-  })
-  .extend('pair', { scope: 'file' }, async ({ cluster, upstream, gateways }) => {
-    const env = { REDIS_CLUSTER_NODES: cluster.seeds.join(','), UPSTREAM_URL: upstream.url };
-    return [await gateways.start(CONFIG, env), await gateways.start(CONFIG, env)] as const;
-  });
+const test = clusterPairTest(CONFIG);
 
 const counts = (r: Reply) => [r.status, r.headers['x-ratelimit-remaining']];
 const IPS = ['192.0.2.1', '192.0.2.2', '192.0.2.3', '192.0.2.4'];

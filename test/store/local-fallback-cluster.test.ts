@@ -4,9 +4,8 @@
 import calculateSlot from 'cluster-key-slot';
 import { describe, expect } from 'vitest';
 import type { Gateway } from '../../src/runtime/gateway.js';
-import { test as base } from '../helpers/fixtures.js';
+import { clusterPairTest } from '../helpers/fixtures.js';
 import { gatewayYaml, send } from '../helpers/gateway.js';
-import { RedisCluster } from '../helpers/redis-cluster.js';
 import { waitFor } from '../helpers/wait.js';
 
 const CONFIG = gatewayYaml(`
@@ -24,16 +23,7 @@ routes:
   - { name: a, paths: ['/a/*'], upstream: app, limiters: [shared] }
 `);
 
-const test = base
-  .extend('cluster', { scope: 'file' }, async ({}, { onCleanup }) => {
-    const cluster = await RedisCluster.start();
-    onCleanup(() => cluster.stop());
-    return cluster;
-  })
-  .extend('pair', { scope: 'file' }, async ({ cluster, upstream, gateways }) => {
-    const env = { REDIS_CLUSTER_NODES: cluster.seeds.join(','), UPSTREAM_URL: upstream.url };
-    return [await gateways.start(CONFIG, env), await gateways.start(CONFIG, env)] as const;
-  });
+const test = clusterPairTest(CONFIG);
 
 async function metric(g: Gateway, name: string, labels: Record<string, string> = {}): Promise<number> {
   const m = await g.metrics.registry.getSingleMetric(name)!.get();

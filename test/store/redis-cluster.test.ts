@@ -6,9 +6,8 @@ import { hashPart } from '../../src/identity/hash.js';
 import { windowKey } from '../../src/limits/plan.js';
 import { storeKind } from '../../src/store/create-store.js';
 import { clientAddresses, expectLimited } from '../helpers/clients.js';
-import { test as serversTest } from '../helpers/fixtures.js';
+import { clusterPairTest } from '../helpers/fixtures.js';
 import { gatewayYaml, limitHeaders, send, type Reply } from '../helpers/gateway.js';
-import { RedisCluster } from '../helpers/redis-cluster.js';
 import type { SeenRequest } from '../helpers/upstream.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -66,16 +65,7 @@ routes:
 `);
 
 /** `cluster`: a 3-master, 3-replica Redis Cluster of the file's own; `pair`: two gateways counting in it. */
-const clusterTest = serversTest
-  .extend('cluster', { scope: 'file' }, async ({}, { onCleanup }) => {
-    const cluster = await RedisCluster.start();
-    onCleanup(() => cluster.stop());
-    return cluster;
-  })
-  .extend('pair', { scope: 'file' }, async ({ cluster, upstream, gateways }) => {
-    const env = { REDIS_CLUSTER_NODES: cluster.seeds.join(','), UPSTREAM_URL: upstream.url };
-    return [await gateways.start(CONFIG, env), await gateways.start(CONFIG, env)];
-  });
+const clusterTest = clusterPairTest(CONFIG);
 
 // Every test has its own client addresses (trusted X-Forwarded-For), so budgets never mix.
 const newClient = clientAddresses();
