@@ -325,3 +325,29 @@ export const TARGETS = [
   { name: 'HTTP/2 / HTTP/1.1, both over TLS (h2load)', of: 'tollgate-h2', over: 'tollgate-tls-h1' },
   { name: 'HTTP/2 over TLS (h2load) / plain HTTP/1.1 (wrk)', of: 'tollgate-h2', over: 'tollgate-memory' },
 ];
+
+// Redis Cluster (issue 23): a 3-master cluster the bench starts (redisCluster: the server gets
+// REDIS_CLUSTER_NODES, and the report gives each master's script calls and Redis CPU per response).
+SCENARIOS.push(
+  {
+    id: 'tollgate-cluster',
+    label: 'tollgate, Redis Cluster (3 masters), one IP limiter: one slot',
+    kind: 'tollgate',
+    redisCluster: true,
+    config: 'bench/gateway-cluster.yaml',
+    path: '/bench/forward',
+    expect: 200,
+    limit: HUGE_LIMIT,
+    decisions: 'bench-forward',
+  },
+  {
+    id: 'tollgate-cluster-spread',
+    label: 'tollgate, Redis Cluster (3 masters), three limiters on three hash tags (ip, Host, Content-Type)',
+    kind: 'tollgate',
+    redisCluster: true,
+    config: 'bench/gateway-cluster.yaml',
+    path: '/bench/spread',
+    expect: 200,
+    decisions: 'bench-spread-ip', // (no limit: the probe reads no X-RateLimit-Limit on this route)
+  },
+);
