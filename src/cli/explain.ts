@@ -32,16 +32,18 @@ interface OverrideSources {
   readonly file: ReadonlyMap<string, OverrideAction>;
   readonly api: ReadonlyMap<string, OverrideAction>;
   readonly storeError: string | undefined;
+  /** Whether the store was asked (a Redis store). */
+  readonly read: boolean;
 }
 
 /** The admin API's overrides in the store (Redis), as the gateway merges them: the store's entry wins. */
 async function readOverrides(table: RuleTable, reader: StoreReader | undefined): Promise<OverrideSources> {
   const file = await fileOverrides(table.config.tiers.overrides.file);
-  if (!reader) return { file, api: new Map(), storeError: undefined };
+  if (!reader) return { file, api: new Map(), storeError: undefined, read: false };
   try {
-    return { file, api: await reader.overrides(), storeError: undefined };
+    return { file, api: await reader.overrides(), storeError: undefined, read: true };
   } catch (err) {
-    return { file, api: new Map(), storeError: (err as Error).message };
+    return { file, api: new Map(), storeError: (err as Error).message, read: true };
   }
 }
 
@@ -50,11 +52,13 @@ function overrideLines(table: RuleTable, sources: OverrideSources, tier: Request
   const lines: string[] = [];
   const { file, api, storeError } = sources;
   const fileName = table.config.tiers.overrides.file;
-  if (fileName || api.size > 0 || storeError !== undefined) {
-    const store =
-      storeError === undefined ? `${api.size} from the admin API (store)` : `store not read: ${storeError}`;
-    lines.push(`overrides: ${fileName ? `${file.size} from file ${fileName}, ` : ''}${store}`);
-  }
+  // Only with a Redis store: the memory store's overrides live in the gateway's process.
+  const parts = fileName ? [`${file.size} from file ${fileName}`] : [];
+  if (sources.read)
+    parts.push(
+      storeError === undefined ? `${api.size} from the admin API (store)` : `store not read: ${storeError}`,
+    );
+  if (sources.read) lines.push(`overrides: ${parts.join(', ')}`);
   const key = tier?.choice.override?.key;
   if (key !== undefined)
     lines.push(`override ${key}: from ${api.has(key) ? 'the admin API (store)' : `file ${fileName}`}`);
