@@ -533,7 +533,6 @@ const window = z
           'Limit (and burst) per named tier, e.g. { free: { limit: 10 }, pro: { limit: 100 } }. A request of ' +
           "another tier, or of none, gets the window's own limit (see docs/limiting.md#tiers-and-overrides).",
       }),
-    lease: leaseOption,
     key: z
       .array(keyPart)
       .superRefine((parts, ctx) => {
@@ -552,6 +551,7 @@ const window = z
           "The key parts that identify whose budget a request spends. Required on a route's limiters; " +
           "a limiter that only answers Envoy's descriptors keys by their values instead.",
       }),
+    lease: leaseOption,
   })
   .superRefine((w, ctx) => {
     if (w.burst !== undefined && w.algorithm !== 'token-bucket')
