@@ -254,6 +254,17 @@ export const SCENARIOS = [
     counterPrefix: 'tg:',
     decisions: 'bench-forward',
   },
+  {
+    id: 'tollgate-lease',
+    label: 'tollgate, Redis store, one hot key of 10,000,000/h, leased (slices ≤ 1000)',
+    kind: 'tollgate',
+    redis: true,
+    config: 'bench/gateway-lease.yaml',
+    path: '/bench/forward',
+    expect: 200,
+    limit: '10000000',
+    decisions: 'bench-lease',
+  },
 ];
 
 /**

@@ -14,6 +14,10 @@ import { redactedSeed, redactedUrl } from '../store/redis-connection.js';
 const algorithmText = (w: CompiledWindow) =>
   w.algorithm === 'fixed' ? '' : w.algorithm === 'sliding' ? ' sliding' : ` token-bucket (burst ${w.burst})`;
 
+/** [lease] A leased window: " leased (slices ≤ 1000, ≤ 1/(4 × instances) of what remains)". */
+const leaseText = (w: CompiledWindow) =>
+  w.lease ? ` leased (slices ≤ ${w.lease.max}, ≤ 1/(${w.lease.spread} × instances) of what remains)` : '';
+
 const WEEKDAY = ['', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
 
 /** A calendar window's period: "calendar day (UTC)", "calendar week from sunday (Europe/Berlin)". */
@@ -36,7 +40,7 @@ export const windowText = (l: CompiledLimiter) =>
   l.windows
     .map(
       (w) =>
-        `${w.limit}/${periodText(w)}${algorithmText(w)}${w.parts.length ? ` by ${w.parts.join('+')}` : ''}${tiersText(w)}`,
+        `${w.limit}/${periodText(w)}${algorithmText(w)}${w.parts.length ? ` by ${w.parts.join('+')}` : ''}${tiersText(w)}${leaseText(w)}`,
     )
     .join(', ');
 
@@ -253,7 +257,7 @@ export function describeRequest(
       }
       const w = atTier ?? compiled;
       const per = w.calendar ? calendarText(w) : ms(w.periodMs, { long: true });
-      lines.push(`  ${w.limit} per ${per}${algorithmText(w)}, key parts:`);
+      lines.push(`  ${w.limit} per ${per}${algorithmText(w)}${leaseText(w)}, key parts:`);
       if (w.calendar) {
         const { startMs, endMs } = w.calendar.periodAt(Date.now());
         lines.push(`    period: ${new Date(startMs).toISOString()} to ${new Date(endMs).toISOString()}`);

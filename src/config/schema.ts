@@ -458,6 +458,27 @@ const knownZone = (timeZone: string): boolean => {
 };
 const windowPeriod = z.union([z.literal('1mo').transform(() => MONTH_MS), duration]);
 
+/** [lease] Leased slices of a fixed window's budget (docs/limiting.md#leases). */
+const leaseOption = z
+  .union([
+    z.boolean(),
+    z.strictObject({
+      max: positiveInt.default(1000).meta({
+        description: 'The largest slice an instance leases at once (unset: 1000).',
+      }),
+      spread: positiveInt.default(4).meta({
+        description: 'An instance leases at most 1 ÷ (spread × live instances) of what remains (unset: 4).',
+      }),
+    }),
+  ])
+  .optional()
+  .meta({
+    description:
+      'Lease slices of the remaining budget and spend them in this instance, without a round trip per ' +
+      'request (fixed windows; true: { max: 1000, spread: 4 }; false: off). The total admitted never ' +
+      'exceeds the limit; unspent slices under-admit at most instances × max. See docs/limiting.md#leases.',
+  });
+
 const window = z
   .strictObject({
     limit: positiveInt.meta({
@@ -530,6 +551,7 @@ const window = z
           "The key parts that identify whose budget a request spends. Required on a route's limiters; " +
           "a limiter that only answers Envoy's descriptors keys by their values instead.",
       }),
+    lease: leaseOption,
   })
   .superRefine((w, ctx) => {
     if (w.burst !== undefined && w.algorithm !== 'token-bucket')
@@ -539,6 +561,12 @@ const window = z
         message: 'burst applies to algorithm: token-bucket only',
       });
     calendarChecks(w, ctx);
+    if (w.lease && w.algorithm !== 'fixed')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['lease'],
+        message: `lease applies to algorithm: fixed only (a ${w.algorithm} window is counted exactly)`,
+      });
     // The store decides in integers below 2^53 (limit × period, burst × period in ms).
     const most = w.algorithm === 'token-bucket' ? (w.burst ?? w.limit) : w.limit;
     if (w.algorithm !== 'fixed' && most * w.period > Number.MAX_SAFE_INTEGER)
@@ -718,6 +746,11 @@ const limiterBody = {
     description: 'Requests this limiter refuses with 403 denied, never forwarded (deny wins over allow).',
   }),
   ban: ban.optional(),
+  lease: leaseOption.meta({
+    description:
+      "Lease for every window of the limiter (a window's own lease wins; lease: false there turns it off). " +
+      'See docs/limiting.md#leases.',
+  }),
 };
 
 /** cost and chargeAfter name two ways of pricing a request: one at a time. */
@@ -730,13 +763,47 @@ const chargeChecks = (l: { cost?: unknown; chargeAfter?: unknown }, ctx: z.Refin
     });
 };
 
-export const limiter = z.strictObject(limiterBody).superRefine(chargeChecks);
+/** [lease] What a lease cannot go with: a ban (checked in the store), deferred charging, other algorithms. */
+const leaseChecks = (
+  l: {
+    lease?: unknown;
+    ban?: unknown;
+    chargeAfter?: unknown;
+    countOnly?: unknown;
+    windows: readonly { lease?: unknown; algorithm: string }[];
+  },
+  ctx: z.RefinementCtx,
+) => {
+  const issue = (path: (string | number)[], message: string) =>
+    ctx.addIssue({ code: 'custom', path, message });
+  const leased = l.windows.map((w) => (w.lease === undefined ? !!l.lease : !!w.lease));
+  if (!leased.some(Boolean)) return;
+  const at = l.lease ? ['lease'] : ['windows', leased.indexOf(true), 'lease'];
+  if (l.ban !== undefined)
+    issue(
+      at,
+      'lease and ban exclude each other: a ban is checked in the store, a leased slice is spent here',
+    );
+  if (l.chargeAfter !== undefined || l.countOnly !== undefined)
+    issue(at, 'lease needs requests counted at once (not chargeAfter or countOnly)');
+  if (l.lease)
+    l.windows.forEach((w, i) => {
+      if (w.lease === undefined && w.algorithm !== 'fixed')
+        issue(
+          ['windows', i, 'lease'],
+          `lease applies to algorithm: fixed only: set lease: false on this ${w.algorithm} window`,
+        );
+    });
+};
+
+export const limiter = z.strictObject(limiterBody).superRefine(chargeChecks).superRefine(leaseChecks);
 const inlineLimiter = z
   .strictObject({
     name: name.optional().meta({ description: 'Its name in metrics and logs; unset: <route>#<index>.' }),
     ...limiterBody,
   })
-  .superRefine(chargeChecks);
+  .superRefine(chargeChecks)
+  .superRefine(leaseChecks);
 
 const pathPattern = z
   .string()

@@ -122,10 +122,18 @@ export function windowRequest(
     const endsAtMs = window.calendar.periodAt(now).endMs;
     const periodMs = Math.max(1, endsAtMs - now);
     const base = { key, limit: window.limit, periodMs, enforce, cacheWhenSpent, endsAtMs };
-    return cost === undefined ? base : { ...base, cost };
+    const priced = cost === undefined ? base : { ...base, cost };
+    return window.lease ? { ...priced, lease: window.lease } : priced; // [lease]
   }
   const { periodMs } = window;
   if (window.algorithm === 'fixed') {
+    // [lease] a leased window carries its lease (the leasing store spends it in process).
+    if (window.lease) {
+      const { lease } = window;
+      return cost === undefined
+        ? { key, limit: window.limit, periodMs, enforce, cacheWhenSpent, lease }
+        : { key, limit: window.limit, periodMs, enforce, cacheWhenSpent, cost, lease };
+    }
     // Two literals: the HTTP path's fixed windows carry no cost property at all, as before.
     return cost === undefined
       ? { key, limit: window.limit, periodMs, enforce, cacheWhenSpent }

@@ -20,7 +20,7 @@ import { ietfPolicyOf } from '../limits/tier-choice.js';
 import { tieredRouteWindow, withTiers } from './tiers.js';
 import { hasTlsSettings, isTlsUrl } from '../store/redis-connection.js';
 import type * as model from './model.js';
-import type { Charging, CompiledLimiter, CompiledWindow, KeyPart } from './model.js';
+import type { Charging, CompiledLimiter, CompiledWindow, KeyPart, LeaseRule } from './model.js';
 
 export type { CompiledLimiter, CompiledWindow, RouteWindow } from './model.js';
 
@@ -59,6 +59,7 @@ export function compileLimiter(
       keyStem: keyStem(name, w.period, w.key, algorithm, w.align === 'calendar'),
       otherParts: w.key.filter((p) => p !== tagPart),
       ...(w.align === 'calendar' ? { calendar: calendarOf(w) } : {}),
+      ...leaseOf(w.lease ?? cfg.lease, algorithm),
     };
     return w.tiers ? withTiers(window, w.tiers) : window;
   });
@@ -77,6 +78,12 @@ export function compileLimiter(
     ban: cfg.ban && { after: cfg.ban.after, withinMs: cfg.ban.within, forMs: cfg.ban.for },
     ...(chargingOf(cfg, windows) ?? {}),
   };
+}
+
+/** [lease] A window's lease (its own, else its limiter's), as a spread: none when off or not fixed. */
+function leaseOf(option: LimiterConfig['lease'], algorithm: string): { lease: LeaseRule } | undefined {
+  if (!option || algorithm !== 'fixed') return undefined;
+  return { lease: option === true ? { max: 1000, spread: 4 } : { max: option.max, spread: option.spread } };
 }
 
 const WEEKDAY_NUMBER = {

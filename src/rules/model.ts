@@ -68,6 +68,16 @@ export interface CompiledWindow {
   readonly calendar?: CalendarPeriods | undefined;
   /** Config `tiers`: the window as each named tier sees it (same key, its own limit and burst). */
   readonly tiers?: ReadonlyMap<string, CompiledWindow>;
+  /** Config `lease` (fixed windows): instances spend leased slices of the budget in process. */
+  readonly lease?: LeaseRule | undefined;
+}
+
+/** A window's lease (config `lease`; src/limits/window-maths/lease.ts, src/store/leasing-store.ts). */
+export interface LeaseRule {
+  /** The largest slice an instance takes at once. */
+  readonly max: number;
+  /** An instance takes at most 1 ÷ (spread × live instances) of what remains. */
+  readonly spread: number;
 }
 
 /**

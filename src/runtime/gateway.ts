@@ -127,7 +127,8 @@ export class Gateway {
     }
     const gateway = new Gateway(state, store, fallback, { ...options, metrics }, overrides);
     // Heartbeats only while some limiter falls back locally: no store key otherwise.
-    fallback.start(() => usesLocalFallback(gateway.table));
+    // [lease] The heartbeats also size leased slices (a share of the live instances).
+    fallback.start(() => usesLocalFallback(gateway.table) || usesLease(gateway.table));
     try {
       await gateway.#listen();
     } catch (err) {
@@ -305,5 +306,11 @@ export class Gateway {
 /** Whether some limiter of the table counts locally when the store fails. */
 function usesLocalFallback(table: RuleTable): boolean {
   for (const limiter of table.limiters.values()) if (limiter.onStoreError === 'local') return true;
+  return false;
+}
+
+/** [lease] Whether some window leases (src/store/leasing-store.ts). */
+function usesLease(table: RuleTable): boolean {
+  for (const limiter of table.limiters.values()) if (limiter.windows.some((w) => w.lease)) return true;
   return false;
 }

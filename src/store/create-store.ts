@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { BatchingStore, type BatchWindowStore } from './batching-store.js';
+import type { LeaseBackend } from './lease-script.js';
+import { LeasingStore } from './leasing-store.js';
 import { LIVE_MS, LocalFallback } from './local-fallback.js';
 import { instancesKey, redisBeat, type Beat } from './local-fallback-heartbeat.js';
 import { MemoryStore } from './memory-store.js';
@@ -26,7 +28,10 @@ export function storeKind(config: StoreConfig): StoreKind {
   return config.redis.url ? 'redis' : 'memory';
 }
 
-/** The configured store. Network stores sit behind the over-limit cache; the memory store needs none. */
+/**
+ * The configured store. Network stores sit behind the over-limit cache and the leasing store; the
+ * memory store needs neither (it answers in process: a leased window is counted exactly there).
+ */
 export function createStore(config: StoreConfig, logger?: Logger, metrics?: GatewayMetrics): WindowStore {
   return createStoreParts(config, logger, metrics).store;
 }
@@ -41,16 +46,17 @@ export function createStoreParts(
   // The batching store measures each request's round trip as it settles it (no wrapper of its
   // own per request), inside the cache, so cache hits do not count as store latency, and do not
   // end an outage of the local fallback either.
-  const networked = (store: BatchWindowStore, local: LocalFallback) => {
+  // [lease] Leased windows are spent in front of the batch (LeasingStore); the others pass through.
+  const networked = (store: BatchWindowStore & LeaseBackend, local: LocalFallback) => {
     const observer: StoreObserver = {
       storeRoundTrip: (s) => metrics?.storeRoundTrip(s),
       storeError: () => metrics?.storeError(),
       storeAnswered: () => local.storeAnswered(),
     };
-    return new OverLimitCache(
-      new BatchingStore(store, { timeoutMs: config.redis.commandTimeout, observer }),
-      config.overLimitCache.maxKeys,
-    );
+    const timeoutMs = config.redis.commandTimeout;
+    const batching = new BatchingStore(store, { timeoutMs, observer });
+    const leasing = new LeasingStore(batching, store, { timeoutMs, instances: () => local.instances });
+    return new OverLimitCache(leasing, config.overLimitCache.maxKeys);
   };
   const common = {
     connectTimeoutMs: config.redis.connectTimeout,

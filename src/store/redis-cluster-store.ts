@@ -24,6 +24,7 @@ import {
   type WindowResult,
   type WindowStore,
 } from './window-store.js';
+import { leaseOn, returnLeaseOn, type LeaseAsk, type LeaseGrant } from './lease-script.js';
 
 export interface RedisClusterStoreOptions {
   /** Seed nodes, "host:port" or redis:// and rediss:// URLs (with an ACL user); the rest is discovered. */
@@ -242,5 +243,14 @@ export class RedisClusterStore implements WindowStore, BatchWindowStore {
     } catch (err) {
       throw unavailable(err);
     }
+  }
+
+  // [lease] Leases of fixed windows (src/store/leasing-store.ts): one script run each, by key.
+  lease(ask: LeaseAsk): Promise<LeaseGrant> {
+    return leaseOn(this.client, ask);
+  }
+
+  returnLease(key: string, unspent: number, endsAt: number): Promise<number> {
+    return returnLeaseOn(this.client, key, unspent, endsAt);
   }
 }

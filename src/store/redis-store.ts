@@ -21,6 +21,7 @@ import {
   type WindowResult,
   type WindowStore,
 } from './window-store.js';
+import { leaseOn, returnLeaseOn, type LeaseAsk, type LeaseGrant } from './lease-script.js';
 
 export interface RedisStoreOptions {
   /** redis:// or rediss:// (TLS), with an optional ACL user and password. */
@@ -127,6 +128,15 @@ export class RedisStore implements WindowStore, BatchWindowStore {
 
   close(): Promise<void> {
     return quit(this.client);
+  }
+
+  // [lease] Leases of fixed windows (src/store/leasing-store.ts): one script run each, by key.
+  lease(ask: LeaseAsk): Promise<LeaseGrant> {
+    return leaseOn(this.client, ask);
+  }
+
+  returnLease(key: string, unspent: number, endsAt: number): Promise<number> {
+    return returnLeaseOn(this.client, key, unspent, endsAt);
   }
 }
 

@@ -27,6 +27,8 @@ export interface WindowRequest {
   readonly endsAtMs?: number;
   /** The limiter's penalty box, on the first of its windows (see BanRequest). */
   readonly ban?: BanRequest;
+  /** [lease] A fixed window whose budget is leased in slices (src/store/leasing-store.ts). */
+  readonly lease?: { readonly max: number; readonly spread: number };
 }
 
 /**

@@ -50,7 +50,7 @@ describe('config errors', () => {
     [
       'an unknown field far from any',
       '{ limit: 1, period: 1m, key: [ip], colour: red }',
-      'conf.yaml:7:44: limiters.l.windows[0].colour: unknown field "colour"; allowed: limit, period, algorithm, burst, align, timeZone, weekStart, tiers, key',
+      'conf.yaml:7:44: limiters.l.windows[0].colour: unknown field "colour"; allowed: limit, period, algorithm, burst, align, timeZone, weekStart, tiers, key, lease',
     ],
     [
       'a field missing with no typo beside it',

@@ -1,0 +1,321 @@
+import { leaseSlice, MIN_SLICE } from '../limits/window-maths/lease.js';
+import type { LeaseBackend, LeaseGrant } from './lease-script.js';
+import {
+  StoreUnavailableError,
+  WrappingStore,
+  type WindowRequest,
+  type WindowResult,
+  type WindowStore,
+} from './window-store.js';
+
+export interface LeasingStoreOptions {
+  /** How long a lease or a give-back may take (store.redis.commandTimeout). */
+  readonly timeoutMs: number;
+  /** The live gateway instances (the heartbeats'); a slice is at most 1 ÷ (spread × instances) of what remains. */
+  readonly instances: () => number;
+  readonly now?: () => number;
+  /** How often slices of ended windows are forgotten. */
+  readonly sweepIntervalMs?: number;
+}
+
+/** What this instance holds of one window's budget. */
+interface Held {
+  /** Leased and not yet spent (requests awaiting the store's verdict on their other windows hold theirs out). */
+  left: number;
+  /** The limit the slices were granted under: a request checked against another limit is counted exactly. */
+  limit: number;
+  /** The store's count at the last grant (every slice granted until then included). */
+  count: number;
+  /** When the slices stop being spent, in this clock: never later than the store's window end. */
+  resetAtMs: number;
+  /** The window's end in the store's clock (names the window to give back to). */
+  endsAt: number;
+  /** The remaining budget is too small for a slice: requests are counted exactly until resetAtMs. */
+  exact: boolean;
+  /** The lease in flight (one at a time per window, so what is held stays bounded). */
+  pending: Promise<void> | undefined;
+}
+
+/** Counters for tests and the bench. */
+export interface LeaseStats {
+  leases: number;
+  granted: number;
+  returned: number;
+  localHits: number;
+}
+
+/** A leased window of a request, and how this request spends it. */
+const LOCAL = 0;
+const EXACT = 1;
+const LEASE = 2;
+
+/**
+ * Hot keys without round trips (config `lease`, docs/limiting.md#leases): a decorator in front of
+ * the batching store. A leased window's requests are admitted from a slice this instance leased
+ * from the store, which counted the slice when it granted it, so every instance together admits at
+ * most the limit. A request whose other windows go to the store holds its share of the slice out
+ * until the store answers, and puts it back when the store refuses (a refused request spends
+ * nothing). Requests waiting for a window's slice share one lease. When what remains is too
+ * small for a slice, the window is counted exactly (the inner store) until it resets. Unspent
+ * slices are given back at close; those of a window that ended are lost with it.
+ */
+export class LeasingStore extends WrappingStore {
+  readonly #backend: LeaseBackend;
+  readonly #timeoutMs: number;
+  readonly #instances: () => number;
+  readonly #now: () => number;
+  readonly #held = new Map<string, Held>();
+  readonly #sweeper: NodeJS.Timeout;
+  readonly stats: LeaseStats = { leases: 0, granted: 0, returned: 0, localHits: 0 };
+  #closing: Promise<void> | undefined;
+
+  constructor(inner: WindowStore, backend: LeaseBackend, options: LeasingStoreOptions) {
+    super(inner);
+    this.#backend = backend;
+    this.#timeoutMs = options.timeoutMs;
+    this.#instances = options.instances;
+    this.#now = options.now ?? Date.now;
+    this.#sweeper = setInterval(() => this.#sweep(), options.sweepIntervalMs ?? 10_000);
+    this.#sweeper.unref();
+  }
+
+  /** Units this instance holds unspent, over every window (tests, the bench). */
+  get unspent(): number {
+    let sum = 0;
+    for (const key of this.#held.keys()) sum += this.unspentOf(key);
+    return sum;
+  }
+
+  /** Units this instance holds unspent of a window that has not ended (tests). */
+  unspentOf(key: string): number {
+    const h = this.#held.get(key);
+    return h && h.resetAtMs > this.#now() ? h.left : 0;
+  }
+
+  hit(windows: readonly WindowRequest[]): Promise<WindowResult[]> {
+    for (let i = 0; i < windows.length; i++)
+      if (windows[i]!.lease !== undefined) return this.#hitLeased(windows, undefined);
+    return this.inner.hit(windows);
+  }
+
+  /** `leased`: the windows a lease was already asked for on this request's behalf. */
+  #hitLeased(windows: readonly WindowRequest[], leased: Set<string> | undefined): Promise<WindowResult[]> {
+    if (this.#closing) return this.inner.hit(windows); // closing: the slices are going back
+    const now = this.#now();
+    const n = windows.length;
+    const local = new Array<Held | undefined>(n);
+    let toLease: WindowRequest | undefined;
+    let exact = false;
+    for (let i = 0; i < n; i++) {
+      const w = windows[i]!;
+      const h = this.#held.get(w.key);
+      let way = wayOf(w, h, now);
+      // Asked once for this request and still short (others spent the slice first): exactly.
+      if (way === LEASE && leased?.has(w.key)) way = EXACT;
+      if (way === LOCAL) local[i] = h;
+      else if (way === LEASE) toLease ??= w;
+      else exact = true;
+    }
+    // A window needs a slice first: once it comes, the request is looked at again.
+    if (toLease) {
+      const key = toLease.key;
+      return this.#leaseFor(toLease).then(() => this.#hitLeased(windows, (leased ?? new Set()).add(key)));
+    }
+    // Every window spent here (the hot key's common case): no round trip.
+    if (!exact) {
+      const results = new Array<WindowResult>(n);
+      for (let i = 0; i < n; i++) {
+        const w = windows[i]!;
+        const h = local[i]!;
+        h.left -= w.cost ?? 1;
+        results[i] = heldResult(w, h);
+      }
+      this.stats.localHits++;
+      return Promise.resolve(results);
+    }
+    // Some windows go to the store: ours are held out until it answers.
+    const rest: WindowRequest[] = [];
+    for (let i = 0; i < n; i++) {
+      const w = windows[i]!;
+      if (local[i]) local[i]!.left -= w.cost ?? 1;
+      else rest.push(w);
+    }
+    const putBack = () => {
+      for (let i = 0; i < n; i++) if (local[i]) local[i]!.left += windows[i]!.cost ?? 1;
+    };
+    return this.inner.hit(rest).then(
+      (answered) => {
+        if (answered.some((r, j) => rest[j]!.enforce && !r.allowed)) putBack(); // refused: spends nothing
+        const results = new Array<WindowResult>(n);
+        let j = 0;
+        for (let i = 0; i < n; i++) {
+          const h = local[i];
+          results[i] = h ? heldResult(windows[i]!, h) : answered[j++]!;
+        }
+        return results;
+      },
+      (err: unknown) => {
+        putBack();
+        throw err;
+      },
+    );
+  }
+
+  /** The window's lease in flight, or a new one; resolves once it is answered, rejects on failure or timeout. */
+  #leaseFor(w: WindowRequest): Promise<void> {
+    let h = this.#held.get(w.key);
+    const now = this.#now();
+    if (h && h.resetAtMs <= now && !h.pending) {
+      this.#held.delete(w.key); // the window ended: its unspent slices are lost with it
+      h = undefined;
+    }
+    const pending = h?.pending ?? this.#ask(w, h, now);
+    return this.#bounded(pending);
+  }
+
+  #ask(w: WindowRequest, h: Held | undefined, sentAt: number): Promise<void> {
+    const rule = w.lease!;
+    const divisor = rule.spread * Math.max(1, this.#instances());
+    const need = Math.max(MIN_SLICE, w.cost ?? 1);
+    // A calendar window's period is the time to its boundary (the store key's expiry).
+    const ask = { key: w.key, limit: w.limit, periodMs: w.periodMs, divisor, max: rule.max, need };
+    this.stats.leases++;
+    const pending = this.#backend.lease(ask).then(
+      (grant) => this.#granted(w, grant, sentAt, divisor),
+      (err: unknown) => {
+        const held = this.#held.get(w.key);
+        if (held) held.pending = undefined;
+        throw new StoreUnavailableError(`lease: ${(err as Error).message}`, { cause: err });
+      },
+    );
+    const holder: Held = h ?? {
+      left: 0,
+      limit: w.limit,
+      count: 0,
+      resetAtMs: 0, // nothing to spend until the grant
+      endsAt: 0,
+      exact: false,
+      pending,
+    };
+    holder.pending = pending;
+    if (!h) this.#held.set(w.key, holder);
+    return pending;
+  }
+
+  /** A grant: the slice is added to what is held (the same window) or starts anew (a new window). */
+  #granted(w: WindowRequest, grant: LeaseGrant, sentAt: number, divisor: number): void {
+    this.stats.granted += grant.slice;
+    // Measured from when the lease was asked: never later than the store's own window end.
+    let resetAtMs = sentAt + grant.ttlMs;
+    if (w.endsAtMs !== undefined) resetAtMs = Math.min(resetAtMs, w.endsAtMs);
+    let h = this.#held.get(w.key);
+    if (!h) {
+      h = {
+        left: 0,
+        limit: w.limit,
+        count: 0,
+        resetAtMs,
+        endsAt: grant.endsAt,
+        exact: false,
+        pending: undefined,
+      };
+      this.#held.set(w.key, h);
+    }
+    // The same window when it ends at the same moment (a later one ends ≥ 1s later).
+    if (h.endsAt !== 0 && Math.abs(h.endsAt - grant.endsAt) <= 500) {
+      h.left += grant.slice;
+      h.resetAtMs = Math.max(h.resetAtMs, resetAtMs);
+    } else {
+      h.left = grant.slice; // what was held of an ended window is lost with it
+      h.resetAtMs = resetAtMs;
+      h.endsAt = grant.endsAt;
+    }
+    h.limit = w.limit;
+    h.count = grant.count;
+    h.exact = grant.slice === 0 && leaseSlice(w.limit - grant.count, divisor, w.lease!.max) === 0;
+    h.pending = undefined;
+    // Closing: a grant that arrives now goes straight back.
+    if (this.#closing && h.left > 0) void this.#giveBack(w.key, h);
+  }
+
+  /** Rejects when `pending` takes longer than the timeout (the lease itself still counts if it lands). */
+  #bounded(pending: Promise<void>): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new StoreUnavailableError(`lease: no reply within ${this.#timeoutMs}ms`)),
+        this.#timeoutMs,
+      );
+      pending.then(
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          reject(err as Error);
+        },
+      );
+    });
+  }
+
+  /** Gives a window's unspent slices back (at most once: what is held drops to 0 first). */
+  async #giveBack(key: string, h: Held): Promise<void> {
+    const unspent = h.left;
+    if (unspent <= 0 || h.resetAtMs <= this.#now()) return;
+    h.left = 0;
+    try {
+      this.stats.returned += await this.#backend.returnLease(key, unspent, h.endsAt);
+    } catch {
+      // Not given back: the window under-admits by it until it ends (the documented bound).
+    }
+  }
+
+  #sweep(): void {
+    const now = this.#now();
+    for (const [key, h] of this.#held) if (h.resetAtMs <= now && !h.pending) this.#held.delete(key);
+  }
+
+  /** Gives every unspent slice back (bounded by the timeout), then closes the inner store. */
+  override close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    clearInterval(this.#sweeper);
+    const pending = [...this.#held.values()].flatMap((h) => (h.pending ? [h.pending] : []));
+    await withTimeout(Promise.allSettled(pending), this.#timeoutMs);
+    const back = [...this.#held].map(([key, h]) => this.#giveBack(key, h));
+    await withTimeout(Promise.allSettled(back), this.#timeoutMs);
+    this.#held.clear();
+    await this.inner.close();
+  }
+}
+
+/** How a request spends a leased window: from the slice, exactly (the store), or after a lease. */
+function wayOf(w: WindowRequest, h: Held | undefined, now: number): number {
+  // Only fixed windows lease; a window carrying a ban is checked where the ban is.
+  if (w.lease === undefined || w.algorithm !== undefined || w.ban !== undefined) return EXACT;
+  if (!h || h.resetAtMs <= now) return LEASE;
+  if (h.limit !== w.limit) return EXACT;
+  if (h.left >= (w.cost ?? 1)) return LOCAL;
+  return h.exact ? EXACT : LEASE;
+}
+
+/**
+ * A window spent from a slice: its count is the store's at the last grant less what this instance
+ * holds unspent, so Remaining (limit − count) is what the store had left before this instance's
+ * last slice, less what this instance admitted since. Other instances' slices count as spent.
+ */
+function heldResult(w: WindowRequest, h: Held): WindowResult {
+  return { count: h.count - h.left, limit: w.limit, resetAtMs: h.resetAtMs, allowed: true };
+}
+
+const withTimeout = <T>(p: Promise<T>, ms: number): Promise<T | undefined> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), ms);
+    p.then((v) => {
+      clearTimeout(timer);
+      resolve(v);
+    });
+  });

@@ -1,0 +1,132 @@
+// The leasing store's concurrency, against a backend that counts its calls (the store's maths
+// is the lease script's, in process): requests waiting for one window's slice share one lease; a
+// request refused for another window spends nothing; exhausted windows are counted exactly; close
+// gives unspent slices back; a lease that times out fails its requests and still lands.
+import { describe, expect, test } from 'vitest';
+import { leaseSlice } from '../../src/limits/window-maths/lease.js';
+import type { LeaseAsk, LeaseBackend, LeaseGrant } from '../../src/store/lease-script.js';
+import { LeasingStore } from '../../src/store/leasing-store.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+import { StoreUnavailableError, type WindowRequest } from '../../src/store/window-store.js';
+
+const PERIOD = 60_000;
+
+/** The lease scripts over the memory store's counters: the inner store of the test shares them. */
+class Backend implements LeaseBackend {
+  leases = 0;
+  returns: number[] = [];
+  /** Set: leases wait for it. */
+  gate: Promise<void> | undefined;
+  constructor(private readonly counts: MemoryStore) {}
+
+  async lease(a: LeaseAsk): Promise<LeaseGrant> {
+    this.leases++;
+    await this.gate;
+    const [probe] = await this.counts.hit([
+      { key: a.key, limit: a.limit, periodMs: a.periodMs, enforce: false, cacheWhenSpent: false, cost: 0 },
+    ]);
+    const slice = leaseSlice(a.limit - probe!.count, a.divisor, a.max, a.need);
+    if (slice > 0)
+      await this.counts.hit([
+        {
+          key: a.key,
+          limit: a.limit,
+          periodMs: a.periodMs,
+          enforce: false,
+          cacheWhenSpent: false,
+          cost: slice,
+        },
+      ]);
+    return { slice, count: probe!.count + slice, ttlMs: PERIOD, endsAt: 1_000_000 };
+  }
+
+  async returnLease(key: string, unspent: number): Promise<number> {
+    this.returns.push(unspent);
+    await this.counts.hit([
+      { key, limit: 1, periodMs: PERIOD, enforce: false, cacheWhenSpent: false, cost: -unspent },
+    ]);
+    return unspent;
+  }
+}
+
+function setup(instances = 1) {
+  const counts = new MemoryStore({ maxKeys: 100, sweepIntervalMs: 60_000 });
+  const backend = new Backend(counts);
+  const store = new LeasingStore(counts, backend, { timeoutMs: 5000, instances: () => instances });
+  const count = async (key: string) =>
+    (
+      await counts.hit([{ key, limit: 1, periodMs: PERIOD, enforce: false, cacheWhenSpent: false, cost: 0 }])
+    )[0]!.count;
+  return { counts, backend, store, count };
+}
+
+const hot = (limit: number, max = 10): WindowRequest => ({
+  key: 'hot',
+  limit,
+  periodMs: PERIOD,
+  enforce: true,
+  cacheWhenSpent: false,
+  lease: { max, spread: 1 },
+});
+const exact = (limit: number): WindowRequest => ({
+  key: 'ip',
+  limit,
+  periodMs: PERIOD,
+  enforce: true,
+  cacheWhenSpent: false,
+});
+
+describe('LeasingStore', () => {
+  test('requests waiting for a slice share one lease; the rest are spent in process', async () => {
+    const { backend, store, count } = setup();
+    let open!: () => void;
+    backend.gate = new Promise((resolve) => (open = resolve));
+    const waiting = Array.from({ length: 8 }, () => store.hit([hot(1000)]));
+    open();
+    const results = await Promise.all(waiting);
+    expect(backend.leases).toBe(1);
+    expect(results.every(([r]) => r!.allowed)).toBe(true);
+    // Remaining falls by one per request: the count is the store's less what is held unspent.
+    expect(results.map(([r]) => r!.count)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(await count('hot')).toBe(10);
+    await store.close();
+    expect(backend.returns).toEqual([2]);
+  });
+
+  test('a request refused for another window spends nothing of the slice', async () => {
+    const { backend, store, count } = setup();
+    expect((await store.hit([hot(1000), exact(1)])).map((r) => r.allowed)).toEqual([true, true]);
+    expect(store.unspentOf('hot')).toBe(9);
+    const refused = await store.hit([hot(1000), exact(1)]);
+    expect(refused.map((r) => r.allowed)).toEqual([true, false]);
+    expect(store.unspentOf('hot')).toBe(9);
+    expect(await count('ip')).toBe(1);
+    expect(await count('hot')).toBe(10);
+    await store.close();
+    expect(backend.returns).toEqual([9]);
+  });
+
+  test('a small remaining budget is counted exactly, and refused at the limit', async () => {
+    const { backend, store, count } = setup(2);
+    // limit 5, divisor 2: a slice of 2, then none (3 left ÷ 2 < 2): counted exactly from then on.
+    const answers = [];
+    for (let i = 0; i < 7; i++) answers.push((await store.hit([hot(5)]))[0]!.allowed);
+    expect(answers).toEqual([true, true, true, true, true, false, false]);
+    expect(await count('hot')).toBe(5);
+    expect(backend.leases).toBe(2);
+  });
+
+  test('a lease that times out fails its requests; its slice still lands', async () => {
+    const counts = new MemoryStore({ maxKeys: 100, sweepIntervalMs: 60_000 });
+    const backend = new Backend(counts);
+    let open!: () => void;
+    backend.gate = new Promise((resolve) => (open = resolve));
+    const store = new LeasingStore(counts, backend, { timeoutMs: 20, instances: () => 1 });
+    await expect(store.hit([hot(1000)])).rejects.toBeInstanceOf(StoreUnavailableError);
+    open();
+    await new Promise((resolve) => setImmediate(resolve)); // the gated lease answers (microtasks)
+    expect(store.unspentOf('hot')).toBe(10);
+    expect((await store.hit([hot(1000)]))[0]!.allowed).toBe(true);
+    expect(backend.leases).toBe(1);
+  });
+});
