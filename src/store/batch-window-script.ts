@@ -24,7 +24,7 @@ export const BATCH_WINDOW_LUA = `
 -- those of src/limits/window-maths/, in integers below 2^53 (the config checks the bounds).
 -- KEYS: each window spec's key (then the bans' keys, see below).
 -- ARGV[1]: the number of requests; ARGV[2]: '' or the time in ms; ARGV[3]: the number of window
--- specs (a spec: a key and how a window on it counts, shared by the requests of the call that
+-- specs, negative when no two share a key (a spec: a key and how a window on it counts, shared by the requests of the call that
 -- have that window), then each spec's limit, period in ms, mode, cost (hits to add), and for a
 -- token bucket its rate. mode: '1'/'0' fixed enforced/shadow, 's1'/'s0' sliding, 'b1'/'b0' token
 -- bucket (limit is then its burst). A window has room when used + cost <= limit.
@@ -108,9 +108,13 @@ ${BAN_LUA}
 -- The specs, read once, in parallel arrays (no table per spec): kind 'f', 's' or 'b'; enforced;
 -- limit, period, cost, rate; slot: the first spec on the same key, whose slot holds its state.
 local kind, enforced, limit, period, cost, rate, slot = {}, {}, {}, {}, {}, {}, {}
+-- ARGV[3] < 0: every spec is on a key of its own (no slot to look up).
 local slot_of = {}
+local specs = tonumber(ARGV[3])
+local own_keys = specs < 0
+if own_keys then specs = -specs end
 local a = 4
-for s = 1, tonumber(ARGV[3]) do
+for s = 1, specs do
   local mode = ARGV[a + 2]
   local kd, e = 'f', true
   if mode == '0' then e = false
@@ -129,17 +133,22 @@ for s = 1, tonumber(ARGV[3]) do
   else
     a = a + 4
   end
-  local first = slot_of[KEYS[s]]
-  if not first then
-    first = s
-    slot_of[KEYS[s]] = s
+  if own_keys then
+    slot[s] = s
+  else
+    local first = slot_of[KEYS[s]]
+    if not first then
+      first = s
+      slot_of[KEYS[s]] = s
+    end
+    slot[s] = first
   end
-  slot[s] = first
 end
 -- Each key's state by slot, read at the key's first use: fixed x = count, y = ttl (PTTL: -2 none,
 -- -1 no expiry); sliding x, y, z = window, current, previous; token bucket x, y = tat, frac.
 -- add: a fixed key's hits to add; expire: its PEXPIRE; changed: the slots to write, in order.
 local x, y, z, add, expire, changed = {}, {}, {}, {}, {}, {}
+local nchanged = 0
 local used = {} -- per window of the request: its use before the request (ban_check reads it)
 local sp = {} -- per window of the request: its spec
 for _ = 1, tonumber(ARGV[1]) do
@@ -191,7 +200,8 @@ for _ = 1, tonumber(ARGV[1]) do
     local hits = cost[s]
     if blocked == 0 and not add[k] then
       add[k] = 0
-      changed[#changed + 1] = k
+      nchanged = nchanged + 1
+      changed[nchanged] = k
     end
     if kd == 'f' then
       -- As INCRBY, then PEXPIRE when the key was new (or had no expiry), per request would.
@@ -234,7 +244,8 @@ for _ = 1, tonumber(ARGV[1]) do
   ban_count(blocked) -- [bans]
 end
 -- One write per key changed: what the requests counted, summed.
-for _, k in ipairs(changed) do
+for j = 1, nchanged do
+  local k = changed[j]
   local key = KEYS[k]
   if kind[k] == 'f' then
     redis.call('INCRBY', key, add[k])
@@ -313,7 +324,9 @@ export function batchScriptArgs(
     requestArgs.push(-windows.length);
     for (const w of windows) requestArgs.push(specNumber(w));
   }
-  const argv: (number | string)[] = [batch.length, nowMs ?? '', count, ...specArgs, ...requestArgs];
+  // A negative spec count tells the script that no two specs share a key.
+  const ownKeys = specsOf.size === count;
+  const argv = [batch.length, nowMs ?? '', ownKeys ? -count : count, ...specArgs, ...requestArgs];
   pushBanArgs(batch, keys, argv);
   return [keys.length, ...keys, ...argv];
 }

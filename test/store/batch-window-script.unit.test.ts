@@ -22,7 +22,7 @@ describe('batchScriptArgs', () => {
       'b', // spec 2's key
       2, // requests
       '', // the time: Redis' own
-      2, // specs
+      -2, // specs: 2, each on a key of its own (negative)
       2, // spec 1: limit, period, mode (fixed, enforced), cost (absent is 1)
       60_000,
       '1',
@@ -39,12 +39,12 @@ describe('batchScriptArgs', () => {
   });
 
   test("a window's cost (hits to add) follows its mode", () => {
-    expect(batchScriptArgs([[w('a', 10, 1000, true, 4)]])).toEqual([1, 'a', 1, '', 1, 10, 1000, '1', 4, 1]);
+    expect(batchScriptArgs([[w('a', 10, 1000, true, 4)]])).toEqual([1, 'a', 1, '', -1, 10, 1000, '1', 4, 1]);
   });
 
   test('a batch of many requests on one key sends the key and its spec once', () => {
     const same = Array.from({ length: 5 }, () => [w('k', 100, 60_000)]);
-    expect(batchScriptArgs(same)).toEqual([1, 'k', 5, '', 1, 100, 60_000, '1', 1, 1, 1, 1, 1, 1]);
+    expect(batchScriptArgs(same)).toEqual([1, 'k', 5, '', -1, 100, 60_000, '1', 1, 1, 1, 1, 1, 1]);
   });
 
   test('another cost, shadow flag or algorithm on the same key is a spec of its own', () => {
@@ -60,7 +60,7 @@ describe('batchScriptArgs', () => {
       ...['k', 'k', 'k', 's', 't'],
       4,
       5,
-      5,
+      5, // specs: three share key k (positive)
       ...[9, 60_000, '1', 1],
       ...[9, 60_000, '1', 0],
       ...[9, 60_000, '0', 1],
