@@ -2,8 +2,8 @@ import { fileURLToPath } from 'node:url';
 import { status as grpcStatus, type ServiceDefinition } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import type { Logger } from 'pino';
-import type { CompiledLimiter } from '../rules/model.js';
-import type { RuleTable } from '../rules/compile.js';
+import type { GatewayConfig } from '../config/schema.js';
+import type { CompiledLimiter, RuleTable as CompiledRules } from '../rules/model.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type { LocalFallback } from '../store/local-fallback.js';
 import type { WindowResult, WindowStore } from '../store/window-store.js';
@@ -19,6 +19,9 @@ import {
   type DescriptorMatch,
   type DescriptorPlan,
 } from './descriptor-table.js';
+
+/** The rule table, with its config (src/rules/compile.ts's, which sits above this folder). */
+type RuleTable = CompiledRules<GatewayConfig>;
 
 /** RateLimitRequest as proto-loader gives it (camelCase, defaults filled in). */
 export interface RateLimitRequest {
