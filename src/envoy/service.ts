@@ -2,8 +2,8 @@ import { fileURLToPath } from 'node:url';
 import { status as grpcStatus, type ServiceDefinition } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import type { Logger } from 'pino';
-import type { CompiledLimiter, RouteWindow } from '../rules/model.js';
-import type { RuleTable } from '../rules/compile.js';
+import type { GatewayConfig } from '../config/schema.js';
+import type { CompiledLimiter, RuleTable as CompiledRules } from '../rules/model.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type { LocalFallback } from '../store/local-fallback.js';
 import type { WindowResult, WindowStore } from '../store/window-store.js';
@@ -19,6 +19,9 @@ import {
   type DescriptorMatch,
   type DescriptorPlan,
 } from './descriptor-table.js';
+
+/** The rule table, with its config (src/rules/compile.ts's, which sits above this folder). */
+type RuleTable = CompiledRules<GatewayConfig>;
 
 /** RateLimitRequest as proto-loader gives it (camelCase, defaults filled in). */
 export interface RateLimitRequest {
@@ -109,13 +112,7 @@ export async function shouldRateLimit(
     const now = Date.now();
     // [bans] Only a banned key's results carry bannedUntilMs: no work otherwise.
     const banned = results.some((r) => r.bannedUntilMs !== undefined);
-    const ban =
-      banned &&
-      bannedBy(
-        plan.requests.map((_, r) => planWindow(plan, r)),
-        results,
-        now,
-      );
+    const ban = banned && bannedBy(plan.windows, results, now);
     if (ban) {
       for (const l of limiters) ctx.metrics.limiterDecision(l.name, l === ban.limiter ? 'banned' : 'allowed');
       ctx.metrics.nearLimit.refusal(route, ban.limiter.name, 'banned');
@@ -221,15 +218,6 @@ function recordDecisions(
     metrics.limiterDecision(name, decision);
     if (local) metrics.localDecision(name, decision);
   }
-}
-
-/** The window of a planned store request (the first descriptor's that spends it). */
-function planWindow(plan: DescriptorPlan, request: number): RouteWindow {
-  for (const windows of plan.descriptors) {
-    const w = windows?.find((x) => x.request === request);
-    if (w) return w.window;
-  }
-  throw new Error(`no descriptor spends store request ${request}`);
 }
 
 /**
