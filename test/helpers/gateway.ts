@@ -59,6 +59,9 @@ export interface Reply {
   readonly headers: Record<string, string>;
   readonly text: string;
   json(): unknown;
+  /** When the request was sent and its answer's headers came (Date.now()), for time checks on a loaded machine. */
+  readonly sentAtMs?: number;
+  readonly receivedAtMs?: number;
 }
 
 /** One request; headers come back as a plain lower-case map, the body as text. */
@@ -66,17 +69,26 @@ export async function send(
   url: string,
   options: { method?: string; headers?: Record<string, string>; body?: string; dispatcher?: Dispatcher } = {},
 ): Promise<Reply> {
+  const sentAtMs = Date.now();
   const res = await request(url, {
     method: (options.method ?? 'GET') as Dispatcher.HttpMethod,
     headers: options.headers,
     body: options.body,
     dispatcher: options.dispatcher,
   });
+  const receivedAtMs = Date.now();
   const text = await res.body.text();
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(res.headers))
     if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-  return { status: res.statusCode, headers, text, json: () => JSON.parse(text) as unknown };
+  return {
+    status: res.statusCode,
+    headers,
+    text,
+    json: () => JSON.parse(text) as unknown,
+    sentAtMs,
+    receivedAtMs,
+  };
 }
 
 /** The X-RateLimit-* and Retry-After headers of a reply, for exact comparison. */

@@ -18,7 +18,7 @@ const MESSAGES = {
   perAgent: 'Too many requests from this client.',
 };
 const BIG = 100_000;
-const COMMAND_TIMEOUT_MS = 2000;
+const COMMAND_TIMEOUT_MS = 5000;
 
 /**
  * `init` is widget-init in small (two windows, one hash tag); `per-ip` and `per-agent` have
