@@ -44,7 +44,8 @@ import {
   waitForRedis,
 } from './lib/processes.js';
 import { summariseProfile } from './lib/profile-summary.js';
-import { redisBetween, redisSnapshot } from './lib/redis-stats.js';
+import { startRedisCluster } from './lib/redis-cluster.js';
+import { redisBetween, redisSnapshot, shardSnapshots, shardsBetween } from './lib/redis-stats.js';
 import { printReport, repeatSpreads, summarise, writeReports } from './lib/report.js';
 import { DEFAULT_PROFILED, SCENARIOS } from './lib/scenarios.js';
 
@@ -250,8 +251,10 @@ function pinTree(pid, cpu) {
  * with CPU, Redis and limiter snapshots right before and after it.
  */
 async function runScenario(scenario, ctx, { profileName } = {}) {
-  const { upstreamPort, redis, redisUrl, pinning, loadgen, tls } = ctx;
+  const { upstreamPort, redis, redisUrl, pinning, loadgen, tls, cluster } = ctx;
   if (redis) await redis.flushall();
+  const shards = scenario.redisCluster ? cluster.nodes : undefined;
+  if (shards) for (const n of shards) await n.client.flushall();
   const cpu = pinning.pinned ? pinning.serverCpu : undefined;
   const port = await freePort();
   // A script that runs tollgate too (scenario.admin) gets an admin port, for its decisions.
@@ -259,6 +262,7 @@ async function runScenario(scenario, ctx, { profileName } = {}) {
   const childEnv = { PORT: String(port), UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}` };
   if (adminPort !== undefined) childEnv.ADMIN_PORT = String(adminPort);
   if (scenario.redis) childEnv.REDIS_URL = redisUrl;
+  if (shards) childEnv.REDIS_CLUSTER_NODES = cluster.seeds;
   if (scenario.loadgen) Object.assign(childEnv, { TLS_CERT: tls.cert, TLS_KEY: tls.key });
   const logs = new Map(); // "level msg" -> count
   let proc;
@@ -315,6 +319,7 @@ async function runScenario(scenario, ctx, { profileName } = {}) {
     const countedBefore = scenario.counterPrefix ? await counted(redis, scenario.counterPrefix) : undefined;
     const decisionsBefore = scenario.decisions ? await decisions(adminPort, scenario.decisions) : undefined;
     const redisBefore = watchRedis ? await redisSnapshot(redis) : undefined;
+    const shardsBefore = shards ? await shardSnapshots(shards) : undefined;
     const cpuBefore = cpuTimeAvailable ? sampleTree(pid) : undefined;
     const cpusBefore = sampleCpus();
     const fromUs = nowUs();
@@ -323,6 +328,7 @@ async function runScenario(scenario, ctx, { profileName } = {}) {
     const cpusAfter = sampleCpus();
     const cpuAfter = cpuTimeAvailable ? sampleTree(pid) : undefined;
     const redisAfter = watchRedis ? await redisSnapshot(redis) : undefined;
+    const shardsAfter = shards ? await shardSnapshots(shards) : undefined;
     const decisionsAfter = scenario.decisions ? await decisions(adminPort, scenario.decisions) : undefined;
     const countedAfter = scenario.counterPrefix ? await counted(redis, scenario.counterPrefix) : undefined;
     if (!proc.alive) throw new Error(`${scenario.id} died under load: ${describeExit(proc)}`);
@@ -335,6 +341,7 @@ async function runScenario(scenario, ctx, { profileName } = {}) {
           : result.responses - result.non2xx; // wrk tells only 2xx/3xx from the rest
     const cpuTime = cpuBefore && cpuAfter ? cpuBetween(cpuBefore, cpuAfter) : undefined;
     const windowUs = toUs - fromUs;
+    const byShard = shards ? shardsBetween(shards, shardsBefore, shardsAfter, result.responses) : undefined;
     const serverCpuLoad = pinning.pinned
       ? cpuLoadBetween(cpusBefore, cpusAfter, pinning.serverCpu)
       : undefined;
@@ -376,7 +383,8 @@ async function runScenario(scenario, ctx, { profileName } = {}) {
                 scriptCallsPerResponse: scriptCalls / result.responses,
                 cpuPerReq: cpuUs / result.responses,
               }))(redisBetween(redisBefore, redisAfter))
-            : undefined,
+            : byShard?.total,
+        redisShards: byShard?.shards,
         counted: countedBefore !== undefined ? countedAfter - countedBefore : undefined,
         decisions: decisionsBefore ? diffCounts(decisionsBefore, decisionsAfter) : undefined,
         logs: Object.fromEntries(logs),
@@ -429,6 +437,12 @@ function describeRun(r) {
     `p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms`,
     `${r.unexpected} unexpected, ${r.errors} errors`,
     r.redis ? `${r.redis.scriptCallsPerResponse.toFixed(3)} script calls/response` : '',
+    r.redis ? `Redis ${r.redis.cpuPerReq.toFixed(2)} CPU µs/response` : '',
+    r.redisShards
+      ? `per master: ${r.redisShards
+          .map((s) => `:${s.port} ${s.scriptCallsPerResponse.toFixed(3)} calls, ${s.cpuPerReq.toFixed(2)} µs`)
+          .join('; ')}`
+      : '',
     r.counted !== undefined ? `${r.counted} counted in Redis for ${r.responses} responses` : '',
     r.decisions ? `decisions ${JSON.stringify(r.decisions)}` : '',
     Object.keys(r.logs).length ? `logged ${JSON.stringify(r.logs)}` : '',
@@ -487,7 +501,9 @@ async function main() {
   log(`upstream (node:http, 200 + ${UPSTREAM_BODY.length}-byte JSON) on port ${upstreamPort}`);
 
   const tls = scenarios.some((s) => s.loadgen) ? benchCertificate() : undefined;
-  const ctx = { upstreamPort, redis, redisUrl, pinning, loadgen, tls };
+  const cluster = scenarios.some((s) => s.redisCluster) ? await startRedisCluster() : undefined;
+  if (cluster) log(`Redis Cluster of 3 masters (no replicas) on ${cluster.seeds}`);
+  const ctx = { upstreamPort, redis, redisUrl, pinning, loadgen, tls, cluster };
   const runs = new Map(scenarios.map((s) => [s.id, []]));
   const repeatRuns = [];
   const profiles = [];
@@ -519,6 +535,7 @@ async function main() {
     }
   } finally {
     redis.disconnect();
+    for (const n of cluster?.nodes ?? []) n.client.disconnect();
     await stopAll();
   }
 

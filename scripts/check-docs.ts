@@ -96,10 +96,10 @@ const lanes = Array.from({ length: Number(process.env['WALKTHROUGHS_AT_ONCE'] ??
 });
 await Promise.all(lanes);
 const order = files.map((f) => f.path);
-const walked = results
-  .filter((r) => r.commands > 0)
-  .sort((a, b) => order.indexOf(a.path) - order.indexOf(b.path));
-for (const r of walked) problems.push(...r.problems);
+results.sort((a, b) => order.indexOf(a.path) - order.indexOf(b.path));
+// Every file's problems, also those of a walkthrough that failed before its first command.
+for (const r of results) problems.push(...r.problems);
+const walked = results.filter((r) => r.commands > 0);
 const commands = walked.reduce((n, r) => n + r.commands, 0);
 const compared = walked.reduce((n, r) => n + r.compared, 0);
 const skipped = results.reduce((n, r) => n + r.skipped, 0);

@@ -81,16 +81,17 @@ export async function autocannonLoad({ port, path, seconds, connections, body })
 /**
  * h2load (nghttp2-client) over TLS: HTTP/2, or HTTP/1.1 with `h1` (the same client, so the two
  * protocols are compared with one load generator). -t1, one stream per connection at a time (-m1),
- * so concurrency matches wrk's connections. h2load reports no percentiles: p50Ms is its mean and
+ * so concurrency matches wrk's connections; `streams` > 1 runs that many at once on each connection,
+ * as a browser does (then the scenario sets its own, smaller, `connections`). h2load reports no percentiles: p50Ms is its mean and
  * p99Ms its max request time.
  */
-export function h2loadLoad({ port, path, seconds, connections, body, h1 = false }) {
+export function h2loadLoad({ port, path, seconds, connections, body, h1 = false, streams = 1 }) {
   const bodyFile = join(tmpdir(), `tollgate-bench-body-${process.pid}.json`);
   writeFileSync(bodyFile, body);
   const args = [
     '-t1',
     `-c${connections}`,
-    '-m1',
+    `-m${streams}`,
     `-D${seconds}`,
     '-d',
     bodyFile,

@@ -43,3 +43,39 @@ export function redisBetween(before, after) {
   }
   return { scriptCalls, otherCalls, commands, cpuUs: after.cpuUs - before.cpuUs };
 }
+
+/** A snapshot of every master of a Redis Cluster ({ port, client } each). */
+export function shardSnapshots(nodes) {
+  return Promise.all(nodes.map((n) => redisSnapshot(n.client)));
+}
+
+/**
+ * Each master's work over a window, per response (script calls and Redis CPU), and their sum:
+ * what sizes each shard of a cluster, and the cluster as a whole.
+ */
+export function shardsBetween(nodes, before, after, responses) {
+  const shards = nodes.map((n, i) => {
+    const d = redisBetween(before[i], after[i]);
+    return {
+      port: n.port,
+      scriptCalls: d.scriptCalls,
+      commands: d.commands,
+      scriptCallsPerResponse: d.scriptCalls / responses,
+      cpuPerReq: d.cpuUs / responses,
+    };
+  });
+  const commands = {};
+  for (const s of shards)
+    for (const [name, n] of Object.entries(s.commands)) commands[name] = (commands[name] ?? 0) + n;
+  const scriptCalls = shards.reduce((sum, s) => sum + s.scriptCalls, 0);
+  return {
+    shards,
+    total: {
+      scriptCalls,
+      otherCalls: Object.values(commands).reduce((sum, n) => sum + n, 0) - scriptCalls,
+      commands,
+      scriptCallsPerResponse: scriptCalls / responses,
+      cpuPerReq: shards.reduce((sum, s) => sum + s.cpuPerReq, 0),
+    },
+  };
+}

@@ -49,6 +49,12 @@ function fold(scenario, runs) {
     scriptCalls: runs[0].redis ? sum(runs.map((r) => r.redis.scriptCalls)) : undefined,
     redisCommands: runs[0].redis ? midCpu.redis.commands : undefined,
     redisCpuPerReq: runs[0].redis ? median(runs.map((r) => r.redis.cpuPerReq)) : undefined,
+    // Redis Cluster: each master's script calls and CPU per response (medians over the rounds).
+    redisShards: runs[0].redisShards?.map((s, i) => ({
+      port: s.port,
+      scriptCallsPerResponse: median(runs.map((r) => r.redisShards[i].scriptCallsPerResponse)),
+      cpuPerReq: median(runs.map((r) => r.redisShards[i].cpuPerReq)),
+    })),
     counted: runs[0].counted !== undefined ? sum(runs.map((r) => r.counted)) : undefined,
     decisions: scenario.decisions ? decisions : undefined,
     logs,
@@ -458,7 +464,13 @@ function markdown({ meta, results, targets, profiles, notes, spreads }) {
             (r) =>
               `- ${r.id}: ${fmt.int(r.scriptCalls)} script calls for ${fmt.int(r.responses)} responses ` +
               `(${fmt.calls(r.scriptCallsPerResponse)} per response)` +
-              `; commands in the median window: ${JSON.stringify(r.redisCommands)}`,
+              `; commands in the median window: ${JSON.stringify(r.redisCommands)}` +
+              (r.redisShards
+                ? '; per master (script calls, Redis CPU µs per response): ' +
+                  r.redisShards
+                    .map((s) => `:${s.port} ${fmt.calls(s.scriptCallsPerResponse)}, ${fmt.us(s.cpuPerReq)}`)
+                    .join('; ')
+                : ''),
           ),
           '',
         ]

@@ -5,6 +5,7 @@ import { connectionRefusal, malformedRequest } from '../http/request-context.js'
 import { tooLargeMessage } from '../http/request-body.js';
 import type { RequestIdentity } from '../identity/resolve.js';
 import { windowCosts } from '../limits/charging.js';
+import { bannedRefusal } from '../limits/ban.js';
 import { DENIED, listVerdict } from '../limits/exemption.js';
 import type { Refusal } from '../limits/refusal.js';
 import { declaresTooLarge } from '../proxy/body-limit.js';
@@ -30,6 +31,8 @@ export interface ExplainedRequest {
   /** The windows counted (a tier's, when the request has one). */
   readonly windows: readonly RouteWindow[];
   readonly config: GatewayConfig;
+  /** The bans in force for the request's keys, by limiter (epoch ms of their end), read from the store; undefined: not read. */
+  readonly bans?: ReadonlyMap<string, number> | undefined;
 }
 
 /** A refusal as explain prints it: "401 missing_token (Visitor token missing.)". */
@@ -52,6 +55,14 @@ function certainRefusal(e: ExplainedRequest): string | undefined {
     if (deniedBy) return `${refusalText(DENIED)}, by ${deniedBy.name}'s deny list, nothing counted`;
     if (route.charged && !windowCosts(e.windows, { headers: e.headers, method: e.method })) {
       return `${refusalText(LENGTH_REQUIRED)}, nothing counted`;
+    }
+    // Then the store: a ban in force answers before any window is counted (as count-request.ts).
+    const bannedBy =
+      e.bans && route.limiters.find((l) => e.bans!.has(l.name) && listVerdict(l, subject) !== 'exempt');
+    if (bannedBy) {
+      const until = e.bans!.get(bannedBy.name)!;
+      const retryAfter = Math.max(1, Math.ceil((until - Date.now()) / 1000));
+      return `${refusalText(bannedRefusal(retryAfter))}, by ${bannedBy.name}'s ban until ${new Date(until).toISOString()} (Retry-After: ${retryAfter}), nothing counted`;
     }
   }
   const after = route.limiters.length > 0 ? ', after counting' : '';
@@ -76,7 +87,8 @@ function liveRefusals(e: ExplainedRequest): string[] {
   const banning = enforcing.filter((l) => l.ban);
   if (banning.length > 0) {
     const names = banning.map((l) => l.name).join(', ');
-    lines.push(`429 banned while ${names} holds this key banned (live state: the bans in the store)`);
+    const now = e.bans ? 'none in force now' : 'live state: the bans in the store';
+    lines.push(`429 banned while ${names} holds this key banned (${now})`);
   }
   if (route.stream) {
     const { maxPerSession, maxPerIp } = config.streams;

@@ -11,14 +11,84 @@ import { listSubject, withWorkspace } from '../limits/exemption.js';
 import { UsageError } from './usage-error.js';
 import { readFile } from 'node:fs/promises';
 import { needsTier, requestTier } from '../http/request-tier.js';
-import { OverrideTable } from '../limits/overrides.js';
+import { OverrideTable, type OverrideAction } from '../limits/overrides.js';
 import { parseOverridesFile } from '../runtime/overrides.js';
+import { banKeys } from '../limits/keys.js';
+import type { RuleTable } from '../rules/compile.js';
+import type { RequestIdentity } from '../identity/resolve.js';
+import type { RequestTier } from '../http/request-tier.js';
+import type { CompiledRoute } from '../rules/model.js';
+import { storeReader, type StoreReader } from './explain-store.js';
 
-async function fileOverrides(file: string): Promise<OverrideTable> {
-  if (!file) return OverrideTable.EMPTY;
+async function fileOverrides(file: string): Promise<Map<string, OverrideAction>> {
+  if (!file) return new Map();
   const { entries, errors } = parseOverridesFile(await readFile(file, 'utf8'));
   if (errors.length > 0) throw new UsageError(`${file}: ${errors.join('; ')}`);
-  return OverrideTable.compile(entries);
+  return entries;
+}
+
+/** Where the overrides came from: the file's and the store's (the admin API's), or why the store was not read. */
+interface OverrideSources {
+  readonly file: ReadonlyMap<string, OverrideAction>;
+  readonly api: ReadonlyMap<string, OverrideAction>;
+  readonly storeError: string | undefined;
+  /** Whether the store was asked (a Redis store). */
+  readonly read: boolean;
+}
+
+/** The admin API's overrides in the store (Redis), as the gateway merges them: the store's entry wins. */
+async function readOverrides(table: RuleTable, reader: StoreReader | undefined): Promise<OverrideSources> {
+  const file = await fileOverrides(table.config.tiers.overrides.file);
+  if (!reader) return { file, api: new Map(), storeError: undefined, read: false };
+  try {
+    return { file, api: await reader.overrides(), storeError: undefined, read: true };
+  } catch (err) {
+    return { file, api: new Map(), storeError: (err as Error).message, read: true };
+  }
+}
+
+/** The lines on overrides: how many from each source, and where the one that chose the tier comes from. */
+function overrideLines(table: RuleTable, sources: OverrideSources, tier: RequestTier | undefined): string[] {
+  const lines: string[] = [];
+  const { file, api, storeError } = sources;
+  const fileName = table.config.tiers.overrides.file;
+  // Only with a Redis store: the memory store's overrides live in the gateway's process.
+  const parts = fileName ? [`${file.size} from file ${fileName}`] : [];
+  if (sources.read)
+    parts.push(
+      storeError === undefined ? `${api.size} from the admin API (store)` : `store not read: ${storeError}`,
+    );
+  if (sources.read) lines.push(`overrides: ${parts.join(', ')}`);
+  const key = tier?.choice.override?.key;
+  if (key !== undefined)
+    lines.push(`override ${key}: from ${api.has(key) ? 'the admin API (store)' : `file ${fileName}`}`);
+  return lines;
+}
+
+/**
+ * The bans in force now for the request's keys, by limiter: each enforcing limiter with a ban whose
+ * windows count the request (not at an unlimited tier). Empty without a store reader.
+ */
+async function bansInForce(
+  reader: StoreReader | undefined,
+  route: CompiledRoute,
+  identity: RequestIdentity,
+  keyPrefix: string,
+  tier: RequestTier | undefined,
+): Promise<{ bans: Map<string, number> | undefined; error?: string }> {
+  const banning = route.limiters.filter(
+    (l) => l.ban && !l.shadow && l.tagPart && (!tier || tier.windows.some((w) => w.limiter === l)),
+  );
+  if (!reader || banning.length === 0) return { bans: undefined };
+  const keys = banning.map((l) => banKeys(keyPrefix, l.name, identity.hashed.get(l.tagPart!)!).key);
+  try {
+    const until = await reader.bansUntil(keys);
+    const bans = new Map<string, number>();
+    banning.forEach((l, i) => until[i] !== undefined && bans.set(l.name, until[i]!));
+    return { bans };
+  } catch (err) {
+    return { bans: undefined, error: (err as Error).message };
+  }
 }
 
 /** `tollgate explain METHOD URL`: the route, limiters and key parts one request would get. */
@@ -49,8 +119,17 @@ export async function explain(
     table.config.identity.workspaceTokens.source === 'database'
       ? openDatabase(table.config.services.dataDir)
       : undefined;
-  // The overrides file's overrides (not the admin API's, which live in the store).
-  const overrides = await fileOverrides(table.config.tiers.overrides.file);
+  // The overrides file's and, with a Redis store, the admin API's (which live in the store).
+  const reader = storeReader(table.config.store);
+  let sources: OverrideSources;
+  try {
+    sources = await readOverrides(table, reader);
+  } catch (err) {
+    await reader?.close();
+    db?.close();
+    throw err;
+  }
+  const overrides = OverrideTable.compile(new Map([...sources.file, ...sources.api]));
   const state = await buildState(table, {
     workspaceTokens: db && new DatabaseTokenStore(db, false),
     overrides: { current: () => overrides },
@@ -68,6 +147,10 @@ export async function explain(
       route && identity && needsTier(state.tiers, route)
         ? await requestTier(state.tiers, state.identity, route, identity, headers)
         : undefined;
+    const banned =
+      route && identity
+        ? await bansInForce(reader, route, identity, state.keyPrefix, tier)
+        : { bans: undefined };
     const answer =
       route &&
       explainAnswer({
@@ -79,12 +162,28 @@ export async function explain(
         subject,
         windows: tier?.windows ?? route.windows,
         config: table.config,
+        bans: banned.bans,
       });
-    console.log(
-      describeRequest(table, route?.name, identity, state.keyPrefix, canonical, subject, tier, answer),
-    );
+    const lines = describeRequest(
+      table,
+      route?.name,
+      identity,
+      state.keyPrefix,
+      canonical,
+      subject,
+      tier,
+      answer,
+    ).split('\n');
+    // After the tier line (or the client's): where the overrides, and the one that applied, came from.
+    const at = lines.findIndex((l) => l.startsWith('tier: '));
+    const extra = route && identity ? overrideLines(table, sources, tier) : [];
+    if (banned.error !== undefined) extra.push(`bans: store not read: ${banned.error}`);
+    const after = at >= 0 ? at + 1 : lines.findIndex((l) => l.startsWith('limiter '));
+    lines.splice(after >= 0 ? after : lines.length, 0, ...extra);
+    console.log(lines.join('\n'));
   } finally {
     await closeState(state);
+    await reader?.close();
     db?.close();
   }
   return 0;

@@ -1,7 +1,11 @@
+import { isAscii } from 'node:buffer';
 import { createReadStream } from 'node:fs';
+import { open, readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
+import { OverrideTable } from '../limits/overrides.js';
 import { loadConfigFile } from '../rules/load.js';
+import { parseOverridesFile } from '../runtime/overrides.js';
 import { parseLine, type LogFormat } from './replay/log-formats.js';
 import {
   diffReport,
@@ -52,8 +56,8 @@ export interface ReplayReport {
 export async function replay(options: ReplayOptions, files: readonly string[]): Promise<number> {
   if (files.length === 0) throw new UsageError('replay needs at least one LOG file');
   if (!Number.isInteger(options.top) || options.top < 0) throw new UsageError('--top must be a whole number');
-  const candidate = new Simulation(await loadConfigFile(options.config));
-  const baseline = options.baseline ? new Simulation(await loadConfigFile(options.baseline)) : undefined;
+  const candidate = await simulationOf(options.config);
+  const baseline = options.baseline ? await simulationOf(options.baseline) : undefined;
   const started = performance.now();
   const cpuStarted = process.cpuUsage();
   const input = { lines: 0, requests: 0, skipped: 0, bad: 0, outOfOrder: 0 };
@@ -125,6 +129,16 @@ export async function replay(options: ReplayOptions, files: readonly string[]): 
   return 0;
 }
 
+/** A config's simulation, with the overrides of its overrides file (the admin API's live in a store). */
+async function simulationOf(configFile: string): Promise<Simulation> {
+  const table = await loadConfigFile(configFile);
+  const file = table.config.tiers.overrides.file;
+  if (!file) return new Simulation(table);
+  const { entries, errors } = parseOverridesFile(await readFile(file, 'utf8'));
+  if (errors.length > 0) throw new UsageError(`${file}: ${errors.join('; ')}`);
+  return new Simulation(table, OverrideTable.compile(entries));
+}
+
 function reportText(r: ReplayReport): string {
   const i = r.input;
   const formats = Object.entries(i.formats)
@@ -143,25 +157,61 @@ function reportText(r: ReplayReport): string {
   return out.join('\n');
 }
 
+/** Bytes read at a time: a chunk is decoded once, its lines sliced from the one string. */
+const CHUNK = 4 << 20;
+
 /** Calls `each` with every line of a file (gunzipped when it ends in .gz), without its line end. */
 async function forEachLine(file: string, each: (line: string) => void): Promise<void> {
-  const source = createReadStream(file, { highWaterMark: 1 << 20 });
-  let stream: Readable = source;
-  if (file.endsWith('.gz')) {
-    const gunzip = createGunzip();
-    source.on('error', (err) => gunzip.destroy(err));
-    stream = source.pipe(gunzip);
+  if (file.endsWith('.gz')) return forEachGzipLine(file, each);
+  const handle = await open(file, 'r');
+  try {
+    let buf = Buffer.allocUnsafe(CHUNK);
+    let held = 0; // bytes of a line not yet ended, at the front of buf
+    for (;;) {
+      if (held === buf.length) buf = Buffer.concat([buf, Buffer.allocUnsafe(buf.length)]); // a very long line
+      const { bytesRead } = await handle.read(buf, held, buf.length - held, null);
+      const filled = held + bytesRead;
+      if (bytesRead === 0) {
+        if (filled > 0) eachLine(decode(buf, filled), each, true);
+        return;
+      }
+      // Up to the last line end: a character is never cut in two.
+      const end = buf.lastIndexOf(10, filled - 1) + 1;
+      if (end > 0) eachLine(decode(buf, end), each, false);
+      held = filled - end;
+      buf.copy(buf, 0, end, filled);
+    }
+  } finally {
+    await handle.close();
   }
+}
+
+/** The text of buf's first `n` bytes: Latin-1 (the cheapest decoding) when they are all ASCII. */
+const decode = (buf: Buffer, n: number): string =>
+  isAscii(buf.subarray(0, n)) ? buf.toString('latin1', 0, n) : buf.toString('utf8', 0, n);
+
+/** Calls `each` with each line of `text` (whole lines, but the last when `last`). */
+function eachLine(text: string, each: (line: string) => void, last: boolean): void {
+  let start = 0;
+  for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
+    each(text.slice(start, nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl));
+    start = nl + 1;
+  }
+  if (last && start < text.length) each(text.slice(start));
+}
+
+async function forEachGzipLine(file: string, each: (line: string) => void): Promise<void> {
+  const source = createReadStream(file, { highWaterMark: 1 << 20 });
+  const gunzip = createGunzip({ chunkSize: 1 << 20 });
+  source.on('error', (err) => gunzip.destroy(err));
+  const stream: Readable = source.pipe(gunzip);
   stream.setEncoding('utf8');
   let rest = '';
   for await (const chunk of stream as AsyncIterable<string>) {
     const text = rest + chunk;
-    let start = 0;
-    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
-      each(text.slice(start, nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl));
-      start = nl + 1;
-    }
-    rest = text.slice(start);
+    const end = text.lastIndexOf('\n') + 1;
+    eachLine(text.slice(0, end), each, false);
+    rest = text.slice(end);
   }
-  if (rest !== '') each(rest);
+  if (rest !== '') eachLine(rest, each, true);
 }

@@ -10,6 +10,7 @@ import { adminBanRoutes } from '../runtime/admin-bans.js';
 import { overrideRoutes } from '../runtime/admin-overrides.js';
 import { LiveOverrides } from '../runtime/overrides.js';
 import { sharedOverrides } from '../store/shared-overrides.js';
+import { answerOperatorViews, workersOperatorRoutes } from '../runtime/admin-operator-cluster.js';
 import { checkPortsFree, listenTargets } from '../runtime/listen.js';
 import { createLogger } from '../logger.js';
 import { createStore } from '../store/create-store.js';
@@ -56,6 +57,14 @@ async function runWorker(configFile: string, table: RuleTable, logger: Logger): 
   const gateway = await startGatewayWithServices(table, { logger, adminListener: false });
   new AggregatorRegistry(); // installs the listener that answers the primary's metrics requests
   AggregatorRegistry.setRegistries([gateway.metrics.registry]);
+  // And the operator page's figures, which the primary sums as it sums the metrics.
+  const keyPrefix = table.config.store.redis.keyPrefix;
+  const stopAnswering = answerOperatorViews({
+    metrics: gateway.metrics,
+    store: gateway.store,
+    current: () => ({ table: gateway.table, keyPrefix }),
+    lastReload: () => gateway.lastReload,
+  });
   const onMessage = (message: unknown) => {
     if (message === 'tollgate:reload') void reloadFromFile(gateway, configFile, logger);
     if (message === 'tollgate:reload' || message === 'tollgate:certificates')
@@ -64,6 +73,7 @@ async function runWorker(configFile: string, table: RuleTable, logger: Logger): 
   process.on('message', onMessage);
   await stopSignal(logger);
   process.off('message', onMessage);
+  stopAnswering();
   await gateway.close();
   return 0;
 }
@@ -109,7 +119,10 @@ async function runPrimary(
         config.admin.host,
         config.admin.port,
         { contentType: aggregator.contentType, metrics: () => aggregator.clusterMetrics() },
-        { token: config.admin.token, routes: [...overrideRoutes(overrides!), ...banRoutes] },
+        {
+          token: config.admin.token,
+          routes: [...overrideRoutes(overrides!), ...banRoutes, ...workersOperatorRoutes()],
+        },
       )
     : undefined;
   if (admin) logger.info({ listener: 'admin', url: adminUrl(admin) }, 'listening');

@@ -991,6 +991,14 @@ const rateLimitService = z.strictObject({
     .default('127.0.0.1')
     .meta({ description: 'The address to bind; only Envoy should reach it.' }),
   port: port.default(8081).meta({ description: 'The port; 0 takes any free port.' }),
+  overrideKeys: z
+    .record(z.string().min(1), z.enum(['token', 'workspace', 'sub', 'ip']))
+    .default({ remote_address: 'ip' })
+    .meta({
+      description:
+        'Descriptor entry keys whose value is looked up in the overrides (tiers.overrides), by kind: e.g. ' +
+        '{ remote_address: ip, api_key: token, workspace_id: workspace }. Set, it replaces the default.',
+    }),
 });
 
 const admin = z.strictObject({

@@ -54,6 +54,15 @@ export function answerFromResults(
   results: readonly WindowResult[],
   nowMs: number,
 ): RateLimitAnswer {
+  return decideDescriptors(plan, results, nowMs).answer;
+}
+
+/** The answer (answerFromResults), and the decision over all windows it was built from. */
+export function decideDescriptors(
+  plan: DescriptorPlan,
+  results: readonly WindowResult[],
+  nowMs: number,
+): { readonly answer: RateLimitAnswer; readonly decision: Decision } {
   const allWindows: RouteWindow[] = [];
   const allResults: WindowResult[] = [];
   const seen = new Set<number>();
@@ -76,12 +85,13 @@ export function answerFromResults(
     );
   });
   const overall = decide(allWindows, allResults, nowMs);
-  return {
+  const answer: RateLimitAnswer = {
     overallCode: overall.allowed ? 'OK' : 'OVER_LIMIT',
     statuses,
     responseHeadersToAdd: rateLimitHeaders(overall),
     requestHeadersToAdd: [],
   };
+  return { answer, decision: overall };
 }
 
 /** The answer when the store failed and every matched limiter lets requests through (onStoreError: open). */

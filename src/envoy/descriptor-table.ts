@@ -1,5 +1,6 @@
 import { hashPart } from '../identity/hash.js';
-import { banKeys, descriptorWindowKey, routeWindow, windowRequest } from '../limits/keys.js';
+import { banKeys, descriptorWindowKey, windowRequest } from '../limits/keys.js';
+import { limiterWindows } from './descriptor-tier.js';
 import type {
   CompiledLimiter,
   DescriptorEntry,
@@ -83,31 +84,38 @@ export class DescriptorTable implements DescriptorMatcher {
 export interface DescriptorPlan {
   /** What the store checks and counts; a window two descriptors share appears once, with both costs. */
   readonly requests: WindowRequest[];
+  /** Per store request, its window (the first descriptor's that spends it), as the near-limit metrics read it. */
+  readonly windows: RouteWindow[];
   /** Per descriptor: its limiter's windows and, for each, the index of its store request; undefined: unmatched. */
   readonly descriptors: readonly (readonly { window: RouteWindow; request: number }[] | undefined)[];
 }
 
 /**
  * Plans the store call of one rate-limit request: every window of every matched descriptor, each
- * costing `hits` (Envoy's hits_addend). Descriptors that spend the same budget are merged, so the
- * store sees their hits together rather than checking each against the count before the other.
+ * costing `hits` (Envoy's hits_addend), at the limits `windowsOf` gives (the request's tier:
+ * descriptor-tier.ts; a tier shares its window's key). Descriptors that spend the same budget are
+ * merged, so the store sees their hits together rather than checking each against the count before the other.
  */
 export function planDescriptors(
   matches: readonly (DescriptorMatch | undefined)[],
   hits: number,
   prefix: string,
+  windowsOf: (limiter: CompiledLimiter) => readonly RouteWindow[] = limiterWindows,
 ): DescriptorPlan {
   const requests: WindowRequest[] = [];
+  const windows: RouteWindow[] = [];
   const byKey = new Map<string, number>();
   const descriptors = matches.map((match) => {
     if (!match) return undefined;
     const { limiter } = match;
-    return limiter.windows.map((window, index) => {
+    return windowsOf(limiter).map((rw) => {
+      const { index, window } = rw;
       const key = descriptorWindowKey(prefix, match, index);
       let request = byKey.get(key);
       if (request === undefined) {
         request = requests.length;
         byKey.set(key, request);
+        windows.push(rw);
         const plain = windowRequest(limiter, window, key, hits);
         // [bans] an enforcing limiter's penalty box rides on its first window, as on HTTP (limits/plan.ts).
         const ban = index === 0 && !limiter.shadow ? limiter.ban : undefined;
@@ -122,8 +130,8 @@ export function planDescriptors(
         const merged = requests[request]!;
         requests[request] = { ...merged, cost: (merged.cost ?? 1) + hits };
       }
-      return { window: routeWindow(limiter, index, window), request };
+      return { window: rw, request };
     });
   });
-  return { requests, descriptors };
+  return { requests, windows, descriptors };
 }

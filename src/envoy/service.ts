@@ -2,11 +2,14 @@ import { fileURLToPath } from 'node:url';
 import { status as grpcStatus, type ServiceDefinition } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import type { Logger } from 'pino';
-import type { CompiledLimiter, RouteWindow, RuleTable } from '../rules/model.js';
+import type { CompiledLimiter, RouteWindow } from '../rules/model.js';
+import type { RuleTable } from '../rules/compile.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type { LocalFallback } from '../store/local-fallback.js';
 import type { WindowResult, WindowStore } from '../store/window-store.js';
-import { answerFromResults, answerWithoutStore, refusedAnswer, type RateLimitAnswer } from './answer.js';
+import { answerWithoutStore, decideDescriptors, refusedAnswer, type RateLimitAnswer } from './answer.js';
+import { descriptorTier, windowsAtTier } from './descriptor-tier.js';
+import type { OverrideKind, OverrideTable } from '../limits/overrides.js';
 import { bannedBy } from '../limits/ban.js';
 import { hasLists, listVerdict } from '../limits/exemption.js';
 import { parseAddress } from '../net/client-ip.js';
@@ -38,7 +41,12 @@ export function rateLimitServiceDefinition(): ServiceDefinition {
 
 export interface RateLimitServiceContext {
   /** The rule table in force: a reload swaps it, as for HTTP requests. */
-  readonly current: () => { readonly table: RuleTable; readonly keyPrefix: string };
+  readonly current: () => {
+    readonly table: RuleTable;
+    readonly keyPrefix: string;
+    /** The overrides in force (the state's `tiers`, as HTTP requests read them); absent: none. */
+    readonly tiers?: { readonly overrides: { current(): OverrideTable } } | undefined;
+  };
   readonly store: WindowStore;
   /** Counts onStoreError: local limiters while the store fails. */
   readonly fallback?: LocalFallback;
@@ -71,14 +79,27 @@ export async function shouldRateLimit(
   if (request.descriptors.length === 0) {
     throw new CallError(grpcStatus.INVALID_ARGUMENT, 'descriptors must not be empty');
   }
-  const { table, keyPrefix } = ctx.current();
+  const { table, keyPrefix, tiers } = ctx.current();
   const found = request.descriptors.map((d) => table.descriptors.match(request.domain, d.entries));
+  // The near-limit metrics' and recent refusals' "route" of a call: its domain.
+  const route = `envoy:${request.domain}`;
+  // [tiers] An override keyed by an entry's value chooses the tier (docs/envoy.md#tiers-and-overrides).
+  const choice = tiers
+    ? descriptorTier(tiers.overrides.current(), request.descriptors, overrideKeysOf(table))
+    : undefined;
+  if (choice?.override && 'unlimited' in choice.override.action) {
+    // As on HTTP: no window counts the request, and its limiters count it exempt.
+    for (const l of new Set(found.flatMap((m) => (m ? [m.limiter] : []))))
+      ctx.metrics.limiterDecision(l.name, 'exempt');
+    return answerWithoutStore(request.descriptors.length);
+  }
+  const windowsOf = choice && ((l: CompiledLimiter) => windowsAtTier(l, choice));
   // [lists] A denied descriptor's limiter answers OVER_LIMIT uncounted; an exempt one is left out.
-  const listed = screenDescriptors(ctx.metrics, found, request.descriptors);
+  const listed = screenDescriptors(ctx.metrics, found, request.descriptors, route);
   if (listed.denied) return listed.denied;
   const matches = listed.matches;
   const hits = request.hitsAddend > 0 ? request.hitsAddend : 1; // unset (0) means 1
-  const plan = planDescriptors(matches, hits, keyPrefix);
+  const plan = planDescriptors(matches, hits, keyPrefix, windowsOf);
   if (plan.requests.length === 0) return answerWithoutStore(request.descriptors.length);
   const limiters = [...new Set(matches.flatMap((m) => (m ? [m.limiter] : [])))];
   let answer: RateLimitAnswer;
@@ -97,17 +118,22 @@ export async function shouldRateLimit(
       );
     if (ban) {
       for (const l of limiters) ctx.metrics.limiterDecision(l.name, l === ban.limiter ? 'banned' : 'allowed');
+      ctx.metrics.nearLimit.refusal(route, ban.limiter.name, 'banned');
       return refusedAnswer(matches, ban.limiter, ban.retryAfterSec);
     }
-    answer = answerFromResults(plan, results, now);
+    const decided = decideDescriptors(plan, results, now);
+    answer = decided.answer;
+    observe(ctx.metrics, route, plan, results, decided.decision.blockedBy);
   } catch (err) {
     const closed = limiters.some((l) => !l.shadow && l.onStoreError === 'closed');
     // onStoreError: local: those limiters' descriptors are counted in process (the others answer OK).
     const local = matches.map((m) => (m?.limiter.onStoreError === 'local' ? m : undefined));
     if (!closed && ctx.fallback && local.some(Boolean)) {
-      const localPlan = planDescriptors(local, hits, keyPrefix);
+      const localPlan = planDescriptors(local, hits, keyPrefix, windowsOf);
       const localResults = await ctx.fallback.hit(localPlan.requests);
-      const localAnswer = answerFromResults(localPlan, localResults, Date.now());
+      const decided = decideDescriptors(localPlan, localResults, Date.now());
+      const localAnswer = decided.answer;
+      observe(ctx.metrics, route, localPlan, localResults, decided.decision.blockedBy);
       for (const l of limiters)
         if (l.onStoreError !== 'local') ctx.metrics.limiterDecision(l.name, 'store_error');
       recordDecisions(ctx.metrics, local, localPlan, localResults, localAnswer, true);
@@ -124,6 +150,25 @@ export async function shouldRateLimit(
   }
   recordDecisions(ctx.metrics, matches, plan, results, answer);
   return answer;
+}
+
+/** The keys of a descriptor entry looked up in the overrides (rateLimitService.overrideKeys). */
+const DEFAULT_OVERRIDE_KEYS: Readonly<Record<string, OverrideKind>> = { remote_address: 'ip' };
+const overrideKeysOf = (table: RuleTable) =>
+  table.config.rateLimitService?.overrideKeys ?? DEFAULT_OVERRIDE_KEYS;
+
+/**
+ * The near-limit histogram, counter and top keys (src/metrics/near-limit.ts), fed as an HTTP
+ * request feeds them: each store request's window, key and result, and the refusing limiter.
+ */
+function observe(
+  metrics: GatewayMetrics,
+  route: string,
+  plan: DescriptorPlan,
+  results: readonly WindowResult[],
+  blockedBy: CompiledLimiter | undefined,
+): void {
+  metrics.nearLimit.observe(route, plan.windows, plan.requests, results, blockedBy);
 }
 
 /** tollgate_admitted_over_limit_total: the enforcing limiters a call let through uncounted (not `counted`'s). */
@@ -195,6 +240,7 @@ function screenDescriptors(
   metrics: GatewayMetrics,
   matches: readonly (DescriptorMatch | undefined)[],
   descriptors: RateLimitRequest['descriptors'],
+  route: string,
 ): { matches: (DescriptorMatch | undefined)[]; denied?: RateLimitAnswer } {
   if (!hasLists(matches.flatMap((m) => (m ? [m.limiter] : [])))) return { matches: [...matches] };
   const remote = descriptors.flatMap((d) => d.entries).find((e) => e.key === 'remote_address');
@@ -208,5 +254,6 @@ function screenDescriptors(
   const denier = kept.find((m) => m && !m.limiter.shadow && listVerdict(m.limiter, subject) === 'denied');
   if (!denier) return { matches: kept };
   metrics.limiterDecision(denier.limiter.name, 'denied');
+  metrics.nearLimit.refusal(route, denier.limiter.name, 'denied');
   return { matches: kept, denied: refusedAnswer(kept, denier.limiter, undefined) };
 }

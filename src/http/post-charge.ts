@@ -6,6 +6,7 @@
 import { chargeRequests, postCharges } from '../limits/charging.js';
 import type { ResponseHook } from '../proxy/upstream-pool.js';
 import type { CompiledLimiter } from '../rules/compile.js';
+import { atTurnEnd } from '../store/turn-end.js';
 import type { WindowRequest, WindowResult, WindowStore } from '../store/window-store.js';
 import type { RoutedContext } from './request-context.js';
 import type { DeferredCharge } from './count-request.js';
@@ -19,10 +20,15 @@ export function postCharge(
 ): void {
   const { charges, problems } = postCharges(deferred.windows, deferred.costs, status, headers);
   for (const p of problems) r.limiting.warnCharge?.({ reqId: r.requestId, ...p });
-  if (!charges.some((c) => c > 0)) return;
+  if (!anyCharge(charges)) return;
   let batch = batches.get(r.limiting.store);
   if (!batch) batches.set(r.limiting.store, (batch = new ChargeBatch(r.limiting.store)));
   batch.add({ r, deferred, charges });
+}
+
+function anyCharge(charges: readonly number[]): boolean {
+  for (let i = 0; i < charges.length; i++) if (charges[i]! > 0) return true;
+  return false;
 }
 
 export interface Pending {
@@ -54,8 +60,11 @@ export class ChargeBatch {
   constructor(private readonly store: WindowStore) {}
 
   add(p: Pending): void {
-    if (this.#pending.push(p) === 1) setImmediate(() => this.#flush());
+    // Gathered before the turn's store batch is sent: the charges ride in the same store call.
+    if (this.#pending.push(p) === 1) atTurnEnd('gather', this.#flushNow);
   }
+
+  readonly #flushNow = (): void => this.#flush();
 
   #flush(): void {
     const pending = this.#pending;
@@ -78,7 +87,8 @@ export class ChargeBatch {
           requests.push(request);
         } else {
           before = requests[slot]!.cost ?? 1;
-          requests[slot] = { ...requests[slot]!, cost: before + request.cost! };
+          // chargeRequests made it for this flush alone: summed in place.
+          (requests[slot] as { cost?: number }).cost = before + request.cost!;
         }
         shares.push({
           pending: p,
@@ -122,17 +132,26 @@ function auditOvershoot(
 }
 
 /** The hook that charges once the upstream answers, and strips the route's chargeAfter headers. */
-export function postChargeHook(
-  r: RoutedContext,
-  deferred: DeferredCharge,
-): ResponseHook & { fired: boolean } {
-  const hook = {
-    fired: false,
-    strip: r.route.chargeHeaders ?? [],
-    onResponse(status: number, headers: Readonly<Record<string, string | string[] | undefined>>) {
-      hook.fired = true;
-      postCharge(r, deferred, status, headers);
-    },
-  };
-  return hook;
+export function postChargeHook(r: RoutedContext, deferred: DeferredCharge): PostChargeHook {
+  return new PostChargeHook(r, deferred);
 }
+
+/** A class, not a literal with a closure: one small object per request, its method shared. */
+export class PostChargeHook implements ResponseHook {
+  fired = false;
+  readonly strip: readonly string[];
+
+  constructor(
+    private readonly r: RoutedContext,
+    private readonly deferred: DeferredCharge,
+  ) {
+    this.strip = r.route.chargeHeaders ?? NO_HEADERS;
+  }
+
+  onResponse(status: number, headers: Readonly<Record<string, string | string[] | undefined>>): void {
+    this.fired = true;
+    postCharge(this.r, this.deferred, status, headers);
+  }
+}
+
+const NO_HEADERS: readonly string[] = [];

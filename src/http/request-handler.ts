@@ -173,7 +173,7 @@ function forward(
       responseTimeout: requests.responseTimeout,
       buffers: ctx.responseBuffers,
       bufferLimits: requests.responseBuffer,
-      ...(hook ? { hook } : {}),
+      hook,
     },
   );
 }

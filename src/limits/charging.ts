@@ -56,15 +56,16 @@ export function admissionRequests(
   planned: readonly WindowRequest[],
   costs: readonly number[],
 ): WindowRequest[] {
-  return planned.map((r, i) => {
+  const out = new Array<WindowRequest>(planned.length);
+  for (let i = 0; i < planned.length; i++) {
+    const r = planned[i]!;
     const cost = costs[i]!;
-    if (windows[i]!.limiter.charging?.deferred) {
-      // Room for `cost` without counting: used + 0 ≤ limit − cost. Never cached as spent: the
-      // over-limit cache would read the lowered limit as the window's.
-      return { ...r, limit: r.limit - cost, cost: 0, cacheWhenSpent: false };
-    }
-    return cost === 1 ? r : { ...r, cost };
-  });
+    // Room for `cost` without counting: used + 0 ≤ limit − cost. Never cached as spent: the
+    // over-limit cache would read the lowered limit as the window's.
+    if (windows[i]!.limiter.charging?.deferred) out[i] = reshaped(r, r.limit - cost, 0, r.enforce);
+    else out[i] = cost === 1 ? r : { ...r, cost };
+  }
+  return out;
 }
 
 /** The store's answers to admissionRequests, reported against the windows' real limits. */
@@ -73,9 +74,42 @@ export function admissionResults(
   costs: readonly number[],
   results: readonly WindowResult[],
 ): WindowResult[] {
-  return results.map((r, i) =>
-    windows[i]!.limiter.charging?.deferred ? { ...r, limit: r.limit + costs[i]! } : r,
-  );
+  const out = new Array<WindowResult>(results.length);
+  for (let i = 0; i < results.length; i++) {
+    const r = results[i]!;
+    out[i] = windows[i]!.limiter.charging?.deferred ? withLimit(r, r.limit + costs[i]!) : r;
+  }
+  return out;
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/**
+ * A window request with another limit and cost, never cached as spent. Built field by field, not
+ * spread: the hot path's requests keep one shape, and an object spread per window costs more.
+ */
+function reshaped(r: WindowRequest, limit: number, cost: number, enforce: boolean): WindowRequest {
+  const out: Mutable<WindowRequest> = {
+    key: r.key,
+    limit,
+    periodMs: r.periodMs,
+    enforce,
+    cacheWhenSpent: false,
+    cost,
+  };
+  if (r.algorithm !== undefined) out.algorithm = r.algorithm;
+  if (r.rate !== undefined) out.rate = r.rate;
+  if (r.endsAtMs !== undefined) out.endsAtMs = r.endsAtMs;
+  if (r.ban !== undefined) out.ban = r.ban;
+  return out;
+}
+
+/** A store result reported at another limit (field by field, as `reshaped`). */
+function withLimit(r: WindowResult, limit: number): WindowResult {
+  const out: Mutable<WindowResult> = { count: r.count, limit, resetAtMs: r.resetAtMs, allowed: r.allowed };
+  if (r.retryAtMs !== undefined) out.retryAtMs = r.retryAtMs;
+  if (r.bannedUntilMs !== undefined) out.bannedUntilMs = r.bannedUntilMs;
+  return out;
 }
 
 /** A chargeAfter header's value: the hits to charge, and why it was not taken as sent. */
@@ -97,19 +131,32 @@ export function reportedCost(value: string | string[] | undefined, max: number):
   return cost > max ? { cost: max, problem: 'clamped' } : { cost };
 }
 
+/** A chargeAfter header that was not taken as sent. */
+export interface ChargeProblem {
+  readonly header: string;
+  readonly value: unknown;
+  readonly problem: string;
+}
+
+const NO_PROBLEMS: readonly ChargeProblem[] = [];
+
 /**
  * The hits each window is charged after the response (0: none), and the header problems met.
- * Only deferred limiters' windows are charged; countOnly ones only for their statuses.
+ * Only deferred limiters' windows are charged; countOnly ones only for their statuses. A header
+ * read for several windows (the same header and bound) is read once.
  */
 export function postCharges(
   windows: readonly RouteWindow[],
   costs: readonly number[],
   status: number,
   headers: Readonly<Record<string, string | string[] | undefined>>,
-): { charges: number[]; problems: { header: string; value: unknown; problem: string }[] } {
+): { charges: number[]; problems: readonly ChargeProblem[] } {
   const charges = new Array<number>(windows.length).fill(0);
-  const problems: { header: string; value: unknown; problem: string }[] = [];
-  const read = new Map<string, ReportedCost>();
+  let problems = NO_PROBLEMS;
+  // Nothing allocated for the common route: one chargeAfter header.
+  let lastRead: Charging | undefined;
+  let lastReported: ReportedCost | undefined;
+  let read: Map<string, ReportedCost> | undefined;
   for (let i = 0; i < windows.length; i++) {
     const c = windows[i]!.limiter.charging;
     if (!c?.deferred || (c.countOnly && !c.countOnly.has(status))) continue;
@@ -117,14 +164,31 @@ export function postCharges(
       charges[i] = costs[i]!;
       continue;
     }
-    const id = `${c.afterHeader}:${c.afterMax}`;
-    let reported = read.get(id);
+    let reported: ReportedCost | undefined;
+    if (
+      lastRead !== undefined &&
+      lastRead.afterHeader === c.afterHeader &&
+      lastRead.afterMax === c.afterMax
+    ) {
+      reported = lastReported;
+    } else if (lastRead !== undefined) {
+      read ??= new Map([[`${lastRead.afterHeader}:${lastRead.afterMax}`, lastReported!]]);
+      reported = read.get(`${c.afterHeader}:${c.afterMax}`);
+    }
     if (!reported) {
       reported = reportedCost(headers[c.afterHeader], c.afterMax);
-      read.set(id, reported);
-      if (reported.problem && reported.problem !== 'missing')
-        problems.push({ header: c.afterHeader, value: headers[c.afterHeader], problem: reported.problem });
+      read?.set(`${c.afterHeader}:${c.afterMax}`, reported);
+      if (reported.problem && reported.problem !== 'missing') {
+        if (problems === NO_PROBLEMS) problems = [];
+        (problems as ChargeProblem[]).push({
+          header: c.afterHeader,
+          value: headers[c.afterHeader],
+          problem: reported.problem,
+        });
+      }
     }
+    lastRead = c;
+    lastReported = reported;
     charges[i] = reported.cost;
   }
   return { charges, problems };
@@ -138,7 +202,7 @@ export function chargeRequests(
   const out: WindowRequest[] = [];
   for (let i = 0; i < planned.length; i++) {
     const cost = charges[i]!;
-    if (cost > 0) out.push({ ...planned[i]!, enforce: false, cacheWhenSpent: false, cost });
+    if (cost > 0) out.push(reshaped(planned[i]!, planned[i]!.limit, cost, false));
   }
   return out;
 }

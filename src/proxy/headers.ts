@@ -28,16 +28,22 @@ function namedByConnection(connection: string | string[] | undefined): Set<strin
   return names && new Set(names);
 }
 
-/** Copies end-to-end headers: drops hop-by-hop ones and those named in Connection, and any in `drop`. */
+/**
+ * Copies end-to-end headers: drops hop-by-hop ones and those named in Connection, any in `drop`,
+ * and the names in `strip` (skipped here rather than deleted after: a delete would turn the
+ * object into a slow dictionary for writeHead).
+ */
 export function endToEnd(
   headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>,
   drop?: (name: string) => boolean,
+  strip?: readonly string[],
 ): Record<string, string | string[]> {
   const named = namedByConnection(headers['connection']);
   const out: Record<string, string | string[]> = {};
   for (const name in headers) {
     const value = headers[name];
     if (value === undefined || HOP_BY_HOP.has(name) || named?.has(name) || drop?.(name)) continue;
+    if (strip !== undefined && strip.includes(name)) continue;
     out[name] = value;
   }
   return out;

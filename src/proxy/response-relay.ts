@@ -22,10 +22,11 @@ const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEO
  * Rate-limit headers are the gateway's to send: an upstream's own never reach the client, except
  * the IETF RateLimit and RateLimit-Policy Lists, which the gateway's policies are appended to.
  */
-const GATEWAY_HEADER = /^(?:x-ratelimit-|ratelimit-(?!policy$))/;
-const dropGatewayHeaders = (name: string) => GATEWAY_HEADER.test(name);
+const dropGatewayHeaders = (name: string): boolean =>
+  // Tested per upstream header of every response: a prefix test, not a regular expression.
+  name.startsWith('x-ratelimit-') || (name.startsWith('ratelimit-') && name !== 'ratelimit-policy');
 /** On a limited surface a success carries no Retry-After: only the gateway's 429 does. */
-const dropGatewayHeadersAndRetry = (name: string) => GATEWAY_HEADER.test(name) || name === 'retry-after';
+const dropGatewayHeadersAndRetry = (name: string) => dropGatewayHeaders(name) || name === 'retry-after';
 /** On a CORS route the gateway decides who may read the response: the upstream's CORS headers never pass. */
 const isCors = (name: string) => name.startsWith('access-control-');
 const dropCorsAndGatewayHeaders = (name: string) => isCors(name) || dropGatewayHeaders(name);
@@ -42,6 +43,9 @@ function mergeVary(upstream: string | string[], own: string): string {
   const missing = own.split(',').filter((n) => !names.includes(n.trim().toLowerCase()));
   return missing.length === 0 ? theirs : `${theirs}, ${missing.map((n) => n.trim()).join(', ')}`;
 }
+
+/** A last chunk this small goes out with end(): far below a socket's 16 KiB high-water mark. */
+const SMALL_CHUNK = 4096;
 
 /** Bytes of a response still waiting in its socket (HTTP/1.1) or HTTP/2 stream: the client has not read them yet. */
 function unsent(res: ServerResponse): number {
@@ -78,6 +82,11 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   #stall: NodeJS.Timeout | undefined;
   /** The buffer share this response holds while its client is behind (0: none). */
   #held = 0;
+  // Listeners made on first use: most responses never wait on their client.
+  #drainListener: (() => void) | undefined;
+  #giveShareListener: (() => void) | undefined;
+  /** Body bytes the upstream's Content-Length still announces; -1 when it sent none. */
+  #bodyLeft = -1;
 
   constructor(
     req: IncomingMessage,
@@ -103,24 +112,24 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   };
 
   #waitForClient(): void {
-    this.#stall ??= setTimeout(this.#onStall, this.responseTimeout);
+    this.#stall ??= setTimeout(() => this.#onStall(), this.responseTimeout);
   }
 
   /** No write progress for responseTimeout: the upstream request is aborted and the response cut. */
-  #onStall = (): void => {
+  #onStall(): void {
     if (!this.#ended) {
       this.#clientGone = true;
       this.#controller?.abort(new undiciErrors.RequestAbortedError());
     }
     // With an error: an HTTP/2 client sees INTERNAL_ERROR, not a stream that merely ended.
     this.res.destroy(new Error('response timeout: the client took no bytes'));
-  };
+  }
 
-  #onDrain = (): void => {
+  #onDrain(): void {
     clearTimeout(this.#stall);
     this.#stall = undefined;
     this.#controller?.resume();
-  };
+  }
 
   /** Holds a buffer share while the client is behind: true when this response has one. */
   #holdShare(): boolean {
@@ -128,21 +137,22 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     const limits = this.bufferLimits;
     if (!this.buffers || !limits || !this.buffers.take(limits.perResponse, limits.total)) return false;
     this.#held = limits.perResponse;
-    this.res.once('drain', this.#giveShare);
-    this.res.once('close', this.#giveShare);
+    const give = (this.#giveShareListener ??= () => this.#giveShare());
+    this.res.once('drain', give);
+    this.res.once('close', give);
     return true;
   }
 
   /** The client caught up, or the response is over: the share goes back, and so does the deadline. */
-  #giveShare = (): void => {
+  #giveShare(): void {
     if (this.#held === 0) return;
     this.buffers!.give(this.#held);
     this.#held = 0;
-    this.res.off('drain', this.#giveShare);
-    this.res.off('close', this.#giveShare);
+    this.res.off('drain', this.#giveShareListener!);
+    this.res.off('close', this.#giveShareListener!);
     clearTimeout(this.#stall);
     this.#stall = undefined;
-  };
+  }
 
   /** Shutdown: end the stream cleanly for the client (it reconnects elsewhere) and drop the upstream side. */
   #endForShutdown(): void {
@@ -180,11 +190,9 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
         : dropRetry
           ? dropGatewayHeadersAndRetry
           : dropGatewayHeaders,
+      this.hook?.strip,
     );
-    if (this.hook) {
-      this.hook.onResponse(statusCode, headers);
-      for (const name of this.hook.strip) delete out[name];
-    }
+    this.hook?.onResponse(statusCode, headers);
     for (const name in this.extraHeaders) out[name] = this.extraHeaders[name];
     if ('ratelimit' in out) appendToUpstreamFields(out, headers, this.extraHeaders);
     // writeHead would let the upstream's Vary replace the one the gateway set: keep both.
@@ -194,6 +202,8 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     }
     out['x-request-id'] = this.requestId; // the id the upstream was given, not one it chose
     this.res.writeHead(statusCode, out);
+    const length = headers['content-length'];
+    if (typeof length === 'string') this.#bodyLeft = Number(length);
     const type = headers['content-type'];
     if (this.liveStreams && typeof type === 'string' && type.startsWith('text/event-stream')) {
       // A closure only for event streams: other responses allocate nothing for this.
@@ -202,15 +212,23 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const left = (this.#bodyLeft -= chunk.length);
+    // The chunk that completes a small body, with nothing queued before it: one end(chunk), not
+    // write + end (Node corks a write and uncorks it on a nextTick). The write could not have
+    // filled the socket's buffer, so no share or pause is skipped.
+    if (left === 0 && chunk.length <= SMALL_CHUNK && unsent(this.res) === 0) {
+      this.res.end(chunk);
+      return;
+    }
     if (this.res.write(chunk)) return;
     this.#waitForClient();
     if (this.#holdShare() && unsent(this.res) <= this.#held) return;
     controller.pause();
-    this.res.once('drain', this.#onDrain);
+    this.res.once('drain', (this.#drainListener ??= () => this.#onDrain()));
   }
 
   onResponseEnd(): void {
-    this.res.end();
+    if (!this.res.writableEnded) this.res.end();
     // The upstream is done; the client must still take the last bytes within the deadline.
     if (unsent(this.res) > 0) this.#waitForClient();
     this.#finish({ kind: 'ok', status: this.#status });

@@ -4,7 +4,7 @@ import type { ServerResponse } from 'node:http';
 import { sendError } from '../http/responses.js';
 import { TOP_KEYS } from '../metrics/near-limit.js';
 import type { AdminRoute } from './admin-api.js';
-import { operatorView, type OperatorOptions, type OperatorView } from './admin-operator.js';
+import { viewOf, type OperatorSource, type OperatorView } from './admin-operator.js';
 import { OPERATOR_SCRIPT, OPERATOR_STYLE } from './admin-operator-assets.js';
 
 /**
@@ -36,9 +36,9 @@ const assetsOf = (): Map<string, Asset> =>
     ['operator.css', { type: 'text/css', body: OPERATOR_STYLE }],
   ]));
 
-export function operatorPageRoutes(options: OperatorOptions): AdminRoute[] {
+export function operatorPageRoutes(source: OperatorSource): AdminRoute[] {
   const page = async (res: ServerResponse) => {
-    const body = renderPage(await operatorView(options));
+    const body = renderPage(await viewOf(source));
     res.writeHead(200, {
       'content-type': 'text/html; charset=utf-8',
       'content-length': String(Buffer.byteLength(body)),
@@ -95,7 +95,7 @@ export function renderPage(v: OperatorView): string {
 <script src="/ui/operator.js" defer></script>
 </head>
 <body>
-<header><h1>tollgate operator</h1><p class="note">This instance only; refreshed every few seconds. Reads need no token.</p></header>
+<header><h1>tollgate operator</h1><p class="note">${scopeNote(v)}; refreshed every few seconds. Reads need no token.</p></header>
 <section id="rates-section"><h2>Decisions per second</h2><div id="rates" class="chart" role="img" aria-label="Decisions per second, all limiters"></div><p id="rates-status" class="note">Measuring rates…</p></section>
 <div id="live">${renderLive(v)}</div>
 ${renderActions()}
@@ -103,6 +103,12 @@ ${renderActions()}
 </html>
 `;
 }
+
+/** Whose figures the page shows: this instance's, or the sum of the workers of a `workers: N` primary. */
+const scopeNote = (v: OperatorView): string =>
+  v.workers
+    ? `<span id="scope">The sum of this instance's ${v.workers.count} workers (${v.workers.answered} answered)</span>`
+    : '<span id="scope">This instance only</span>';
 
 /** What the script swaps in at each refresh. */
 function renderLive(v: OperatorView): string {

@@ -47,7 +47,28 @@ export function operatorRoutes(options: OperatorOptions): AdminRoute[] {
 
 const send = (res: ServerResponse, body: unknown) => sendJson(res, 200, JSON.stringify(body));
 
-export type OperatorView = Awaited<ReturnType<typeof operatorView>>;
+/** The view of one process; the workers primary adds how many workers it sums (admin-operator-cluster.ts). */
+export type OperatorView = Awaited<ReturnType<typeof operatorView>> & {
+  readonly workers?: { readonly count: number; readonly answered: number };
+};
+
+/** Where the routes read the view: this process's (OperatorOptions), or a function (the workers primary's sum). */
+export type OperatorSource = OperatorOptions | (() => Promise<OperatorView>);
+
+export const viewOf = (source: OperatorSource): Promise<OperatorView> =>
+  typeof source === 'function' ? source() : operatorView(source);
+
+/** GET /v1/operator and GET /v1/limiters from a view function (the workers primary's). */
+export function operatorViewRoutes(view: () => Promise<OperatorView>): AdminRoute[] {
+  return [
+    {
+      method: 'GET',
+      path: '/v1/limiters',
+      handle: async (_req, res) => send(res, { limiters: (await view()).limiters }),
+    },
+    { method: 'GET', path: '/v1/operator', handle: async (_req, res) => send(res, await view()) },
+  ];
+}
 
 export async function operatorView(options: OperatorOptions) {
   const { table } = options.current();

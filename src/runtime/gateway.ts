@@ -155,6 +155,11 @@ export class Gateway {
     return this.#rateLimitServer?.address;
   }
 
+  /** The last rules reload and what it changed: a worker's, read by the primary's operator page. */
+  get lastReload(): ReloadRecord | undefined {
+    return this.#lastReload;
+  }
+
   /** The admin listener's address (GET /metrics), when one runs. */
   get adminUrl(): string | undefined {
     return this.#listeners.adminUrl;

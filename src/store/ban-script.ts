@@ -16,6 +16,7 @@ export const BAN_LUA = `
 -- request's refusal started the ban, else 0.
 local bans_of = {}
 local ban_request = 0
+local ban_ttl = {} -- by ban key: its PTTL, read once per call (and set when a ban starts)
 if ARGV[#ARGV] == 'bans' then
   local p = tonumber(ARGV[#ARGV - 1])
   local entries = {}
@@ -49,7 +50,12 @@ local function ban_check(used, blocked)
   if not list then return blocked end
   list.banned = false
   for _, e in ipairs(list) do
-    e.ttl = redis.call('PTTL', e.key)
+    local t = ban_ttl[e.key]
+    if not t then
+      t = redis.call('PTTL', e.key)
+      ban_ttl[e.key] = t
+    end
+    e.ttl = t
     if e.ttl > 0 then list.banned = true end
     e.spent = false
     for s = 1, e.span do
@@ -72,6 +78,7 @@ local function ban_count(blocked)
       if s == 1 or redis.call('PTTL', e.strikes) < 0 then redis.call('PEXPIRE', e.strikes, e.within) end
       if s >= e.after then
         redis.call('SET', e.key, '1', 'PX', e.len)
+        ban_ttl[e.key] = e.len
         redis.call('DEL', e.strikes)
         v = -1
       end

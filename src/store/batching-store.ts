@@ -1,7 +1,9 @@
 import type { BatchedRequest } from './batch-window-script.js';
+import { atTurnEnd } from './turn-end.js';
 import {
   StoreUnavailableError,
   WrappingStore,
+  type ResultTap,
   type StoreLifecycle,
   type StoreObserver,
   type WindowRequest,
@@ -51,7 +53,7 @@ interface Batch {
 
 /**
  * Coalesces the hits of one event-loop turn into one batch call of the inner store. The batch is
- * sent from setImmediate: that runs once the poll phase has handed over every socket that was
+ * sent at the end of the turn (turn-end.ts: a setImmediate, after the turn's post-charges): that runs once the poll phase has handed over every socket that was
  * ready, so all requests parsed in this turn are in it, and it waits for no timer and no I/O. (A
  * microtask or nextTick would run after each socket's callback, batching one request at a time.)
  *
@@ -61,12 +63,13 @@ interface Batch {
  * the reply sat unread in the socket) does not fail the batch, and an unanswering store still
  * fails it at the deadline, the check phase adding no wait of its own.
  */
-export class BatchingStore extends WrappingStore<BatchWindowStore> {
+export class BatchingStore extends WrappingStore<BatchWindowStore> implements ResultTap {
   readonly #timeoutMs: number;
   readonly #maxRequests: number;
   readonly #maxWindows: number;
   readonly #observer: StoreObserver | undefined;
   #open: Batch | undefined;
+  #tap: ((requests: readonly WindowRequest[], results: WindowResult[]) => void) | undefined;
 
   constructor(inner: BatchWindowStore, options: BatchingStoreOptions) {
     super(inner);
@@ -76,13 +79,17 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> {
     this.#observer = options.observer;
   }
 
+  tapResults(tap: (requests: readonly WindowRequest[], results: WindowResult[]) => void): void {
+    this.#tap = tap;
+  }
+
   hit(windows: readonly WindowRequest[]): Promise<WindowResult[]> {
     if (windows.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
       let batch = this.#open;
       if (!batch) {
         const opened: Batch = { entries: [], unsettled: 0, deadline: 0 };
-        setImmediate(() => this.#flush(opened));
+        atTurnEnd('send', () => this.#flush(opened)); // after the turn's post-charges joined it
         this.#open = batch = opened;
       }
       const started = this.#observer ? performance.now() : 0;
@@ -147,7 +154,10 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> {
       observer.storeRoundTrip((performance.now() - p.started) / 1000);
     }
     if (outcome instanceof Error) p.reject(outcome);
-    else p.resolve(outcome);
+    else {
+      this.#tap?.(p.windows, outcome);
+      p.resolve(outcome);
+    }
     if (--batch.unsettled === 0) clearTimeout(batch.timer);
   }
 }

@@ -1,5 +1,11 @@
 import { LRUCache } from 'lru-cache';
-import { WrappingStore, type WindowRequest, type WindowResult, type WindowStore } from './window-store.js';
+import {
+  WrappingStore,
+  type ResultTap,
+  type WindowRequest,
+  type WindowResult,
+  type WindowStore,
+} from './window-store.js';
 
 interface SpentWindow {
   readonly limit: number;
@@ -19,6 +25,8 @@ interface SpentWindow {
  */
 export class OverLimitCache extends WrappingStore {
   readonly #spent: LRUCache<string, SpentWindow>;
+  /** The inner store shows this cache its answers (ResultTap). */
+  readonly #tapped: boolean = false;
 
   constructor(
     inner: WindowStore,
@@ -27,6 +35,13 @@ export class OverLimitCache extends WrappingStore {
   ) {
     super(inner);
     this.#spent = new LRUCache({ max: maxKeys });
+    // A store that shows its answers (the batching store) is told to show them here: a miss then
+    // returns its promise as it is, with no then() of its own per request.
+    const tappable = inner as Partial<ResultTap>;
+    if (typeof tappable.tapResults === 'function') {
+      tappable.tapResults((requests, results) => this.#remember(requests, results));
+      this.#tapped = true;
+    }
   }
 
   get size(): number {
@@ -68,6 +83,7 @@ export class OverLimitCache extends WrappingStore {
       }
       return Promise.resolve(results);
     }
+    if (this.#tapped) return this.inner.hit(requests);
     return this.inner.hit(requests).then((results) => this.#remember(requests, results));
   }
 

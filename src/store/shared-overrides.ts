@@ -102,8 +102,19 @@ export class RedisOverrides implements SharedOverrides {
 
 /** The shared overrides of the configured store: a connection of their own to Redis (or Cluster). */
 export function sharedOverrides(config: GatewayConfig['store'], logger?: Logger): SharedOverrides {
+  if (storeKind(config) === 'memory') return new MemoryOverrides();
+  const warn = logger ? throttledWarn(logger, 'redis overrides error') : undefined;
+  const client = overridesClient(config);
+  client.on('error', (err: Error) => warn?.({ err: err.message }));
+  return new RedisOverrides(client, config.redis.keyPrefix);
+}
+
+/**
+ * A client of the configured Redis (or Cluster) for occasional reads off the request path (the
+ * overrides' poll, `tollgate explain`); the caller listens for its errors and quits it.
+ */
+export function overridesClient(config: GatewayConfig['store']): Redis | Cluster {
   const kind = storeKind(config);
-  if (kind === 'memory') return new MemoryOverrides();
   // Unlike the windows' connection, commands wait for a connection (the poll is not on the
   // request path); maxRetriesPerRequest 0 still fails them at the first failed reconnect.
   // A command timeout of its own bounds a poll against a stalled Redis (the next poll asks again).
@@ -112,7 +123,6 @@ export function sharedOverrides(config: GatewayConfig['store'], logger?: Logger)
     enableOfflineQueue: true,
     commandTimeout: Math.max(1000, config.redis.connectTimeout),
   };
-  const warn = logger ? throttledWarn(logger, 'redis overrides error') : undefined;
   let client: Redis | Cluster;
   if (kind === 'redis') {
     const { url } = config.redis;
@@ -130,6 +140,5 @@ export function sharedOverrides(config: GatewayConfig['store'], logger?: Logger)
       retryDelayOnFailover: 0,
     });
   }
-  client.on('error', (err: Error) => warn?.({ err: err.message }));
-  return new RedisOverrides(client, config.redis.keyPrefix);
+  return client;
 }

@@ -62,14 +62,25 @@ writeFileSync(
 const shop = `ip=${hashPart(`ip=${SHOP}`)}`;
 const other = `ip=${hashPart('ip=203.0.113.5')}`;
 const none = { '0-50': 0, '50-80': 0, '80-100': 0, refused: 0 };
+/** No list, ban, tier or charging on these routes: those counts stay 0. */
+const noPolicy = { banned: 0, denied: 0, lengthRequired: 0, tiers: {} };
+const noListOrBan = { exempt: 0, denied: 0, banned: 0, bansStarted: 0 };
 
 /** One config's result: `ordersPassed` of the shop's 5 orders pass the orders limiter. */
 const result = (ordersLimit: number) => ({
   unrouted: 1,
   missingKeyParts: {},
+  warnings: [],
   routes: [
-    { name: 'orders', limiters: ['api', 'orders'], requests: 5, refused: 5 - ordersLimit, shadowRefused: 0 },
-    { name: 'api', limiters: ['api'], requests: 1, refused: 0, shadowRefused: 0 },
+    {
+      name: 'orders',
+      limiters: ['api', 'orders'],
+      requests: 5,
+      refused: 5 - ordersLimit,
+      shadowRefused: 0,
+      ...noPolicy,
+    },
+    { name: 'api', limiters: ['api'], requests: 1, refused: 0, shadowRefused: 0, ...noPolicy },
   ],
   limiters: [
     {
@@ -80,6 +91,7 @@ const result = (ordersLimit: number) => ({
       refused: 0,
       keys: 2,
       keysRefused: 0,
+      ...noListOrBan,
       peakUse: { ...none, '0-50': 2 },
       // A request the orders limiter refuses is counted in no window, the api limiter's neither.
       topKeys: [
@@ -95,6 +107,7 @@ const result = (ordersLimit: number) => ({
       refused: 5 - ordersLimit,
       keys: 1,
       keysRefused: 1,
+      ...noListOrBan,
       peakUse: { ...none, refused: 1 },
       topKeys: [{ key: shop, requests: 5, refused: 5 - ordersLimit, peakPercent: 100 }],
     },

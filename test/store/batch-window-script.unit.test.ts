@@ -15,33 +15,59 @@ const w = (key: string, limit: number, periodMs: number, enforce = true, cost?: 
 const batch = [[w('a', 2, 60_000), w('b', 5, 3_600_000, false)], [w('a', 2, 60_000)]];
 
 describe('batchScriptArgs', () => {
-  test('the key count, every key in request order, then the request count and each request', () => {
+  test('each distinct window spec once (its key in KEYS), then each request by its specs', () => {
     expect(batchScriptArgs(batch)).toEqual([
-      3,
-      'a',
-      'b',
-      'a',
+      2,
+      'a', // spec 1's key
+      'b', // spec 2's key
       2, // requests
       '', // the time: Redis' own
-      2, // first request: 2 windows
-      2,
+      2, // specs
+      2, // spec 1: limit, period, mode (fixed, enforced), cost (absent is 1)
       60_000,
+      '1',
       1,
-      1, // cost: absent is 1
-      5,
+      5, // spec 2: a shadow window
       3_600_000,
-      0,
+      '0',
       1,
-      1, // second request: 1 window
+      -2, // first request: 2 windows, specs 1 and 2
+      1,
       2,
-      60_000,
-      1,
-      1,
+      1, // second request: one window, spec 1
     ]);
   });
 
-  test("a window's cost (hits to add) follows its enforce flag", () => {
-    expect(batchScriptArgs([[w('a', 10, 1000, true, 4)]])).toEqual([1, 'a', 1, '', 1, 10, 1000, 1, 4]);
+  test("a window's cost (hits to add) follows its mode", () => {
+    expect(batchScriptArgs([[w('a', 10, 1000, true, 4)]])).toEqual([1, 'a', 1, '', 1, 10, 1000, '1', 4, 1]);
+  });
+
+  test('a batch of many requests on one key sends the key and its spec once', () => {
+    const same = Array.from({ length: 5 }, () => [w('k', 100, 60_000)]);
+    expect(batchScriptArgs(same)).toEqual([1, 'k', 5, '', 1, 100, 60_000, '1', 1, 1, 1, 1, 1, 1]);
+  });
+
+  test('another cost, shadow flag or algorithm on the same key is a spec of its own', () => {
+    const sliding: WindowRequest = { ...w('s', 3, 1000), algorithm: 'sliding' };
+    const bucket: WindowRequest = { ...w('t', 3, 1000, false), algorithm: 'token-bucket', rate: 2 };
+    expect(
+      batchScriptArgs(
+        [[w('k', 9, 60_000)], [w('k', 9, 60_000, true, 0)], [w('k', 9, 60_000, false)], [sliding, bucket]],
+        5,
+      ),
+    ).toEqual([
+      5,
+      ...['k', 'k', 'k', 's', 't'],
+      4,
+      5,
+      5,
+      ...[9, 60_000, '1', 1],
+      ...[9, 60_000, '1', 0],
+      ...[9, 60_000, '0', 1],
+      ...[3, 1000, 's1', 1],
+      ...[3, 1000, 'b0', 1, 2],
+      ...[1, 2, 3, -2, 4, 5],
+    ]);
   });
 });
 

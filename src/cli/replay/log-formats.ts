@@ -3,8 +3,9 @@
  * Caddy's JSON access log, and the combined format of nginx (and Caddy's transform encoder).
  * Pure: a line in, a record (or why not) out.
  */
+import { fieldsOf, type LineFields, type RequestFields } from './json-fields.js';
 
-/** One request of a log, as far as keying and routing need it. */
+/** One request of a log, as far as keying, routing and pricing need it. */
 export interface LogRecord {
   readonly timeMs: number;
   readonly method: string;
@@ -17,6 +18,18 @@ export interface LogRecord {
   readonly userAgent: string | undefined;
   /** Hashed key parts by name (tollgate's log.keyParts), as the gateway counted them. */
   readonly keys: Readonly<Record<string, string>> | undefined;
+  /** The response's status; undefined when the line has none. */
+  readonly status?: number | undefined;
+  /** The request body's declared size (Content-Length), when logged. */
+  readonly bytes?: number | undefined;
+  /** The cost the upstream reported (a chargeAfter header's value), when logged. */
+  readonly charged?: number | undefined;
+  /** The tier the request's credential names (a JWT claim, a workspace plan), when logged. */
+  readonly tier?: string | undefined;
+  /** The verified workspace token's id, its workspace, the JWT's subject, when logged. */
+  readonly token?: string | undefined;
+  readonly workspace?: string | undefined;
+  readonly sub?: string | undefined;
 }
 
 export type LogFormat = 'tollgate' | 'caddy' | 'combined';
@@ -29,12 +42,12 @@ export type ParsedLine =
 
 const SKIP: ParsedLine = { kind: 'skip' };
 const bad = (reason: string): ParsedLine => ({ kind: 'bad', reason });
-
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const NOT_JSON = bad('not JSON');
 
 export function parseLine(line: string): ParsedLine {
+  if (line.charCodeAt(0) === 123 /* { */) return parseJsonLine(line);
   if (line.trim() === '') return SKIP;
-  return line.charCodeAt(0) === 123 /* { */ ? parseJsonLine(line) : parseCombined(line);
+  return parseCombined(line);
 }
 
 function parseJsonLine(line: string): ParsedLine {
@@ -42,25 +55,26 @@ function parseJsonLine(line: string): ParsedLine {
   try {
     o = JSON.parse(line);
   } catch {
-    return bad('not JSON');
+    return NOT_JSON;
   }
   if (typeof o !== 'object' || o === null || Array.isArray(o)) return bad('not a JSON object');
-  const obj = o as Record<string, unknown>;
-  if (typeof obj['request'] === 'object' && obj['request'] !== null) return caddyJson(obj);
-  if ('reqId' in obj) return tollgateJson(obj);
-  // Other lines of a tollgate or Caddy log (startup, reloads, warnings): not requests.
-  return 'msg' in obj || 'level' in obj ? SKIP : bad('neither a tollgate nor a Caddy access line');
+  return jsonRecord(fieldsOf(o as Record<string, unknown>));
 }
 
-function tollgateJson(o: Record<string, unknown>): ParsedLine {
-  const method = str(o['method']);
-  const target = str(o['path']);
+function jsonRecord(f: LineFields): ParsedLine {
+  if (f.request) return caddyJson(f, f.request);
+  if (f.hasReqId) return tollgateJson(f);
+  // Other lines of a tollgate or Caddy log (startup, reloads, warnings): not requests.
+  return f.hasMsg || f.hasLevel ? SKIP : bad('neither a tollgate nor a Caddy access line');
+}
+
+function tollgateJson(f: LineFields): ParsedLine {
+  const { method, path: target } = f;
   // A line with a reqId but no request (a failure's error line): the access line follows.
   if (method === undefined && target === undefined) return SKIP;
   if (!method || !target) return bad('tollgate line without method or path');
-  const timeMs = timeOf(o['time']);
+  const timeMs = timeOf(f.time);
   if (timeMs === undefined) return bad('tollgate line without a valid time');
-  const keys = o['keys'];
   return {
     kind: 'record',
     format: 'tollgate',
@@ -68,23 +82,27 @@ function tollgateJson(o: Record<string, unknown>): ParsedLine {
       timeMs,
       method,
       target,
-      host: str(o['host']),
-      client: str(o['client']),
+      host: f.host,
+      client: f.client,
       userAgent: undefined,
-      keys: typeof keys === 'object' && keys !== null ? (keys as Record<string, string>) : undefined,
+      keys: f.keys,
+      status: f.status,
+      bytes: f.bytes,
+      charged: f.charged,
+      tier: f.tier,
+      token: f.token,
+      workspace: f.workspace,
+      sub: f.sub,
     },
   };
 }
 
-function caddyJson(o: Record<string, unknown>): ParsedLine {
-  const req = o['request'] as Record<string, unknown>;
-  const method = str(req['method']);
-  const target = str(req['uri']);
+function caddyJson(f: LineFields, req: RequestFields): ParsedLine {
+  const { method, uri: target } = req;
   if (!method || !target) return bad('Caddy line without request.method or request.uri');
-  const timeMs = timeOf(o['ts']);
+  const timeMs = timeOf(f.ts);
   if (timeMs === undefined) return bad('Caddy line without a valid ts');
-  const headers = req['headers'] as Record<string, unknown> | undefined;
-  const ua = headers?.['User-Agent'] ?? headers?.['user-agent'];
+  const ua = req.uaUpper ?? req.uaLower;
   return {
     kind: 'record',
     format: 'caddy',
@@ -92,10 +110,11 @@ function caddyJson(o: Record<string, unknown>): ParsedLine {
       timeMs,
       method,
       target,
-      host: str(req['host']),
-      client: str(req['client_ip']) ?? str(req['remote_ip']),
-      userAgent: Array.isArray(ua) ? ua.map(String).join(', ') : str(ua),
+      host: req.host,
+      client: req.clientIp ?? req.remoteIp,
+      userAgent: Array.isArray(ua) ? ua.map(String).join(', ') : typeof ua === 'string' ? ua : undefined,
       keys: undefined,
+      status: f.status,
     },
   };
 }
@@ -135,6 +154,7 @@ function parseCombined(line: string): ParsedLine {
       client: m[1],
       userAgent: ua === undefined ? undefined : unescape(ua),
       keys: undefined,
+      status: Number(m[4]),
     },
   };
 }

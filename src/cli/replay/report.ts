@@ -2,6 +2,7 @@
 import type { KeyPart } from '../../rules/model.js';
 import { windowText } from '../describe.js';
 import { formatTable } from '../table.js';
+import type { Warning } from './policies.js';
 import type { LimiterStats, Simulation } from './simulate.js';
 
 /** Each key's peak use of its limit, in these buckets (percent of the limit), or refused. */
@@ -26,6 +27,11 @@ export interface LimiterReport {
   readonly refused: number;
   readonly keys: number;
   readonly keysRefused: number;
+  /** Let by uncounted (allow list, an override of unlimited); answered 403 (deny list); 429 by its ban. */
+  readonly exempt: number;
+  readonly denied: number;
+  readonly banned: number;
+  readonly bansStarted: number;
   readonly peakUse: Record<PeakBucket, number>;
   readonly topKeys: readonly TopKey[];
 }
@@ -36,12 +42,19 @@ export interface RouteReport {
   readonly requests: number;
   readonly refused: number;
   readonly shadowRefused: number;
+  readonly banned: number;
+  readonly denied: number;
+  readonly lengthRequired: number;
+  /** Requests by tier, on a route whose tier is chosen (tiers or overrides); else empty. */
+  readonly tiers: Record<string, number>;
 }
 
 export interface SimulationReport {
   readonly unrouted: number;
   /** Requests keyed by a part the log does not carry (keyed as a missing part), by part. */
   readonly missingKeyParts: Record<KeyPart, number>;
+  /** Fields a limiter's policy needed that lines lacked, and what replay did instead. */
+  readonly warnings: readonly Warning[];
   readonly routes: readonly RouteReport[];
   readonly limiters: readonly LimiterReport[];
 }
@@ -68,12 +81,17 @@ export function simulationReport(sim: Simulation, top: number): SimulationReport
   return {
     unrouted: sim.unrouted,
     missingKeyParts: Object.fromEntries([...sim.missing].sort(([a], [b]) => a.localeCompare(b))),
+    warnings: sim.warnings.list().map((w) => ({ ...w })),
     routes: [...sim.routes.values()].map((r) => ({
       name: r.route.name,
       limiters: r.route.limiters.map((l) => l.name),
       requests: r.requests,
       refused: r.refused,
       shadowRefused: r.shadowRefused,
+      banned: r.banned,
+      denied: r.denied,
+      lengthRequired: r.lengthRequired,
+      tiers: Object.fromEntries(r.tiers),
     })),
     limiters: [...sim.limiters.values()].map((l) => limiterReport(l, top)),
   };
@@ -94,6 +112,10 @@ function limiterReport(l: LimiterStats, top: number): LimiterReport {
     refused: l.refused,
     keys: l.keys.size,
     keysRefused,
+    exempt: l.exempt,
+    denied: l.denied,
+    banned: l.banned,
+    bansStarted: l.bansStarted,
     peakUse,
     topKeys: topKeys(l, top),
   };
@@ -193,6 +215,16 @@ export function simulationText(label: string, r: SimulationReport): string {
     ),
   );
   if (r.unrouted) out.push(`(no route: ${r.unrouted} requests, answered 404)`);
+  const answered = r.routes.filter((x) => x.banned || x.denied || x.lengthRequired);
+  for (const x of answered) {
+    out.push(
+      `(${x.name}: ${x.banned} banned (429), ${x.denied} denied (403), ${x.lengthRequired} without a length (411))`,
+    );
+  }
+  for (const x of r.routes) {
+    const tiers = Object.entries(x.tiers);
+    if (tiers.length) out.push(`(${x.name} by tier: ${tiers.map(([t, n]) => `${t} ${n}`).join(', ')})`);
+  }
   out.push(
     '',
     'peak use of the limit per key (keys in each bucket):',
@@ -223,6 +255,17 @@ export function simulationText(label: string, r: SimulationReport): string {
       ]),
     ),
   );
+  const policed = r.limiters.filter((l) => l.exempt || l.denied || l.banned || l.bansStarted);
+  if (policed.length) {
+    out.push(
+      '',
+      'allow and deny lists, bans:',
+      formatTable(
+        ['limiter', 'exempt', 'denied', 'banned', 'bans started'],
+        policed.map((l) => [l.name, l.exempt, l.denied, l.banned, l.bansStarted]),
+      ),
+    );
+  }
   for (const l of r.limiters) {
     if (l.topKeys.length === 0) continue;
     out.push(
@@ -246,6 +289,10 @@ export function simulationText(label: string, r: SimulationReport): string {
       `key parts the log does not carry (keyed as if missing: a credential by the client's IP, a header as empty): ` +
         missing.map(([p, n]) => `${p} (${n} requests)`).join(', '),
     );
+  }
+  if (r.warnings.length) out.push('');
+  for (const w of r.warnings) {
+    out.push(`warning: ${w.limiter}: ${w.message} (${w.requests} requests)`);
   }
   return out.join('\n');
 }

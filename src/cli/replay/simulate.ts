@@ -1,19 +1,41 @@
 /**
  * One config's what-if over a log: every request routed by the compiled rules, keyed by the
- * gateway's identity and key code (identityOf, planWindows), counted in a memory store on the
- * log's own clock and decided as the gateway decides. Nothing leaves the process.
+ * gateway's identity and key code (identityOf, planWindows), screened, tiered and priced by the
+ * gateway's policy functions, counted in a memory store on the log's own clock and decided as the
+ * gateway decides (countRequest's steps, in its order). Nothing leaves the process.
  */
 import type { WorkspaceTokenStore } from '../../credentials/workspace-token.js';
 import { describePeer, type Peer } from '../../identity/peer.js';
 import { identityOf, type IdentitySources } from '../../identity/resolve.js';
+import { bannedBy, bansStarted } from '../../limits/ban.js';
+import {
+  admissionRequests,
+  admissionResults,
+  chargeRequests,
+  postCharges,
+  windowCosts,
+} from '../../limits/charging.js';
 import { decide } from '../../limits/decision.js';
+import { hasLists, screen } from '../../limits/exemption.js';
+import { OverrideTable } from '../../limits/overrides.js';
 import { planWindows, type PartValues } from '../../limits/plan.js';
 import { TrustedProxies } from '../../net/client-ip.js';
 import { canonicalTarget } from '../../routing/request-target.js';
 import type { CompiledLimiter, CompiledRoute, RuleTable } from '../../rules/compile.js';
-import type { KeyPart } from '../../rules/model.js';
+import type { KeyPart, RouteWindow } from '../../rules/model.js';
 import { MemoryStore } from '../../store/memory-store.js';
+import type { WindowRequest, WindowResult } from '../../store/window-store.js';
 import type { LogRecord } from './log-formats.js';
+import {
+  chargedHeaders,
+  listSubjectOf,
+  pricedRequest,
+  tierApplies,
+  tierLabel,
+  tierOfRecord,
+  Warnings,
+  type TierSources,
+} from './policies.js';
 
 /** One key of one limiter: its requests, refusals and peak use of the limit (0..1, counted requests). */
 export interface KeyStats {
@@ -26,30 +48,67 @@ export interface LimiterStats {
   readonly limiter: CompiledLimiter;
   /** The key parts (keys are their hashed values, in this order, separated by spaces) that tell its keys apart: every part of every window, in order. */
   readonly parts: readonly KeyPart[];
+  /** Requests counted in its windows. */
   requests: number;
   /** Requests one of its windows was spent for: a 429 (a shadow limiter's: once enforced). */
   refused: number;
+  /** Requests its allow list (or an override of `unlimited`) let by uncounted. */
+  exempt: number;
+  /** Requests its deny list answered 403 (a shadow limiter's: would have). */
+  denied: number;
+  /** Requests its ban answered 429, and the bans its refusals started. */
+  banned: number;
+  bansStarted: number;
   readonly keys: Map<string, KeyStats>;
 }
 
 export interface RouteStats {
   readonly route: CompiledRoute;
   requests: number;
-  /** Requests the gateway would refuse with 429. */
+  /** Requests the gateway would refuse with 429 for a spent window. */
   refused: number;
   /** Requests only a shadow limiter would refuse. */
   shadowRefused: number;
+  /** 429 for a ban, 403 for a deny list, 411 for a body-priced request of unknown size. */
+  banned: number;
+  denied: number;
+  lengthRequired: number;
+  /** Requests by tier (on a route whose tier is chosen): "default", "pro (jwt)", "unlimited (override)". */
+  readonly tiers: Map<string, number>;
 }
 
 /** Replayed logs carry no credential: a part the log lacks is keyed as the gateway keys a missing one. */
 const MISSING_JWT = { ok: false, reason: 'missing' } as const;
 const MISSING_TOKEN = { ok: false, reason: 'missing' } as const;
 const NO_TOKENS: WorkspaceTokenStore = { verify: () => Promise.resolve(false) };
-/** Bounds of the caches of peers and identities (cleared when full: a log's hot keys come back at once). */
+/** Bounds of the caches of peers and keyed requests (cleared when full: a log's hot keys come back at once). */
 const CACHE_MAX = 100_000;
 /** Store keys held at most; expired windows are swept first (the store's own bound). */
 const STORE_MAX_KEYS = 5_000_000;
 const SWEEP_EVERY = 65_536;
+
+/**
+ * A request's keys on one route, made once per client: the values of its parts, its key in each
+ * limiter's statistics and its store requests for the route's windows. Reused, the same strings
+ * reach the Maps again and again (their hashes are kept), and nothing is built per request.
+ */
+interface Keyed {
+  readonly values: PartValues;
+  /** Per limiter of the route (in route order): the key its statistics use. */
+  readonly statKeys: readonly string[];
+  /** planWindows(route.windows, …); undefined on a route with calendar windows (their keys move). */
+  readonly planned: readonly WindowRequest[] | undefined;
+}
+
+/** What feed needs of a route, made once. */
+interface RouteInfo {
+  /** Its limiters' statistics, in route order. */
+  readonly stats: readonly LimiterStats[];
+  /** Some window is a calendar one: its keys depend on the time (not cached). */
+  readonly calendar: boolean;
+  readonly lists: boolean;
+  readonly bans: boolean;
+}
 
 export class Simulation {
   readonly routes = new Map<string, RouteStats>();
@@ -58,25 +117,35 @@ export class Simulation {
   unrouted = 0;
   /** Requests keyed by a part the log does not carry, by part (keyed as if the part were missing). */
   readonly missing = new Map<KeyPart, number>();
+  /** Policy fields lines lacked, by limiter and field. */
+  readonly warnings = new Warnings();
 
   readonly #table: RuleTable;
   readonly #sources: IdentitySources;
+  readonly #tiers: TierSources;
   readonly #store: MemoryStore;
   #now = 0;
   #fed = 0;
   readonly #peers = new Map<string, Peer>();
   readonly #identities = new Map<string, ReadonlyMap<KeyPart, string>>();
-  /** Per route: each limiter's windows, as a slice of the route's windows. */
-  readonly #slices = new Map<CompiledRoute, { stats: LimiterStats; start: number; end: number }[]>();
+  readonly #keyed = new Map<string, Keyed>();
+  /** Per route: its limiters' statistics, and whether its windows' keys depend on the time. */
+  readonly #routeInfo = new Map<CompiledRoute, RouteInfo>();
 
-  constructor(table: RuleTable) {
+  constructor(table: RuleTable, overrides: OverrideTable = OverrideTable.EMPTY) {
     this.#table = table;
+    const config = table.config;
     this.#sources = {
       // The logged address is the client's (a proxy in front logs its own real-IP result).
       trustedProxies: new TrustedProxies([]),
-      ipv6PrefixLength: table.config.identity.ipv6PrefixLength,
+      ipv6PrefixLength: config.identity.ipv6PrefixLength,
       jwt: undefined,
       workspaceTokens: NO_TOKENS,
+    };
+    this.#tiers = {
+      jwt: config.tiers.jwt !== undefined,
+      workspaceTokenPlan: config.tiers.workspaceTokenPlan,
+      overrides,
     };
     this.#store = new MemoryStore({
       maxKeys: STORE_MAX_KEYS,
@@ -84,20 +153,41 @@ export class Simulation {
       now: () => this.#now,
     });
     for (const route of table.routes) {
-      this.routes.set(route.name, { route, requests: 0, refused: 0, shadowRefused: 0 });
-      let start = 0;
-      const slices = route.limiters.map((limiter) => {
-        let stats = this.limiters.get(limiter.name);
-        if (!stats) {
-          const parts = [...new Set(limiter.windows.flatMap((w) => w.parts))];
-          stats = { limiter, parts, requests: 0, refused: 0, keys: new Map() };
-          this.limiters.set(limiter.name, stats);
-        }
-        const slice = { stats, start, end: start + limiter.windows.length };
-        start = slice.end;
-        return slice;
+      this.routes.set(route.name, {
+        route,
+        requests: 0,
+        refused: 0,
+        shadowRefused: 0,
+        banned: 0,
+        denied: 0,
+        lengthRequired: 0,
+        tiers: new Map(),
       });
-      this.#slices.set(route, slices);
+      const stats = route.limiters.map((limiter) => {
+        let s = this.limiters.get(limiter.name);
+        if (!s) {
+          const parts = [...new Set(limiter.windows.flatMap((w) => w.parts))];
+          s = {
+            limiter,
+            parts,
+            requests: 0,
+            refused: 0,
+            exempt: 0,
+            denied: 0,
+            banned: 0,
+            bansStarted: 0,
+            keys: new Map(),
+          };
+          this.limiters.set(limiter.name, s);
+        }
+        return s;
+      });
+      this.#routeInfo.set(route, {
+        stats,
+        calendar: route.windows.some((w) => !!w.window.calendar),
+        lists: hasLists(route.limiters),
+        bans: route.limiters.some((l) => l.ban !== undefined),
+      });
     }
   }
 
@@ -114,35 +204,133 @@ export class Simulation {
     const routeStats = this.routes.get(route.name)!;
     routeStats.requests++;
     if (route.windows.length === 0) return;
-    const values = this.#values(route, rec);
-    const results = this.#store.hitNow(planWindows(route.windows, values, '', nowMs));
-    const decision = decide(route.windows, results, nowMs);
+    const info = this.#routeInfo.get(route)!;
+    const keyed = this.#keys(route, rec, info.calendar);
+    // Tiers and overrides: the windows at the request's tier (none for `unlimited`).
+    let windows = route.windows;
+    if (tierApplies(this.#tiers, route)) {
+      const tier = tierOfRecord(this.#tiers, route, rec, this.#peer(rec.client ?? ''), this.warnings);
+      const label = tierLabel(tier.choice);
+      routeStats.tiers.set(label, (routeStats.tiers.get(label) ?? 0) + 1);
+      windows = tier.windows;
+      if (windows.length === 0) {
+        for (const s of info.stats) s.exempt++;
+        return;
+      }
+    }
+    // Allow and deny lists: denied, 403 before anything is counted; exempt limiters left out.
+    let exempt: readonly CompiledLimiter[] = [];
+    if (info.lists) {
+      const peer = this.#peer(rec.client ?? '');
+      const s = screen(route.limiters, windows, listSubjectOf(route.limiters, rec, peer, this.warnings));
+      for (const l of s.shadowDenied) this.limiters.get(l.name)!.denied++;
+      if (s.deniedBy) {
+        routeStats.denied++;
+        this.limiters.get(s.deniedBy.name)!.denied++;
+        return;
+      }
+      exempt = s.exempt;
+      for (const l of exempt) this.limiters.get(l.name)!.exempt++;
+      if (exempt.length === route.limiters.length) return;
+      windows = s.windows;
+    }
+    const planned =
+      windows === route.windows && keyed.planned
+        ? keyed.planned
+        : planWindows(windows, keyed.values, '', nowMs);
+    // Weighted cost: checked (and, unless deferred, charged) now; deferred ones after the response.
+    let costs: number[] | undefined;
+    if (route.charged) {
+      costs = windowCosts(windows, pricedRequest(windows, rec, this.warnings));
+      if (!costs) {
+        routeStats.lengthRequired++;
+        return;
+      }
+    }
+    let results = this.#store.hitNow(costs ? admissionRequests(windows, planned, costs) : planned);
+    if (costs) results = admissionResults(windows, costs, results);
+    const ban = bannedBy(windows, results, nowMs);
+    if (ban) {
+      routeStats.banned++;
+      this.limiters.get(ban.limiter.name)!.banned++;
+      return;
+    }
+    const decision = decide(windows, results, nowMs);
     if (!decision.allowed) routeStats.refused++;
     else if (decision.shadowLimited) routeStats.shadowRefused++;
-    for (const { stats, start, end } of this.#slices.get(route)!) {
-      let spent = false;
-      let peak = 0;
-      for (let i = start; i < end; i++) {
-        const r = results[i]!;
-        if (!r.allowed) spent = true;
-        else if (r.count / r.limit > peak) peak = r.count / r.limit;
-      }
-      // The values alone, space-separated (a hash has no space): no string is built for one part.
-      let key = values(stats.parts[0]!);
-      for (let i = 1; i < stats.parts.length; i++) key += ` ${values(stats.parts[i]!)}`;
-      let k = stats.keys.get(key);
-      if (!k) stats.keys.set(key, (k = { requests: 0, refused: 0, peak: 0 }));
-      stats.requests++;
-      k.requests++;
-      if (spent) {
-        stats.refused++;
-        k.refused++;
-      } else if (peak > k.peak) k.peak = peak;
+    if (info.bans) for (const name of bansStarted(windows, results)) this.limiters.get(name)!.bansStarted++;
+    this.#count(route, info.stats, keyed, windows, results, exempt);
+    if (decision.allowed && route.deferred && costs) {
+      const headers = chargedHeaders(windows, rec, this.warnings);
+      const { charges } = postCharges(windows, costs, rec.status ?? 0, headers);
+      const charged = chargeRequests(planned, charges);
+      if (charged.length > 0) this.#store.hitNow(charged);
     }
   }
 
   async close(): Promise<void> {
     await this.#store.close();
+  }
+
+  /** Each limiter's statistics for a request its windows counted (or refused). */
+  #count(
+    route: CompiledRoute,
+    stats: readonly LimiterStats[],
+    keyed: Keyed,
+    windows: readonly RouteWindow[],
+    results: readonly WindowResult[],
+    exempt: readonly CompiledLimiter[],
+  ): void {
+    // A limiter's windows are adjacent in the route's windows (and in a tier's, or a list's subset).
+    let i = 0;
+    for (let l = 0; l < route.limiters.length; l++) {
+      const limiter = route.limiters[l]!;
+      if (exempt.length > 0 && exempt.includes(limiter)) continue;
+      let spent = false;
+      let peak = 0;
+      for (; i < windows.length && windows[i]!.limiter === limiter; i++) {
+        const r = results[i]!;
+        if (!r.allowed) spent = true;
+        else if (r.count / r.limit > peak) peak = r.count / r.limit;
+      }
+      const s = stats[l]!;
+      const key = keyed.statKeys[l]!;
+      let k = s.keys.get(key);
+      if (!k) s.keys.set(key, (k = { requests: 0, refused: 0, peak: 0 }));
+      s.requests++;
+      k.requests++;
+      if (spent) {
+        s.refused++;
+        k.refused++;
+      } else if (peak > k.peak) k.peak = peak;
+    }
+  }
+
+  /** The request's keys on the route: made for its first request, then looked up by the parts' values. */
+  #keys(route: CompiledRoute, rec: LogRecord, calendar: boolean): Keyed {
+    const values = this.#values(route, rec);
+    let id = route.name;
+    for (const p of route.parts) id += ` ${values(p)}`;
+    let keyed = this.#keyed.get(id);
+    if (!keyed) {
+      const known = new Map<KeyPart, string>();
+      for (const p of route.parts) known.set(p, values(p));
+      const fixed: PartValues = (p) => known.get(p)!;
+      keyed = {
+        values: fixed,
+        // The values alone, space-separated (a hash has no space).
+        statKeys: route.limiters.map((l) =>
+          this.limiters
+            .get(l.name)!
+            .parts.map((p) => fixed(p))
+            .join(' '),
+        ),
+        planned: calendar ? undefined : planWindows(route.windows, fixed, ''),
+      };
+      if (this.#keyed.size >= CACHE_MAX) this.#keyed.clear();
+      this.#keyed.set(id, keyed);
+    }
+    return keyed;
   }
 
   /** The hashed value of each part the route needs: the log's own, else derived from what it has. */

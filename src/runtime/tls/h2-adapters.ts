@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { Http2ServerRequest, Http2ServerResponse, type ServerHttp2Stream } from 'node:http2';
-import type { Readable } from 'node:stream';
+import { Http2ServerRequest, type ServerHttp2Stream } from 'node:http2';
+import type { Socket } from 'node:net';
 
 /**
  * The HTTP/2 compatibility request, made to look like an HTTP/1.1 one to the request path, so it is
@@ -11,19 +11,34 @@ import type { Readable } from 'node:stream';
  *   a body is there when HEADERS did not end the stream), so it is bounded and read like one.
  * Connection-specific headers cannot arrive (nghttp2 refuses such a request); the hop-by-hop
  * filter of forwarding removes the rest (TE, Proxy-Authorization, …) as for HTTP/1.1.
+ * Made by the listener's 'stream' handler (h2-stream.ts), with a StreamResponse: node's own
+ * compatibility response is not used.
  */
 export class GatewayHttp2Request extends Http2ServerRequest {
+  readonly #socket: Socket;
+
+  /** `socket`: the connection's TLS socket (node's own `socket` is a proxy made per stream). */
   constructor(
     stream: ServerHttp2Stream,
     headers: IncomingHttpHeaders,
-    options: ConstructorParameters<typeof Readable>[0],
     rawHeaders: readonly string[],
+    socket: Socket,
   ) {
-    super(stream, headers, options ?? {}, rawHeaders);
+    super(stream, headers, {}, rawHeaders);
+    this.#socket = socket;
     Object.defineProperty(this, 'headers', {
       value: http1Headers(headers, stream.endAfterHeaders),
       enumerable: true,
     });
+  }
+
+  /**
+   * The connection's socket, the same object for every stream of it: the peer is worked out once
+   * per connection (identity/peer.ts keys its cache by the socket), as for HTTP/1.1.
+   */
+  // @ts-expect-error node's types declare `socket` a plain property of the base class; it is an accessor there too.
+  override get socket(): Socket {
+    return this.#socket;
   }
 }
 
@@ -41,38 +56,3 @@ export function http1Headers(h2: IncomingHttpHeaders, endAfterHeaders: boolean):
 
 /** A stream the gateway itself reset (an upstream failing mid-body): not the client's reset. */
 export const resetByGateway = new WeakSet<ServerHttp2Stream>();
-
-/**
- * The HTTP/2 compatibility response with what the request path reads of an HTTP/1.1 one:
- * `closed` and `destroyed` (the client reset the stream while the limiter waited), and a
- * `writableFinished` that is false for a stream the client reset. A Connection
- * header the gateway's refusals send is dropped by Node: in HTTP/2 they end only their stream.
- */
-export class GatewayHttp2Response extends Http2ServerResponse {
-  override destroy(error?: Error): this {
-    resetByGateway.add(this.stream);
-    super.destroy(error);
-    return this;
-  }
-}
-
-// Accessors on the prototype: node's types declare these as plain properties of the base class.
-Object.defineProperties(GatewayHttp2Response.prototype, {
-  closed: {
-    get(this: GatewayHttp2Response): boolean {
-      return this.stream.closed || this.stream.destroyed;
-    },
-  },
-  destroyed: {
-    get(this: GatewayHttp2Response): boolean {
-      return this.stream.destroyed;
-    },
-  },
-  // A reset stream's writable side is ended by node (so it reads as finished): a response cut
-  // off by the client must read as unfinished, so the upstream request is cancelled.
-  writableFinished: {
-    get(this: GatewayHttp2Response): boolean {
-      return this.stream.writableFinished && !this.stream.aborted;
-    },
-  },
-});

@@ -3,8 +3,6 @@ import {
   constants,
   createSecureServer,
   type Http2SecureServer,
-  type Http2ServerRequest,
-  type Http2ServerResponse,
   type Http2Session,
   type ServerHttp2Stream,
 } from 'node:http2';
@@ -15,7 +13,9 @@ import type { Logger } from 'pino';
 import type { ListenerConfig, ListenerTlsConfig } from '../../config/schema.js';
 import { throttledWarn } from '../../logger.js';
 import { loadCertificates, type Certificates } from './certificates.js';
-import { GatewayHttp2Request, GatewayHttp2Response, resetByGateway } from './h2-adapters.js';
+import { resetByGateway, type GatewayHttp2Request } from './h2-adapters.js';
+import type { StreamResponse } from './h2-response.js';
+import { serveStreams } from './h2-stream.js';
 import { ResetBudget } from './reset-budget.js';
 
 /** How long a client cut off for rapid reset has to read the GOAWAY before its socket is destroyed. */
@@ -23,9 +23,10 @@ const GOAWAY_GRACE_MS = 1000;
 /** How long node gets to end a destroyed session's socket itself before it is destroyed under it. */
 const SOCKET_GRACE_MS = 1000;
 
+/** The request path's handler, given HTTP/1.1's request and response or HTTP/2's adapters (h2-stream.ts). */
 type AnyRequestListener = (
-  req: IncomingMessage | Http2ServerRequest,
-  res: ServerResponse | Http2ServerResponse,
+  req: IncomingMessage | GatewayHttp2Request,
+  res: ServerResponse | StreamResponse,
 ) => void;
 
 /**
@@ -62,16 +63,13 @@ export class SecureListener {
     };
     const listener = handle as unknown as AnyRequestListener;
     if (cfg.http2.enabled) {
-      const server = createSecureServer(
-        {
-          ...tlsOptions,
-          allowHTTP1: true,
-          settings: { maxConcurrentStreams: cfg.http2.maxConcurrentStreams },
-          Http2ServerRequest: GatewayHttp2Request,
-          Http2ServerResponse: GatewayHttp2Response,
-        },
-        listener,
-      );
+      const server = createSecureServer({
+        ...tlsOptions,
+        allowHTTP1: true,
+        settings: { maxConcurrentStreams: cfg.http2.maxConcurrentStreams },
+      });
+      // HTTP/2 streams by the core API (h2-stream.ts), HTTP/1.1 by node's 'request'.
+      serveStreams(server, listener, listener, (session) => this.#sessionSockets.get(session));
       server.on('session', (session) => this.#onSession(session));
       this.server = server;
     } else {

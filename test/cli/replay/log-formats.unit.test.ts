@@ -34,6 +34,7 @@ describe("tollgate's own lines", () => {
       client: '2001:db8::7',
       userAgent: undefined,
       keys: { ip: 'IPHASH', user_agent: 'UAHASH', jwt: 'JWTHASH' },
+      status: 200,
     });
   });
 
@@ -90,6 +91,7 @@ describe("Caddy's JSON access log", () => {
       client: '198.51.100.4',
       userAgent: 'curl/8.5.0',
       keys: undefined,
+      status: 200,
     });
     expect(record(caddy({}, { client_ip: undefined }))).toMatchObject({ client: '10.0.0.9' });
   });
@@ -126,6 +128,7 @@ describe('the combined format (nginx, Apache, Caddy)', () => {
       client: '203.0.113.9',
       userAgent: 'Mozilla/5.0 (X11)',
       keys: undefined,
+      status: 200,
     });
   });
 

@@ -1,0 +1,136 @@
+// The HTTP/2 prototype of the h2 scenarios: bare forwarding over TLS (no limiting), to size what
+// node's HTTP/2 layers cost against each other, with the same certificate and h2load as tollgate.
+// H2_MODE=compat: http2's compatibility layer (request/response objects, as tollgate used to);
+// H2_MODE=core: the core API (the session's 'stream' event, stream.respond + write/end);
+// H2_MODE=h1: HTTP/1.1 over TLS (node:https), the comparison's denominator.
+// Each mode reads the small body whole, then forwards it with undici's Pool.dispatch into the
+// response, as tollgate does.
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import { constants, createSecureServer } from 'node:http2';
+import { Pool } from 'undici';
+
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/** End-to-end headers; HTTP/2's pseudo-headers (":path", …) dropped too. */
+function endToEnd(headers) {
+  const out = {};
+  for (const name in headers) {
+    if (name.charCodeAt(0) === 58 || HOP_BY_HOP.has(name) || name === 'expect') continue;
+    out[name] = headers[name];
+  }
+  return out;
+}
+
+const mode = process.env.H2_MODE ?? 'core';
+const port = Number(process.env.PORT);
+const pool = new Pool(process.env.UPSTREAM_URL, { connections: 128, keepAliveTimeout: 4000 });
+const tls = { cert: readFileSync(process.env.TLS_CERT), key: readFileSync(process.env.TLS_KEY) };
+
+/** Reads a readable (a request, or an h2 stream's readable side) whole; null when it has no body. */
+function readWhole(readable, hasBody, then) {
+  if (!hasBody) return then(null);
+  const chunks = [];
+  readable.on('data', (c) => chunks.push(c));
+  readable.once('end', () => then(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+}
+
+const declaresBody = (headers, endAfterHeaders) =>
+  headers['content-length'] !== undefined ? headers['content-length'] !== '0' : !endAfterHeaders;
+
+/** A dispatch handler writing into `sink` through `start(status, headers)`, `write`, `end`. */
+function relay(sink) {
+  return {
+    onRequestStart(c) {
+      sink.controller = c;
+    },
+    onResponseStart(_c, statusCode, headers) {
+      if (statusCode >= 200) sink.start(statusCode, endToEnd(headers));
+    },
+    onResponseData(c, chunk) {
+      if (!sink.write(chunk)) {
+        c.pause();
+        sink.onDrain(() => c.resume());
+      }
+    },
+    onResponseEnd() {
+      sink.end();
+    },
+    onResponseError(_c, err) {
+      sink.fail(err);
+    },
+  };
+}
+
+/** HTTP/1.1 and the compatibility layer: a (req, res) pair. */
+function onRequest(req, res) {
+  const h2 = req.httpVersionMajor === 2;
+  readWhole(req, declaresBody(req.headers, h2 && req.stream.endAfterHeaders), (body) => {
+    const headers = endToEnd(req.headers);
+    if (body) headers['content-length'] = String(body.length);
+    const sink = {
+      start: (status, h) => res.writeHead(status, h),
+      write: (chunk) => res.write(chunk),
+      onDrain: (f) => res.once('drain', f),
+      end: () => res.end(),
+      fail: (err) => (res.headersSent ? res.destroy(err) : (res.writeHead(502), res.end())),
+    };
+    res.once('close', () => res.writableFinished || sink.controller?.abort(new Error('client went away')));
+    pool.dispatch({ path: req.url, method: req.method, headers, body }, relay(sink));
+  });
+}
+
+/** The core API: one ServerHttp2Stream, answered with respond + write/end. */
+function onStream(stream, h2headers) {
+  readWhole(stream, declaresBody(h2headers, stream.endAfterHeaders), (body) => {
+    const headers = endToEnd(h2headers);
+    headers.host = h2headers[':authority'];
+    if (body) headers['content-length'] = String(body.length);
+    let finished = false;
+    const sink = {
+      start: (status, h) => {
+        h[':status'] = status;
+        stream.respond(h);
+      },
+      write: (chunk) => stream.write(chunk),
+      onDrain: (f) => stream.once('drain', f),
+      end: () => {
+        finished = true;
+        stream.end();
+      },
+      fail: () =>
+        stream.headersSent
+          ? stream.close(constants.NGHTTP2_INTERNAL_ERROR)
+          : stream.respond({ ':status': 502 }, { endStream: true }),
+    };
+    stream.once('close', () => finished || sink.controller?.abort(new Error('client went away')));
+    pool.dispatch({ path: h2headers[':path'], method: h2headers[':method'], headers, body }, relay(sink));
+  });
+}
+
+let server;
+if (mode === 'h1') server = createHttpsServer(tls, onRequest);
+else if (mode === 'compat') server = createSecureServer({ ...tls, allowHTTP1: true }, onRequest);
+else if (mode === 'core') {
+  server = createSecureServer({ ...tls, allowHTTP1: true });
+  // HTTP/1.1 (by ALPN) needs a 'request' listener; adding one makes node dispatch every h2 stream
+  // through the compatibility layer too, with a 'stream' listener of its own: that one is removed.
+  server.on('request', onRequest);
+  server.removeAllListeners('stream');
+  server.on('stream', onStream);
+} else throw new Error(`H2_MODE must be compat, core or h1, got "${mode}"`);
+server.listen(port, '127.0.0.1');
+process.once('SIGTERM', () => {
+  server.close(() => pool.close().then(() => process.exit(0)));
+  setTimeout(() => process.exit(0), 500).unref();
+});
