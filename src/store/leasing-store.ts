@@ -3,6 +3,7 @@ import type { LeaseBackend, LeaseGrant } from './lease-script.js';
 import {
   StoreUnavailableError,
   WrappingStore,
+  type ResultTap,
   type WindowRequest,
   type WindowResult,
   type WindowStore,
@@ -59,7 +60,7 @@ const LEASE = 2;
  * small for a slice, the window is counted exactly (the inner store) until it resets. Unspent
  * slices are given back at close; those of a window that ended are lost with it.
  */
-export class LeasingStore extends WrappingStore {
+export class LeasingStore extends WrappingStore implements ResultTap {
   readonly #backend: LeaseBackend;
   readonly #timeoutMs: number;
   readonly #instances: () => number;
@@ -68,6 +69,7 @@ export class LeasingStore extends WrappingStore {
   readonly #sweeper: NodeJS.Timeout;
   readonly stats: LeaseStats = { leases: 0, granted: 0, returned: 0, localHits: 0 };
   #closing: Promise<void> | undefined;
+  #tap: ((requests: readonly WindowRequest[], results: WindowResult[]) => void) | undefined;
 
   constructor(inner: WindowStore, backend: LeaseBackend, options: LeasingStoreOptions) {
     super(inner);
@@ -92,15 +94,32 @@ export class LeasingStore extends WrappingStore {
     return h && h.resetAtMs > this.#now() ? h.left : 0;
   }
 
+  /**
+   * The over-limit cache sees the store's answers: the inner store shows them (the batching store,
+   * no then() per request), or this store does. Answers from a slice are not shown: a slice never
+   * refuses, and the window's next request after it is spent goes to the store.
+   */
+  tapResults(tap: (requests: readonly WindowRequest[], results: WindowResult[]) => void): void {
+    const inner = this.inner as Partial<ResultTap>;
+    if (typeof inner.tapResults === 'function') inner.tapResults(tap);
+    else this.#tap = tap;
+  }
+
   hit(windows: readonly WindowRequest[]): Promise<WindowResult[]> {
     for (let i = 0; i < windows.length; i++)
       if (windows[i]!.lease !== undefined) return this.#hitLeased(windows, undefined);
-    return this.inner.hit(windows);
+    return this.#innerHit(windows);
+  }
+
+  #innerHit(windows: readonly WindowRequest[]): Promise<WindowResult[]> {
+    const tap = this.#tap;
+    const answered = this.inner.hit(windows);
+    return tap ? answered.then((results) => (tap(windows, results), results)) : answered;
   }
 
   /** `leased`: the windows a lease was already asked for on this request's behalf. */
   #hitLeased(windows: readonly WindowRequest[], leased: Set<string> | undefined): Promise<WindowResult[]> {
-    if (this.#closing) return this.inner.hit(windows); // closing: the slices are going back
+    if (this.#closing) return this.#innerHit(windows); // closing: the slices are going back
     const now = this.#now();
     const n = windows.length;
     const local = new Array<Held | undefined>(n);
@@ -143,7 +162,7 @@ export class LeasingStore extends WrappingStore {
     const putBack = () => {
       for (let i = 0; i < n; i++) if (local[i]) local[i]!.left += windows[i]!.cost ?? 1;
     };
-    return this.inner.hit(rest).then(
+    return this.#innerHit(rest).then(
       (answered) => {
         if (answered.some((r, j) => rest[j]!.enforce && !r.allowed)) putBack(); // refused: spends nothing
         const results = new Array<WindowResult>(n);

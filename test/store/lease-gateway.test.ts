@@ -67,7 +67,7 @@ test('a large budget: few script calls, and exactly what was admitted is counted
   // Slices of 100: about one lease per 100 requests per instance, not one call per request.
   expect(calls).toBeLessThan(100);
   await Promise.all(pair.map((g) => g.close())); // drained: the unspent slices go back
-  const [key] = await redisClient.keys('tg1000000:*');
+  const [key] = await redisClient.keys('tg1000000:{*}:hot:*');
   expect(Number(await redisClient.get(key!))).toBe(1000);
 });
 
@@ -91,6 +91,6 @@ test('a small budget is never exceeded, and under-admits at most the bound', asy
   expect(admitted).toBeGreaterThanOrEqual(300 - underAdmissionBound(2, 20));
   expect(upstream.seen.length - seen).toBe(admitted);
   await Promise.all(pair.map((g) => g.close()));
-  const [key] = await redisClient.keys('tg300:*');
+  const [key] = await redisClient.keys('tg300:{*}:hot:*');
   expect(Number(await redisClient.get(key!))).toBe(admitted);
 });

@@ -129,4 +129,23 @@ describe('LeasingStore', () => {
     expect((await store.hit([hot(1000)]))[0]!.allowed).toBe(true);
     expect(backend.leases).toBe(1);
   });
+
+  test('the over-limit cache is shown what the store answers, by the inner store when it can', async () => {
+    const { store } = setup();
+    const seen: number[] = [];
+    store.tapResults((_, results) => seen.push(...results.map((r) => r.count)));
+    await store.hit([hot(1000)]); // from a slice: not shown
+    await store.hit([exact(5)]);
+    expect(seen).toEqual([1]);
+    const forwarded: unknown[] = [];
+    const inner = { tapResults: (t: unknown) => forwarded.push(t) };
+    const leasing = new LeasingStore(
+      inner as unknown as MemoryStore,
+      new Backend(new MemoryStore({ maxKeys: 1, sweepIntervalMs: 60_000 })),
+      { timeoutMs: 5000, instances: () => 1 },
+    );
+    const tap = () => undefined;
+    leasing.tapResults(tap);
+    expect(forwarded).toEqual([tap]);
+  });
 });
