@@ -17,7 +17,12 @@ export interface LeasingStoreOptions {
   readonly now?: () => number;
   /** How often slices of ended windows are forgotten. */
   readonly sweepIntervalMs?: number;
+  /** Windows held at most (distinct keys); beyond, a new key's requests are counted exactly. */
+  readonly maxKeys?: number;
 }
+
+/** Windows held at most by default: a leased per-client limiter under a flood of clients stays bounded. */
+export const DEFAULT_LEASED_KEYS = 10_000;
 
 /** What this instance holds of one window's budget. */
 interface Held {
@@ -66,6 +71,7 @@ export class LeasingStore extends WrappingStore implements ResultTap {
   readonly #instances: () => number;
   readonly #now: () => number;
   readonly #held = new Map<string, Held>();
+  readonly #maxKeys: number;
   readonly #sweeper: NodeJS.Timeout;
   readonly stats: LeaseStats = { leases: 0, granted: 0, returned: 0, localHits: 0 };
   #closing: Promise<void> | undefined;
@@ -77,6 +83,7 @@ export class LeasingStore extends WrappingStore implements ResultTap {
     this.#timeoutMs = options.timeoutMs;
     this.#instances = options.instances;
     this.#now = options.now ?? Date.now;
+    this.#maxKeys = options.maxKeys ?? DEFAULT_LEASED_KEYS;
     this.#sweeper = setInterval(() => this.#sweep(), options.sweepIntervalMs ?? 10_000);
     this.#sweeper.unref();
   }
@@ -131,6 +138,8 @@ export class LeasingStore extends WrappingStore implements ResultTap {
       let way = wayOf(w, h, now);
       // Asked once for this request and still short (others spent the slice first): exactly.
       if (way === LEASE && leased?.has(w.key)) way = EXACT;
+      // Bounded: with every slot taken, a new key is counted exactly (no slice to hold for it).
+      if (way === LEASE && !h && this.#held.size >= this.#maxKeys) way = EXACT;
       if (way === LOCAL) local[i] = h;
       else if (way === LEASE) toLease ??= w;
       else exact = true;
@@ -154,13 +163,21 @@ export class LeasingStore extends WrappingStore implements ResultTap {
     }
     // Some windows go to the store: ours are held out until it answers.
     const rest: WindowRequest[] = [];
+    const heldIn = new Array<number>(n);
     for (let i = 0; i < n; i++) {
       const w = windows[i]!;
-      if (local[i]) local[i]!.left -= w.cost ?? 1;
-      else rest.push(w);
+      const h = local[i];
+      if (h) {
+        h.left -= w.cost ?? 1;
+        heldIn[i] = h.endsAt;
+      } else rest.push(w);
     }
+    // Only into the window it was held out of: a slice of a later window was counted without it.
     const putBack = () => {
-      for (let i = 0; i < n; i++) if (local[i]) local[i]!.left += windows[i]!.cost ?? 1;
+      for (let i = 0; i < n; i++) {
+        const h = local[i];
+        if (h && h.endsAt === heldIn[i]) h.left += windows[i]!.cost ?? 1;
+      }
     };
     return this.#innerHit(rest).then(
       (answered) => {

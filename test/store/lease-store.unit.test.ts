@@ -49,10 +49,10 @@ class Backend implements LeaseBackend {
   }
 }
 
-function setup(instances = 1) {
+function setup(instances = 1, maxKeys?: number) {
   const counts = new MemoryStore({ maxKeys: 100, sweepIntervalMs: 60_000 });
   const backend = new Backend(counts);
-  const store = new LeasingStore(counts, backend, { timeoutMs: 5000, instances: () => instances });
+  const store = new LeasingStore(counts, backend, { timeoutMs: 5000, instances: () => instances, maxKeys });
   const count = async (key: string) =>
     (
       await counts.hit([{ key, limit: 1, periodMs: PERIOD, enforce: false, cacheWhenSpent: false, cost: 0 }])
@@ -114,6 +114,17 @@ describe('LeasingStore', () => {
     expect(answers).toEqual([true, true, true, true, true, false, false]);
     expect(await count('hot')).toBe(5);
     expect(backend.leases).toBe(2);
+  });
+
+  test('the windows held are bounded: beyond maxKeys, a new key is counted exactly', async () => {
+    const { backend, store, count } = setup(1, 2);
+    const at = (key: string): WindowRequest => ({ ...hot(1000), key });
+    for (const key of ['a', 'b', 'c', 'c']) expect((await store.hit([at(key)]))[0]!.allowed).toBe(true);
+    expect(backend.leases).toBe(2);
+    expect([store.unspentOf('a'), store.unspentOf('b'), store.unspentOf('c')]).toEqual([9, 9, 0]);
+    // The third key went to the store request by request: its count is exact, nothing held.
+    expect(await count('c')).toBe(2);
+    await store.close();
   });
 
   test('a lease that times out fails its requests; its slice still lands', async () => {
