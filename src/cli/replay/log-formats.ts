@@ -3,7 +3,6 @@
  * Caddy's JSON access log, and the combined format of nginx (and Caddy's transform encoder).
  * Pure: a line in, a record (or why not) out.
  */
-import { fieldsOf, type LineFields, type RequestFields } from './json-fields.js';
 
 /** One request of a log, as far as keying, routing and pricing need it. */
 export interface LogRecord {
@@ -58,23 +57,26 @@ function parseJsonLine(line: string): ParsedLine {
     return NOT_JSON;
   }
   if (typeof o !== 'object' || o === null || Array.isArray(o)) return bad('not a JSON object');
-  return jsonRecord(fieldsOf(o as Record<string, unknown>));
-}
-
-function jsonRecord(f: LineFields): ParsedLine {
-  if (f.request) return caddyJson(f, f.request);
-  if (f.hasReqId) return tollgateJson(f);
+  const obj = o as Record<string, unknown>;
+  const req = obj['request'];
+  if (typeof req === 'object' && req !== null) return caddyJson(obj, req as Record<string, unknown>);
+  if ('reqId' in obj) return tollgateJson(obj);
   // Other lines of a tollgate or Caddy log (startup, reloads, warnings): not requests.
-  return f.hasMsg || f.hasLevel ? SKIP : bad('neither a tollgate nor a Caddy access line');
+  return 'msg' in obj || 'level' in obj ? SKIP : bad('neither a tollgate nor a Caddy access line');
 }
 
-function tollgateJson(f: LineFields): ParsedLine {
-  const { method, path: target } = f;
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+
+function tollgateJson(o: Record<string, unknown>): ParsedLine {
+  const method = str(o['method']);
+  const target = str(o['path']);
   // A line with a reqId but no request (a failure's error line): the access line follows.
   if (method === undefined && target === undefined) return SKIP;
   if (!method || !target) return bad('tollgate line without method or path');
-  const timeMs = timeOf(f.time);
+  const timeMs = timeOf(o['time']);
   if (timeMs === undefined) return bad('tollgate line without a valid time');
+  const keys = o['keys'];
   return {
     kind: 'record',
     format: 'tollgate',
@@ -82,27 +84,29 @@ function tollgateJson(f: LineFields): ParsedLine {
       timeMs,
       method,
       target,
-      host: f.host,
-      client: f.client,
+      host: str(o['host']),
+      client: str(o['client']),
       userAgent: undefined,
-      keys: f.keys,
-      status: f.status,
-      bytes: f.bytes,
-      charged: f.charged,
-      tier: f.tier,
-      token: f.token,
-      workspace: f.workspace,
-      sub: f.sub,
+      keys: typeof keys === 'object' && keys !== null ? (keys as Record<string, string>) : undefined,
+      status: num(o['status']),
+      bytes: num(o['bytes']),
+      charged: num(o['charged']),
+      tier: str(o['tier']),
+      token: str(o['token']),
+      workspace: str(o['workspace']),
+      sub: str(o['sub']),
     },
   };
 }
 
-function caddyJson(f: LineFields, req: RequestFields): ParsedLine {
-  const { method, uri: target } = req;
+function caddyJson(o: Record<string, unknown>, req: Record<string, unknown>): ParsedLine {
+  const method = str(req['method']);
+  const target = str(req['uri']);
   if (!method || !target) return bad('Caddy line without request.method or request.uri');
-  const timeMs = timeOf(f.ts);
+  const timeMs = timeOf(o['ts']);
   if (timeMs === undefined) return bad('Caddy line without a valid ts');
-  const ua = req.uaUpper ?? req.uaLower;
+  const headers = req['headers'] as Record<string, unknown> | undefined;
+  const ua = headers?.['User-Agent'] ?? headers?.['user-agent'];
   return {
     kind: 'record',
     format: 'caddy',
@@ -110,11 +114,11 @@ function caddyJson(f: LineFields, req: RequestFields): ParsedLine {
       timeMs,
       method,
       target,
-      host: req.host,
-      client: req.clientIp ?? req.remoteIp,
-      userAgent: Array.isArray(ua) ? ua.map(String).join(', ') : typeof ua === 'string' ? ua : undefined,
+      host: str(req['host']),
+      client: str(req['client_ip']) ?? str(req['remote_ip']),
+      userAgent: Array.isArray(ua) ? ua.map(String).join(', ') : str(ua),
       keys: undefined,
-      status: f.status,
+      status: num(o['status']),
     },
   };
 }

@@ -94,8 +94,9 @@ const SWEEP_EVERY = 65_536;
  */
 interface Keyed {
   readonly values: PartValues;
-  /** Per limiter of the route (in route order): the key its statistics use. */
+  /** Per limiter of the route (in route order): the key its statistics use, and its entry there. */
   readonly statKeys: readonly string[];
+  readonly keyStats: KeyStats[];
   /** planWindows(route.windows, …); undefined on a route with calendar windows (their keys move). */
   readonly planned: readonly WindowRequest[] | undefined;
 }
@@ -108,6 +109,8 @@ interface RouteInfo {
   readonly calendar: boolean;
   readonly lists: boolean;
   readonly bans: boolean;
+  /** route.parts as an array: walked twice a request, without an iterator. */
+  readonly parts: readonly KeyPart[];
 }
 
 export class Simulation {
@@ -127,7 +130,6 @@ export class Simulation {
   #now = 0;
   #fed = 0;
   readonly #peers = new Map<string, Peer>();
-  readonly #identities = new Map<string, ReadonlyMap<KeyPart, string>>();
   readonly #keyed = new Map<string, Keyed>();
   /** Per route: its limiters' statistics, and whether its windows' keys depend on the time. */
   readonly #routeInfo = new Map<CompiledRoute, RouteInfo>();
@@ -187,6 +189,7 @@ export class Simulation {
         calendar: route.windows.some((w) => !!w.window.calendar),
         lists: hasLists(route.limiters),
         bans: route.limiters.some((l) => l.ban !== undefined),
+        parts: [...route.parts],
       });
     }
   }
@@ -205,7 +208,7 @@ export class Simulation {
     routeStats.requests++;
     if (route.windows.length === 0) return;
     const info = this.#routeInfo.get(route)!;
-    const keyed = this.#keys(route, rec, info.calendar);
+    const keyed = this.#keys(route, rec, info);
     // Tiers and overrides: the windows at the request's tier (none for `unlimited`).
     let windows = route.windows;
     if (tierApplies(this.#tiers, route)) {
@@ -294,9 +297,13 @@ export class Simulation {
         else if (r.count / r.limit > peak) peak = r.count / r.limit;
       }
       const s = stats[l]!;
-      const key = keyed.statKeys[l]!;
-      let k = s.keys.get(key);
-      if (!k) s.keys.set(key, (k = { requests: 0, refused: 0, peak: 0 }));
+      let k = keyed.keyStats[l];
+      if (!k) {
+        const key = keyed.statKeys[l]!;
+        k = s.keys.get(key);
+        if (!k) s.keys.set(key, (k = { requests: 0, refused: 0, peak: 0 }));
+        keyed.keyStats[l] = k;
+      }
       s.requests++;
       k.requests++;
       if (spent) {
@@ -306,26 +313,46 @@ export class Simulation {
     }
   }
 
-  /** The request's keys on the route: made for its first request, then looked up by the parts' values. */
-  #keys(route: CompiledRoute, rec: LogRecord, calendar: boolean): Keyed {
-    const values = this.#values(route, rec);
-    let id = route.name;
-    for (const p of route.parts) id += ` ${values(p)}`;
+  /**
+   * The request's keys on the route: made for its first request, then found by what they are
+   * made from (the logged hashes, else the client's address and user agent).
+   */
+  #keys(route: CompiledRoute, rec: LogRecord, info: RouteInfo): Keyed {
+    const { parts } = info;
+    const logged = rec.keys;
+    let lacking = false;
+    for (let i = 0; i < parts.length; i++) {
+      const p = parts[i]!;
+      if (logged?.[p] !== undefined) continue;
+      lacking = true;
+      // Derived from what the line has (the address, the user agent): not missing.
+      if (p === 'ip' ? rec.client !== undefined : p === 'user_agent' && rec.userAgent !== undefined) continue;
+      this.missing.set(p, (this.missing.get(p) ?? 0) + 1);
+    }
+    // A hash holds no space or NUL: the id is unambiguous.
+    let id: string;
+    if (logged) {
+      id = route.name;
+      for (let i = 0; i < parts.length; i++) id += ` ${logged[parts[i]!] ?? ''}`;
+      if (lacking) id += `\0${rec.client ?? ''}`; // the rest derived from the address alone
+    } else id = `${route.name}\0${rec.client ?? ''}\0${rec.userAgent ?? '\0'}`;
     let keyed = this.#keyed.get(id);
     if (!keyed) {
+      const values = logged && !lacking ? (p: KeyPart) => logged[p]! : this.#derived(route, rec);
       const known = new Map<KeyPart, string>();
-      for (const p of route.parts) known.set(p, values(p));
+      for (const p of parts) known.set(p, values(p));
       const fixed: PartValues = (p) => known.get(p)!;
       keyed = {
         values: fixed,
-        // The values alone, space-separated (a hash has no space).
+        // The values alone, space-separated.
         statKeys: route.limiters.map((l) =>
           this.limiters
             .get(l.name)!
             .parts.map((p) => fixed(p))
             .join(' '),
         ),
-        planned: calendar ? undefined : planWindows(route.windows, fixed, ''),
+        keyStats: [],
+        planned: info.calendar ? undefined : planWindows(route.windows, fixed, ''),
       };
       if (this.#keyed.size >= CACHE_MAX) this.#keyed.clear();
       this.#keyed.set(id, keyed);
@@ -333,35 +360,19 @@ export class Simulation {
     return keyed;
   }
 
-  /** The hashed value of each part the route needs: the log's own, else derived from what it has. */
-  #values(route: CompiledRoute, rec: LogRecord): PartValues {
+  /** The hashed value of each part the route needs, derived from what the line has where it logs none. */
+  #derived(route: CompiledRoute, rec: LogRecord): PartValues {
     const logged = rec.keys;
-    let lacking = false;
-    for (const p of route.parts) {
-      if (logged?.[p] !== undefined) continue;
-      lacking = true;
-      // Derived from what the line has (the address, the user agent): not missing.
-      if (p === 'ip' ? rec.client !== undefined : p === 'user_agent' && rec.userAgent !== undefined) continue;
-      this.missing.set(p, (this.missing.get(p) ?? 0) + 1);
-    }
-    if (logged && !lacking) return (p) => logged[p]!;
-    const cacheKey = `${route.name}\0${rec.client ?? ''}\0${logged ? '' : (rec.userAgent ?? '\0')}`;
-    let derived = this.#identities.get(cacheKey);
-    if (!derived) {
-      const headers = rec.userAgent === undefined || logged ? {} : { 'user-agent': rec.userAgent };
-      derived = identityOf(
-        this.#sources,
-        route.parts,
-        this.#peer(rec.client ?? ''),
-        headers,
-        MISSING_JWT,
-        MISSING_TOKEN,
-      ).hashed;
-      if (this.#identities.size >= CACHE_MAX) this.#identities.clear();
-      this.#identities.set(cacheKey, derived);
-    }
-    const known = derived;
-    return logged ? (p) => logged[p] ?? known.get(p)! : (p) => known.get(p)!;
+    const headers = rec.userAgent === undefined || logged ? {} : { 'user-agent': rec.userAgent };
+    const derived = identityOf(
+      this.#sources,
+      route.parts,
+      this.#peer(rec.client ?? ''),
+      headers,
+      MISSING_JWT,
+      MISSING_TOKEN,
+    ).hashed;
+    return logged ? (p) => logged[p] ?? derived.get(p)! : (p) => derived.get(p)!;
   }
 
   #peer(client: string): Peer {
