@@ -1290,7 +1290,8 @@ export const configSchema = z.strictObject({
         .meta({
           description:
             'Access-log lines also carry the Host header and the hashed key parts of the request (ip and user_agent always, ' +
-            'and the parts its limiters use), hashed as the store keys are: what `tollgate replay` reads to replay a candidate config. Never a raw credential.',
+            "and the parts its limiters use), hashed as the store keys are, and the body's declared size (bytes): what `tollgate replay` reads " +
+            'to replay a candidate config. Never a raw credential.',
         }),
       clientAddress: z
         .enum(['full', 'hashed', 'none'])

@@ -189,10 +189,15 @@ function loggedClient(c: RequestContext): string | undefined {
 }
 
 /**
- * log.keyParts: the Host and the hashed key parts (as counted, a bad credential's fallback
- * included), ip and user_agent always, so `tollgate replay` can key a candidate's limiters.
+ * log.keyParts: the Host, the hashed key parts (as counted, a bad credential's fallback
+ * included; ip and user_agent always) and the body's declared size, so `tollgate replay` can key
+ * and cost a candidate's limiters.
  */
-function keyPartsLogged(c: RequestContext): { host: string | undefined; keys: Record<string, string> } {
+function keyPartsLogged(c: RequestContext): {
+  host: string | undefined;
+  keys: Record<string, string>;
+  bytes?: number;
+} {
   const keys: Record<string, string> = c.identity ? Object.fromEntries(c.identity.hashed) : {};
   const headers = c.req.headers;
   if (keys['ip'] === undefined) {
@@ -202,7 +207,10 @@ function keyPartsLogged(c: RequestContext): { host: string | undefined; keys: Re
   keys['user_agent'] ??= hashPart(`ua=${headers['user-agent'] ?? ''}`);
   // A decision listener routes the original request, whose host a proxy sends as X-Forwarded-Host.
   const forwardedHost = c.decision ? headers['x-forwarded-host'] : undefined;
-  return { host: typeof forwardedHost === 'string' ? forwardedHost : headers.host, keys };
+  const host = typeof forwardedHost === 'string' ? forwardedHost : headers.host;
+  // The declared body size, for a candidate's cost from body bytes.
+  const length = headers['content-length'];
+  return length === undefined ? { host, keys } : { host, keys, bytes: Number(length) };
 }
 
 /** The client's address as resolved for limiting (the X-Forwarded-For walk from a trusted peer), in full. */

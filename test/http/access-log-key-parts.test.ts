@@ -34,7 +34,9 @@ test('each access line has the host and the hashed ip and user agent; replay cou
     const id = randomUUID();
     ids.push(id);
     const reply = await send(`${gateway.url('public')}${path}`, {
-      headers: { 'x-request-id': id, 'user-agent': 'probe/1' },
+      method: 'POST',
+      headers: { 'x-request-id': id, 'user-agent': 'probe/1', 'content-type': 'application/json' },
+      body: '{"n":1}',
     });
     statuses.push(reply.status);
   }
@@ -46,7 +48,7 @@ test('each access line has the host and the hashed ip and user agent; replay cou
   );
   const keys = { ip: hashPart('ip=127.0.0.1'), user_agent: hashPart('ua=probe/1') };
   const host = new URL(gateway.url('public')).host;
-  for (const line of lines) expect(line).toMatchObject({ host, keys });
+  for (const line of lines) expect(line).toMatchObject({ host, keys, bytes: 7 });
   expect(JSON.stringify(lines)).not.toContain('probe/1');
 
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-keyparts-'));
@@ -58,8 +60,9 @@ test('each access line has the host and the hashed ip and user agent; replay cou
   });
   expect(run.code, run.stderr).toBe(0);
   const report = JSON.parse(run.stdout) as { candidate: { routes: unknown[] } };
+  const counts = { shadowRefused: 0, banned: 0, denied: 0, lengthRequired: 0, tiers: {} };
   expect(report.candidate.routes).toEqual([
-    { name: 'limited', limiters: ['two'], requests: 3, refused: 1, shadowRefused: 0 },
-    { name: 'open', limiters: [], requests: 1, refused: 0, shadowRefused: 0 },
+    { name: 'limited', limiters: ['two'], requests: 3, refused: 1, ...counts },
+    { name: 'open', limiters: [], requests: 1, refused: 0, ...counts },
   ]);
 });
