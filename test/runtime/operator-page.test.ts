@@ -1,9 +1,12 @@
 // The operator's page as an operator reads it, in headless Chromium (Debian's package): the
 // limiters with their decisions and live rates (charted with uPlot, served from node_modules), the
 // near-limit distribution, the heaviest keys, the recent refusals, the store and the config, under
-// a CSP that nothing on the page violates; an action without the right token is refused. It writes
-// docs/images/operator.png, so the screenshot in docs/metrics.md never goes stale.
-import { mkdirSync } from 'node:fs';
+// a CSP that nothing on the page violates; an action without the right token is refused. With
+// UPDATE_SCREENSHOTS=1 it writes docs/images/operator.png (the screenshot in docs/metrics.md); else
+// a temporary file, so a test run never changes the checkout.
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'vitest';
 import { chromium, test as serversTest } from '../helpers/fixtures.js';
 import { gatewayYaml, send } from '../helpers/gateway.js';
@@ -102,7 +105,9 @@ test('the operator page: live rates, near-limit, top keys, refusals, store and c
     .toBe('unauthorized: Send "Authorization: Bearer <admin token>".');
 
   expect(violations).toEqual([]);
-  mkdirSync('docs/images', { recursive: true });
-  await page.screenshot({ path: 'docs/images/operator.png', fullPage: true });
+  const folder =
+    process.env['UPDATE_SCREENSHOTS'] === '1' ? 'docs/images' : mkdtempSync(join(tmpdir(), 'operator-'));
+  mkdirSync(folder, { recursive: true });
+  await page.screenshot({ path: join(folder, 'operator.png'), fullPage: true });
   await page.close();
 });
