@@ -108,10 +108,12 @@ function onStream(stream, h2headers) {
         finished = true;
         stream.end();
       },
-      fail: () =>
-        stream.headersSent
-          ? stream.close(constants.NGHTTP2_INTERNAL_ERROR)
-          : stream.respond({ ':status': 502 }, { endStream: true }),
+      // A stream the client already closed (h2load ending a run) has nothing left to answer.
+      fail: () => {
+        if (stream.closed || stream.destroyed) return;
+        if (stream.headersSent) stream.close(constants.NGHTTP2_INTERNAL_ERROR);
+        else stream.respond({ ':status': 502 }, { endStream: true });
+      },
     };
     stream.once('close', () => finished || sink.controller?.abort(new Error('client went away')));
     pool.dispatch({ path: h2headers[':path'], method: h2headers[':method'], headers, body }, relay(sink));
