@@ -110,10 +110,12 @@ export class VisitorJwtSigner {
 
   async sign(session: string): Promise<{ token: string; expiresAt: Date }> {
     const s = this.settings;
-    const exp = Math.floor((Date.now() + s.ttl) / 1000);
+    // One clock read for both: two could straddle a second, and the token live a second short.
+    const now = Date.now();
+    const exp = Math.floor((now + s.ttl) / 1000);
     const jwt = new SignJWT({ [s.sessionClaim]: session })
       .setProtectedHeader({ alg: this.algorithm, typ: 'JWT' })
-      .setIssuedAt()
+      .setIssuedAt(Math.floor(now / 1000))
       .setJti(randomUUID()) // every token is distinct, even two signed within one second
       .setExpirationTime(exp);
     if (s.issuer !== undefined) jwt.setIssuer(s.issuer);

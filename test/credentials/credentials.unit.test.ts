@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import {
   visitorToken,
   VisitorJwtSigner,
@@ -42,6 +42,22 @@ describe('visitor JWTs', () => {
       .map((p) => JSON.parse(Buffer.from(p, 'base64url').toString()));
     expect(header).toEqual({ alg: 'HS256', typ: 'JWT' });
     expect(payload).toMatchObject({ sid: 'session-1', iss: 'tollgate', aud: 'tollgate-widget' });
+  });
+
+  test('a token lives exactly its ttl, also when it is signed as a second turns', async () => {
+    const signer = await VisitorJwtSigner.create(settings(), 'HS256');
+    // The clock reads 1.999 s, then 2.000 s: iat and exp come from one read of it.
+    const now = vi.spyOn(Date, 'now').mockReturnValueOnce(1_999).mockReturnValue(2_000);
+    try {
+      const { token } = await signer.sign('session-edge');
+      const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as {
+        iat: number;
+        exp: number;
+      };
+      expect([claims.iat, claims.exp]).toEqual([1, 61]);
+    } finally {
+      now.mockRestore();
+    }
   });
 
   test('a token of another secret, issuer or audience is invalid; a missing one is missing', async () => {
