@@ -144,3 +144,20 @@ function tierOf(
 /** A value as logged: null when it was checked and there was none, undefined when it was not checked. */
 const checked = (wasChecked: boolean, value: string | undefined): string | null | undefined =>
   wasChecked ? (value ?? null) : undefined;
+
+/**
+ * log.keyParts: the tier with the workspace the allow and deny lists looked up, when the tier step
+ * did not (a route keyed by the workspace token: checked; null for a token that failed).
+ */
+export function withListedWorkspace(
+  tier: RequestTier | undefined,
+  route: CompiledRoute,
+  identity: RequestIdentity,
+  subject: { readonly workspace?: string | undefined },
+): RequestTier | undefined {
+  if (tier?.workspace !== undefined || identity.workspaceToken === undefined) return tier;
+  return {
+    ...(tier ?? { choice: DEFAULT_TIER, windows: route.windows }),
+    workspace: subject.workspace ?? null,
+  };
+}

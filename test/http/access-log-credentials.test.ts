@@ -45,18 +45,26 @@ routes:
   - { name: spend, paths: ['/cost'], upstream: app, limiters: [spend] }
 `);
 
-/** Tiers by a claim of the visitor JWT (identity.jwt's keys), the session as the key. */
+/**
+ * Tiers by a claim of the visitor JWT (identity.jwt's keys), the session as the key; and, with no
+ * overrides, a route keyed by the workspace token whose allow list names a workspace.
+ */
 const VISITOR = gatewayYaml(`
 log: { keyParts: true }
 identity:
   jwt: { secret: '${TEST_JWT_SECRET}', algorithms: [HS256], issuer: tollgate, audience: tollgate-widget }
+  workspaceTokens:
+    source: static
+    static: [${staticToken('t-pro', 'pro', 'ws-1')}, ${staticToken('t-free', 'free', 'ws-2')}]
 tiers:
   jwt: { claim: plan }
 upstreams: { app: { url: '\${UPSTREAM_URL}' } }
 limiters:
   visits: { windows: [{ limit: 1, period: 1h, key: [jwt], tiers: { pro: { limit: 2 } } }] }
+  keyed: { windows: [{ limit: 1, period: 1h, key: [workspace_token] }], allow: { workspaces: [ws-2] } }
 routes:
   - { name: visits, paths: ['/v/*'], upstream: app, limiters: [visits] }
+  - { name: listed, paths: ['/l/*'], upstream: app, limiters: [keyed] }
 `);
 
 const bearerLog = capturingLogger();
@@ -258,5 +266,50 @@ test('visitor JWT: its tier claim and subject logged; replay tiers it as the gat
   expect(report.warnings).toEqual([]);
   expect(
     report.routes.map(({ name, requests, refused, tiers }) => ({ name, requests, refused, tiers })),
-  ).toEqual([{ name: 'visits', requests: 5, refused: 2, tiers: { 'pro (jwt)': 3, default: 2 } }]);
+  ).toEqual([
+    { name: 'visits', requests: 5, refused: 2, tiers: { 'pro (jwt)': 3, default: 2 } },
+    { name: 'listed', requests: 0, refused: 0, tiers: {} },
+  ]);
+});
+
+test('an allow list by workspace: the token and the workspace the list looked up logged; replay exempts as the gateway did', async ({
+  visitor,
+  upstream,
+}) => {
+  const as = (token: string) => ({ path: '/l/x', headers: { authorization: `Bearer ${token}` } });
+  const { statuses, lines } = await sendAll(visitor.url(), visitorLog, [
+    as('t-free|s3cret'),
+    as('t-free|s3cret'),
+    as('t-pro|s3cret'),
+    as('t-pro|s3cret'),
+    as('t-pro|wrong'), // counted by its per-IP fallback, then refused 401
+  ]);
+  expect(statuses).toEqual([200, 200, 200, 429, 401]);
+  const at = (status: number, token: string | null, workspace: string | null) => ({
+    status,
+    client: '127.0.0.1',
+    tier: undefined,
+    token,
+    workspace,
+    sub: undefined,
+    charged: undefined,
+  });
+  expect(lines.map(fieldsOf)).toEqual([
+    at(200, 't-free', 'ws-2'),
+    at(200, 't-free', 'ws-2'),
+    at(200, 't-pro', 'ws-1'),
+    at(429, 't-pro', 'ws-1'),
+    at(401, null, null),
+  ]);
+  expect(JSON.stringify(lines)).not.toContain('s3cret');
+
+  const report = await replay(VISITOR, lines, { UPSTREAM_URL: upstream.url });
+  expect(report.warnings).toEqual([]);
+  expect(report.routes.find((r) => r.name === 'listed')).toMatchObject({ requests: 5, refused: 1 });
+  expect(report.limiters.find((l) => l.name === 'keyed')).toMatchObject({
+    requests: 3,
+    refused: 1,
+    exempt: 2,
+    keys: 2,
+  });
 });
