@@ -76,7 +76,10 @@ export interface RequestContext {
   outcome: LimitOutcome;
   /** Set by keepCount: each limiter's verdict, counted in the metrics by `settle`, once. */
   verdicts: readonly (LimiterDecision | undefined)[] | undefined;
-  /** Set by keepCount on a route with tiers or while overrides are set: the tier and what the credentials said. */
+  /**
+   * Set by keepCount on a route with tiers or while overrides are set (with log.keyParts, also by a
+   * list naming workspaces): the tier and what the verified credentials said.
+   */
   tier: RequestTier | undefined;
   /** log.keyParts on a chargeAfter route: the cost the upstream reported, as charged (post-charge.ts). */
   charged: number | undefined;
