@@ -1290,7 +1290,9 @@ export const configSchema = z.strictObject({
         .meta({
           description:
             'Access-log lines also carry the Host header and the hashed key parts of the request (ip and user_agent always, ' +
-            "and the parts its limiters use), hashed as the store keys are, and the body's declared size (bytes): what `tollgate replay` reads " +
+            "and the parts its limiters use), hashed as the store keys are, the body's declared size (bytes), the cost a chargeAfter " +
+            "upstream reported (charged), and what the verified credentials said: the tier they name (tier), the workspace token's id " +
+            '(token, never its secret) and workspace, the JWT subject (sub); null when checked and none. What `tollgate replay` reads ' +
             'to replay a candidate config. Never a raw credential.',
         }),
       clientAddress: z

@@ -21,7 +21,7 @@ import type { LocalFallback } from '../store/local-fallback.js';
 import type { WindowRequest, WindowResult, WindowStore } from '../store/window-store.js';
 import { localPlan, type LocalPlan } from './local-plan.js';
 import type { GatewayState } from './state.js';
-import { needsTier, requestTier, type RequestTier } from './request-tier.js';
+import { needsTier, requestTier, withListedWorkspace, type RequestTier } from './request-tier.js';
 
 /**
  * Counting, which the proxy handler and the decision handler share: identity → plan → store →
@@ -128,7 +128,7 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
   const chosen = needsTier(state.tiers, route)
     ? requestTier(state.tiers, state.identity, route, identity, reqHeaders)
     : undefined;
-  const tier = chosen instanceof Promise ? await chosen : chosen; // no extra turn when nothing is verified
+  let tier = chosen instanceof Promise ? await chosen : chosen; // no extra turn when nothing is verified
   // [lists] Denied: answered 403 before anything is counted. Exempt: that limiter's windows are left out.
   let { limiters } = route;
   let windows = tier?.windows ?? route.windows;
@@ -140,7 +140,10 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
   let lists = NO_LISTS;
   if (hasLists(limiters)) {
     let subject = listSubject(state.identity, peer, reqHeaders, identity);
-    if (namesWorkspaces(limiters)) subject = await withWorkspace(state.identity, subject);
+    if (namesWorkspaces(limiters)) {
+      subject = await withWorkspace(state.identity, subject);
+      if (state.table.config.log.keyParts) tier = withListedWorkspace(tier, route, identity, subject);
+    }
     const s = screen(limiters, windows, subject);
     if (s.deniedBy) {
       const verdicts = route.limiters.map((l) => (l === s.deniedBy ? 'denied' : undefined));

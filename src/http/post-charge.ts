@@ -3,9 +3,9 @@
  * headers are known, the deferred windows are charged in the store without refusing. Not awaited:
  * the response is never held for it; it joins the store's batch like any hit.
  */
-import { chargeRequests, postCharges } from '../limits/charging.js';
+import { chargeRequests, postCharges, reportedCost } from '../limits/charging.js';
 import type { ResponseHook } from '../proxy/upstream-pool.js';
-import type { CompiledLimiter } from '../rules/compile.js';
+import type { CompiledLimiter, RouteWindow } from '../rules/compile.js';
 import { atTurnEnd } from '../store/turn-end.js';
 import type { WindowRequest, WindowResult, WindowStore } from '../store/window-store.js';
 import type { RoutedContext } from './request-context.js';
@@ -19,11 +19,29 @@ export function postCharge(
   headers: Readonly<Record<string, string | string[] | undefined>> = {},
 ): void {
   const { charges, problems } = postCharges(deferred.windows, deferred.costs, status, headers);
+  if (r.state.table.config.log.keyParts) r.charged = reportedCharge(deferred.windows, headers);
   for (const p of problems) r.limiting.warnCharge?.({ reqId: r.requestId, ...p });
   if (!anyCharge(charges)) return;
   let batch = batches.get(r.limiting.store);
   if (!batch) batches.set(r.limiting.store, (batch = new ChargeBatch(r.limiting.store)));
   batch.add({ r, deferred, charges });
+}
+
+/**
+ * The access log's `charged` (log.keyParts): the cost the upstream reported in the first chargeAfter
+ * header, as it is charged (0 when missing or garbled, at most `max`), whatever the status; replay
+ * reads it back as that header's value.
+ */
+function reportedCharge(
+  windows: readonly RouteWindow[],
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+): number | undefined {
+  for (const w of windows) {
+    const c = w.limiter.charging;
+    if (c?.deferred && c.afterHeader !== undefined)
+      return reportedCost(headers[c.afterHeader], c.afterMax).cost;
+  }
+  return undefined;
 }
 
 function anyCharge(charges: readonly number[]): boolean {

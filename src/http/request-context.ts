@@ -22,6 +22,7 @@ import { preflightRoute, setCorsHeaders } from './cors.js';
 import { recordDecisions, type Counted, type LimitOutcome, type Limiting } from './count-request.js';
 import { shedLoad } from './load-shedding.js';
 import { answerReadyz } from './readyz.js';
+import type { RequestTier } from './request-tier.js';
 import { sendError, sendJson } from './responses.js';
 import type { GatewayState } from './state.js';
 
@@ -75,6 +76,13 @@ export interface RequestContext {
   outcome: LimitOutcome;
   /** Set by keepCount: each limiter's verdict, counted in the metrics by `settle`, once. */
   verdicts: readonly (LimiterDecision | undefined)[] | undefined;
+  /**
+   * Set by keepCount on a route with tiers or while overrides are set (with log.keyParts, also by a
+   * list naming workspaces): the tier and what the verified credentials said.
+   */
+  tier: RequestTier | undefined;
+  /** log.keyParts on a chargeAfter route: the cost the upstream reported, as charged (post-charge.ts). */
+  charged: number | undefined;
 }
 
 /** A request with its route (and its peer): what counting and the later stages read. */
@@ -139,6 +147,8 @@ function openRequest(
     identity: undefined,
     outcome: 'unlimited',
     verdicts: undefined,
+    tier: undefined,
+    charged: undefined,
   };
 }
 
@@ -189,15 +199,28 @@ function loggedClient(c: RequestContext): string | undefined {
 }
 
 /**
- * log.keyParts: the Host, the hashed key parts (as counted, a bad credential's fallback
- * included; ip and user_agent always) and the body's declared size, so `tollgate replay` can key
- * and cost a candidate's limiters.
+ * What log.keyParts adds to an access line. Undefined fields are left out; a credential's null:
+ * checked, and the request had none verified (replay then knows it is none, not unlogged).
  */
-function keyPartsLogged(c: RequestContext): {
-  host: string | undefined;
-  keys: Record<string, string>;
-  bytes?: number;
-} {
+interface KeyPartsFields {
+  readonly host: string | undefined;
+  readonly keys: Record<string, string>;
+  readonly bytes: number | undefined;
+  readonly charged: number | undefined;
+  readonly tier: string | null | undefined;
+  readonly token: string | null | undefined;
+  readonly workspace: string | null | undefined;
+  readonly sub: string | null | undefined;
+}
+
+/**
+ * log.keyParts: the Host, the hashed key parts (as counted, a bad credential's fallback
+ * included; ip and user_agent always), the body's declared size, the cost the upstream reported
+ * (chargeAfter), and what the request's verified credentials said (the tier they name, the
+ * workspace token's id and workspace, the JWT's subject), so `tollgate replay` can key, cost and
+ * tier a candidate's limiters. Never a secret: a workspace token's id is the part before its "|".
+ */
+function keyPartsLogged(c: RequestContext): KeyPartsFields {
   const keys: Record<string, string> = c.identity ? Object.fromEntries(c.identity.hashed) : {};
   const headers = c.req.headers;
   if (keys['ip'] === undefined) {
@@ -210,7 +233,20 @@ function keyPartsLogged(c: RequestContext): {
   const host = typeof forwardedHost === 'string' ? forwardedHost : headers.host;
   // The declared body size, for a candidate's cost from body bytes.
   const length = headers['content-length'];
-  return length === undefined ? { host, keys } : { host, keys, bytes: Number(length) };
+  const { tier } = c;
+  // The tier step's token, else the one counting verified (a route keyed by it).
+  const counted = c.identity?.workspaceToken;
+  const token = tier?.token !== undefined ? tier.token : counted && (counted.ok ? counted.id : null);
+  return {
+    host,
+    keys,
+    bytes: length === undefined ? undefined : Number(length),
+    charged: c.charged,
+    tier: tier?.named,
+    token,
+    workspace: tier?.workspace,
+    sub: tier?.sub,
+  };
 }
 
 /** The client's address as resolved for limiting (the X-Forwarded-For walk from a trusted peer), in full. */
@@ -294,6 +330,7 @@ export function keepCount(c: RoutedContext, counted: Counted): Refusal | undefin
   c.outcome = counted.outcome;
   c.identity = counted.identity;
   c.verdicts = counted.verdicts;
+  c.tier = counted.tier;
   const { report } = counted;
   if (!c.limiting.ietfHeaders || !report) addRateLimitHeaders(c.headers, report);
   else addRateLimitHeaders(c.headers, report, ietfPolicy(c.route, counted), reportedPartition(c, counted));

@@ -28,6 +28,15 @@ export interface RequestTier {
   readonly choice: TierChoice;
   /** The route's windows at that tier: none when an override says unlimited. */
   readonly windows: readonly RouteWindow[];
+  /**
+   * What the verified credentials said, for the access log (log.keyParts) and `tollgate replay`:
+   * the tier the credential names (the JWT claim, else the token's plan), the workspace token's id
+   * and workspace, the JWT's subject. null: checked, and none (or none verified); undefined: not checked.
+   */
+  readonly named?: string | null | undefined;
+  readonly token?: string | null | undefined;
+  readonly workspace?: string | null | undefined;
+  readonly sub?: string | null | undefined;
 }
 
 /** Whether a request on `route` needs a tier chosen at all (else: the route's windows as compiled). */
@@ -56,7 +65,18 @@ export function requestTier(
   const verifiesToken =
     verified === undefined && headers.authorization !== undefined && (wantsFacts || table.kinds.has('token'));
   if (!wantsClaims && !verifiesToken && !(wantsFacts && tokenId !== undefined)) {
-    return tierOf(tiers, table, route, identity, tokenId, undefined, undefined);
+    return tierOf(
+      tiers,
+      table,
+      route,
+      identity,
+      headers,
+      wantsFacts,
+      wantsClaims,
+      tokenId,
+      undefined,
+      undefined,
+    );
   }
   return verifyThenTier(tiers, sources, route, identity, headers, table, wantsFacts, wantsClaims);
 }
@@ -80,7 +100,7 @@ async function verifyThenTier(
   const facts =
     tokenId !== undefined && wantsFacts ? await sources.workspaceTokens.facts?.(tokenId) : undefined;
   const claims = wantsClaims ? await tiers.jwt!.claims(headers) : undefined;
-  return tierOf(tiers, table, route, identity, tokenId, facts, claims);
+  return tierOf(tiers, table, route, identity, headers, wantsFacts, wantsClaims, tokenId, facts, claims);
 }
 
 function tierOf(
@@ -88,6 +108,9 @@ function tierOf(
   table: OverrideTable,
   route: CompiledRoute,
   identity: RequestIdentity,
+  headers: IncomingHttpHeaders,
+  wantsFacts: boolean,
+  wantsClaims: boolean,
   tokenId: string | undefined,
   facts: { readonly workspace?: string | undefined; readonly plan?: string | undefined } | undefined,
   claims: { readonly sub?: string | undefined; readonly tier?: string | undefined } | undefined,
@@ -98,6 +121,43 @@ function tierOf(
     sub: claims?.sub,
     ip: identity.clientIp,
   });
-  const choice = chooseTier(override, claims?.tier, tiers.workspaceTokenPlan ? facts?.plan : undefined);
-  return { choice, windows: choice === DEFAULT_TIER ? route.windows : windowsFor(route.windows, choice) };
+  const plan = tiers.workspaceTokenPlan ? facts?.plan : undefined;
+  const choice = chooseTier(override, claims?.tier, plan);
+  // The token was verified (by counting or here), or there was none to verify.
+  const tokenChecked =
+    identity.workspaceToken !== undefined ||
+    headers.authorization === undefined ||
+    wantsFacts ||
+    table.kinds.has('token');
+  const jwtTier = checked(wantsClaims, claims?.tier);
+  return {
+    choice,
+    windows: choice === DEFAULT_TIER ? route.windows : windowsFor(route.windows, choice),
+    // The plan is read whenever tiers.workspaceTokenPlan is on (wantsFacts).
+    named: typeof jwtTier === 'string' || !tiers.workspaceTokenPlan ? jwtTier : (plan ?? null),
+    token: checked(tokenChecked, tokenId),
+    workspace: checked(wantsFacts, facts?.workspace),
+    sub: checked(wantsClaims, claims?.sub),
+  };
+}
+
+/** A value as logged: null when it was checked and there was none, undefined when it was not checked. */
+const checked = (wasChecked: boolean, value: string | undefined): string | null | undefined =>
+  wasChecked ? (value ?? null) : undefined;
+
+/**
+ * log.keyParts: the tier with the workspace the allow and deny lists looked up, when the tier step
+ * did not (a route keyed by the workspace token: checked; null for a token that failed).
+ */
+export function withListedWorkspace(
+  tier: RequestTier | undefined,
+  route: CompiledRoute,
+  identity: RequestIdentity,
+  subject: { readonly workspace?: string | undefined },
+): RequestTier | undefined {
+  if (tier?.workspace !== undefined || identity.workspaceToken === undefined) return tier;
+  return {
+    ...(tier ?? { choice: DEFAULT_TIER, windows: route.windows }),
+    workspace: subject.workspace ?? null,
+  };
 }

@@ -23,12 +23,15 @@ export interface LogRecord {
   readonly bytes?: number | undefined;
   /** The cost the upstream reported (a chargeAfter header's value), when logged. */
   readonly charged?: number | undefined;
-  /** The tier the request's credential names (a JWT claim, a workspace plan), when logged. */
-  readonly tier?: string | undefined;
-  /** The verified workspace token's id, its workspace, the JWT's subject, when logged. */
-  readonly token?: string | undefined;
-  readonly workspace?: string | undefined;
-  readonly sub?: string | undefined;
+  /**
+   * The tier the request's credential names (a JWT claim, a workspace plan), the verified
+   * workspace token's id, its workspace, the JWT's subject, when logged; null when the gateway
+   * checked and the request had none (undefined: not logged).
+   */
+  readonly tier?: string | null | undefined;
+  readonly token?: string | null | undefined;
+  readonly workspace?: string | null | undefined;
+  readonly sub?: string | null | undefined;
 }
 
 export type LogFormat = 'tollgate' | 'caddy' | 'combined';
@@ -67,6 +70,9 @@ function parseJsonLine(line: string): ParsedLine {
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+/** A credential field: null is the gateway's "checked, none". */
+const strOrNull = (v: unknown): string | null | undefined =>
+  typeof v === 'string' ? v : v === null ? null : undefined;
 
 function tollgateJson(o: Record<string, unknown>): ParsedLine {
   const method = str(o['method']);
@@ -91,10 +97,10 @@ function tollgateJson(o: Record<string, unknown>): ParsedLine {
       status: num(o['status']),
       bytes: num(o['bytes']),
       charged: num(o['charged']),
-      tier: str(o['tier']),
-      token: str(o['token']),
-      workspace: str(o['workspace']),
-      sub: str(o['sub']),
+      tier: strOrNull(o['tier']),
+      token: strOrNull(o['token']),
+      workspace: strOrNull(o['workspace']),
+      sub: strOrNull(o['sub']),
     },
   };
 }

@@ -71,10 +71,11 @@ export function tierOfRecord(
         'overrides by address: the line has no client address; not matched',
       );
   }
+  // null: the gateway checked, and the request had none (no warning above).
   const override = table.lookup({
-    token: rec.token,
-    workspace: rec.workspace,
-    sub: rec.sub,
+    token: rec.token ?? undefined,
+    workspace: rec.workspace ?? undefined,
+    sub: rec.sub ?? undefined,
     ip: peer.addr ? peer.key : undefined,
   });
   // The credential's tier is read on a route with tiers only (as the gateway verifies it only there).
@@ -84,10 +85,11 @@ export function tierOfRecord(
       if (w.tiers)
         warnings.add(w.limiter.name, 'tier', 'the line has no "tier": counted at the default tier');
   }
+  const named = rec.tier ?? undefined;
   const choice = chooseTier(
     override,
-    tiered && tiers.jwt ? rec.tier : undefined,
-    tiered && tiers.workspaceTokenPlan ? rec.tier : undefined,
+    tiered && tiers.jwt ? named : undefined,
+    tiered && tiers.workspaceTokenPlan ? named : undefined,
   );
   return { choice, windows: choice === DEFAULT_TIER ? route.windows : windowsFor(route.windows, choice) };
 }
@@ -127,7 +129,7 @@ export function listSubjectOf(
         );
     }
   }
-  return { address: peer.addr, token: rec.token, workspace: rec.workspace };
+  return { address: peer.addr, token: rec.token ?? undefined, workspace: rec.workspace ?? undefined };
 }
 
 /** The request as charging.ts prices it: its logged body size as Content-Length. */
