@@ -132,10 +132,14 @@ const clientAddressText = (mode: 'hashed' | 'none') =>
 /** The store line: which store, its address with passwords redacted. */
 function storeText(store: RuleTable['config']['store']): string {
   if (store.redis.cluster.length > 0) {
-    return `redis cluster (${store.redis.cluster.map(redactedSeed).join(', ')})`;
+    return `redis cluster (${store.redis.cluster.map(redactedSeed).join(', ')})${batchWindowText(store)}`;
   }
-  return store.redis.url ? `redis (${redactedUrl(store.redis.url)})` : 'memory';
+  return store.redis.url ? `redis (${redactedUrl(store.redis.url)})${batchWindowText(store)}` : 'memory';
 }
+
+/** Shown only when set, so the summary of configs without it is unchanged. */
+const batchWindowText = (store: RuleTable['config']['store']): string =>
+  store.redis.batchWindow > 0 ? `, batch window ${store.redis.batchWindow}ms` : '';
 
 /** A listener's address and what it does: mode, onLimited, TLS, HTTP/2, mTLS, IETF headers. */
 function listenerText(l: RuleTable['config']['listeners'][number]): string {

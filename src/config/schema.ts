@@ -192,6 +192,15 @@ const redisStore = z.strictObject({
     .meta({
       description: "The longest a request waits for Redis; then the limiter's onStoreError policy applies.",
     }),
+  batchWindow: duration
+    .refine((d) => d <= 10, 'must be at most 10ms (it delays every request that reaches Redis)')
+    .prefault('0ms')
+    .meta({
+      description:
+        'How long a batch of store requests waits for more before it is sent (as envoyproxy/ratelimit ' +
+        'REDIS_PIPELINE_WINDOW). 0: sent at the end of the event-loop turn that opened it. Longer: fewer, ' +
+        'larger script calls (less Redis CPU per request), each request delayed up to this long.',
+    }),
   connectTimeout: duration
     .refine((d) => d >= 1, 'must be at least 1ms')
     .prefault('1s')

@@ -5,10 +5,14 @@ import type { UpstreamPool } from '../proxy/upstream-pool.js';
 /**
  * How long a pool a reload replaced stays open. A request that took the old table may not have
  * reached its upstream yet (it may be waiting on the store): the longer drain timeout plus the
- * store's command timeout, twice, covers it.
+ * store's batch window and command timeout, twice, covers it.
  */
 export function retirementGraceMs(old: GatewayConfig, next: GatewayConfig): number {
-  return Math.max(old.shutdown.drainTimeout, next.shutdown.drainTimeout) + 2 * old.store.redis.commandTimeout;
+  const store = old.store.redis;
+  return (
+    Math.max(old.shutdown.drainTimeout, next.shutdown.drainTimeout) +
+    2 * (store.batchWindow + store.commandTimeout)
+  );
 }
 
 /** Upstream pools a reload replaced: closed after their grace period, or at once on shutdown. */

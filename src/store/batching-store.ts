@@ -30,6 +30,8 @@ export interface BatchingStoreOptions {
   readonly maxRequests?: number;
   /** Windows (keys) per script call; a single request with more still goes alone. */
   readonly maxWindows?: number;
+  /** Milliseconds a batch waits for more requests before it is sent; 0: the end of its turn. */
+  readonly windowMs?: number;
   /** Told of every request settled: its round trip, and whether it failed. */
   readonly observer?: StoreObserver;
 }
@@ -45,6 +47,8 @@ interface Pending {
 
 interface Batch {
   readonly entries: Pending[];
+  /** The batch window's timer, while the batch waits for more requests. */
+  hold?: NodeJS.Timeout;
   timer?: NodeJS.Timeout;
   /** performance.now() by which the store must have answered: set when the batch is written. */
   deadline: number;
@@ -52,7 +56,8 @@ interface Batch {
 }
 
 /**
- * Coalesces the hits of one event-loop turn into one batch call of the inner store. The batch is
+ * Coalesces the hits of one event-loop turn (or of a batch window: `windowMs`, from the batch's first
+ * hit; a batch that fills a script call goes at once) into one batch call of the inner store. The batch is
  * sent at the end of the turn (turn-end.ts: a setImmediate, after the turn's post-charges): that runs once the poll phase has handed over every socket that was
  * ready, so all requests parsed in this turn are in it, and it waits for no timer and no I/O. (A
  * microtask or nextTick would run after each socket's callback, batching one request at a time.)
@@ -67,6 +72,7 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> implements Re
   readonly #timeoutMs: number;
   readonly #maxRequests: number;
   readonly #maxWindows: number;
+  readonly #windowMs: number;
   readonly #observer: StoreObserver | undefined;
   #open: Batch | undefined;
   #tap: ((requests: readonly WindowRequest[], results: WindowResult[]) => void) | undefined;
@@ -76,6 +82,7 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> implements Re
     this.#timeoutMs = options.timeoutMs;
     this.#maxRequests = options.maxRequests ?? 256;
     this.#maxWindows = options.maxWindows ?? 1024;
+    this.#windowMs = options.windowMs ?? 0;
     this.#observer = options.observer;
   }
 
@@ -89,17 +96,31 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> implements Re
       let batch = this.#open;
       if (!batch) {
         const opened: Batch = { entries: [], unsettled: 0, deadline: 0 };
-        atTurnEnd('send', () => this.#flush(opened)); // after the turn's post-charges joined it
+        if (this.#windowMs > 0) opened.hold = setTimeout(() => this.#sendAtTurnEnd(opened), this.#windowMs);
+        else this.#sendAtTurnEnd(opened);
         this.#open = batch = opened;
       }
       const started = this.#observer ? performance.now() : 0;
       batch.entries.push({ windows, resolve, reject, started, settled: false });
       batch.unsettled++;
+      // A held batch that fills one script call waits no longer.
+      if (batch.hold && batch.entries.length >= this.#maxRequests) {
+        clearTimeout(batch.hold);
+        batch.hold = undefined;
+        this.#open = undefined;
+        this.#sendAtTurnEnd(batch);
+      }
     });
+  }
+
+  /** At the end of this turn, after the turn's post-charges have joined the batch. */
+  #sendAtTurnEnd(batch: Batch): void {
+    atTurnEnd('send', () => this.#flush(batch));
   }
 
   #flush(batch: Batch): void {
     if (this.#open === batch) this.#open = undefined;
+    batch.hold = undefined;
     batch.deadline = performance.now() + this.#timeoutMs;
     batch.timer = setTimeout(() => this.#judge(batch), this.#timeoutMs);
     // In order, cut where a chunk would exceed the request or window bound.

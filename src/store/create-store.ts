@@ -54,7 +54,8 @@ export function createStoreParts(
       storeAnswered: () => local.storeAnswered(),
     };
     const timeoutMs = config.redis.commandTimeout;
-    const batching = new BatchingStore(store, { timeoutMs, observer });
+    const windowMs = config.redis.batchWindow;
+    const batching = new BatchingStore(store, { timeoutMs, windowMs, observer });
     const leasing = new LeasingStore(batching, store, { timeoutMs, instances: () => local.instances });
     return new OverLimitCache(leasing, config.overLimitCache.maxKeys);
   };

@@ -15,12 +15,14 @@ const PER_INSTANCE = 100;
  * The over-limit cache is off, so that every request, refused or not, reaches Redis; all requests
  * come from 127.0.0.1, so the in-flight cap per address is raised above the burst.
  */
-const CONFIG = gatewayYaml(`
+// The windowed pair counts under keys of its own (keyPrefix), apart from the first pair's.
+const config = (batchWindow = '0ms', keyPrefix = 'tg:') =>
+  gatewayYaml(`
 requests: { maxInFlightPerIp: 1000 }
 shutdown:
   drainTimeout: 1s
 store:
-  redis: { url: '\${REDIS_URL}', commandTimeout: 2s }
+  redis: { url: '\${REDIS_URL}', commandTimeout: 2s, batchWindow: ${batchWindow}, keyPrefix: '${keyPrefix}' }
 upstreams:
   app: { url: '\${UPSTREAM_URL}' }
 limiters:
@@ -34,12 +36,25 @@ routes:
   - { name: flow, paths: ['/flow/*'], upstream: app, limiters: [flow] }
 `);
 
-/** `pair`: two gateways of CONFIG on the file's Redis, each warm (the script loaded: a first call adds NOSCRIPT + EVAL). */
-const test = serversTest.extend('pair', { scope: 'file' }, async ({ gatewayEnv, gateways }) => {
-  const pair = [await gateways.start(CONFIG, gatewayEnv), await gateways.start(CONFIG, gatewayEnv)];
+/**
+ * `pair`: two gateways of the config on the file's Redis, each warm (the script loaded: a first
+ * call adds NOSCRIPT + EVAL); `windowedPair`: the same with a batch window of 10ms.
+ */
+const test = serversTest
+  .extend('pair', { scope: 'file' }, ({ gatewayEnv, gateways }) => startPair(config(), gatewayEnv, gateways))
+  .extend('windowedPair', { scope: 'file' }, ({ gatewayEnv, gateways }) =>
+    startPair(config('10ms', 'tgw:'), gatewayEnv, gateways),
+  );
+
+async function startPair(
+  yaml: string,
+  env: Record<string, string>,
+  gateways: { start(yaml: string, env: Record<string, string>): Promise<Gateway> },
+): Promise<Gateway[]> {
+  const pair = [await gateways.start(yaml, env), await gateways.start(yaml, env)];
   for (const g of pair) expect((await send(`${g.url()}/flow/warm`)).status).toBe(200);
   return pair;
-});
+}
 
 /**
  * `n` requests, alternating between the two gateways, each on a connection of its own. Every
@@ -96,4 +111,20 @@ test('a burst that never refuses: every request counted exactly once, in shared 
   expect(remaining).toEqual(Array.from({ length: n }, (_, i) => 99_997 - i));
   console.info(`flow burst: ${calls} script calls for ${n} requests`);
   expect(calls).toBeLessThanOrEqual(n / 10);
+});
+
+test('with a batch window: exactly 50 of 200 through two gateways, in shared calls', async ({
+  windowedPair,
+  redisClient: inspect,
+}) => {
+  const { replies, calls } = await burstOf(windowedPair, inspect, 2 * PER_INSTANCE, (i) => `/shared/w${i}`);
+  expect(replies.filter((r) => r.status === 200)).toHaveLength(LIMIT);
+  expect(replies.filter((r) => r.status === 429)).toHaveLength(2 * PER_INSTANCE - LIMIT);
+  const remaining = replies
+    .filter((r) => r.status === 200)
+    .map(remainingOf)
+    .sort((a, b) => a - b);
+  expect(remaining).toEqual(Array.from({ length: LIMIT }, (_, i) => i));
+  console.info(`windowed burst: ${calls} script calls for ${replies.length} requests`);
+  expect(calls).toBeLessThanOrEqual(replies.length / 10);
 });

@@ -1,7 +1,7 @@
 // The batch script and the batching store, against the reference model, on a real redis-server:
 // the requests of one event-loop turn are decided in order, each all-or-nothing, in one script call.
 import fc from 'fast-check';
-import { describe, expect } from 'vitest';
+import { describe, expect, vi } from 'vitest';
 import { BatchingStore, type BatchWindowStore } from '../../src/store/batching-store.js';
 import type { BatchedRequest } from '../../src/store/batch-window-script.js';
 import { RedisStore } from '../../src/store/redis-store.js';
@@ -233,6 +233,33 @@ describe('batch bounds', () => {
       [3, 1],
       [4, 2, 2, 2, 1],
     ]);
+  });
+
+  test('a batch window gathers the hits of several turns into one call, each counted exactly once', async ({
+    redisStore,
+    redisClient: inspect,
+  }) => {
+    // Only setTimeout is faked: the window ends when the test says, so the count of calls is exact.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const store = new BatchingStore(redisStore, { timeoutMs: 2000, windowMs: 10 });
+      const key = `batch-window:${run++}`;
+      const before = await scriptCalls(inspect);
+      const answers: Promise<WindowResult[]>[] = [];
+      for (let i = 0; i < 30; i++) {
+        answers.push(store.hit([window(key, 20, MINUTE)]));
+        await new Promise((r) => setImmediate(r));
+      }
+      vi.advanceTimersByTime(10);
+      const results = await Promise.all(answers);
+      expect(await scriptCalls(inspect)).toBe(before + 1);
+      expect(results.map((r) => [r[0]!.count, r[0]!.allowed])).toEqual(
+        Array.from({ length: 30 }, (_, i) => (i < 20 ? [i + 1, true] : [20, false])),
+      );
+      expect(await inspect.get(key)).toBe('20');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   test('a request with no windows is answered without a call', async ({ batching, redisClient: inspect }) => {

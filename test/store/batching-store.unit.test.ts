@@ -1,7 +1,7 @@
 // The batching store's settle contract, against scripted inner stores (no Redis): every request is
 // answered exactly once, whatever the inner store does with its callback (answers out of order,
 // twice, never, or throws after answering some), and the observer hears of each request once.
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { BatchingStore, type BatchWindowStore, type SettleRequest } from '../../src/store/batching-store.js';
 import {
   StoreUnavailableError,
@@ -133,5 +133,59 @@ describe('BatchingStore settle', () => {
     const store = new BatchingStore(inner, { timeoutMs: 10_000 });
     expect(await store.hit([])).toEqual([]);
     expect(batches).toEqual([]);
+  });
+});
+
+describe('BatchingStore batch window', () => {
+  const turn = () => new Promise<void>((r) => setImmediate(r));
+  const answering = () =>
+    scripted((batch, settle) => queueMicrotask(() => batch.forEach((_, i) => settle(i, [result(i + 1)]))));
+
+  // Only setTimeout is faked: the window's timer fires when the test says, turns stay real.
+  const withFakeTimeouts = async (body: () => Promise<void>) => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      await body();
+    } finally {
+      vi.useRealTimers();
+    }
+  };
+
+  test('hits of several turns within the window share one batch, sent when it ends', () =>
+    withFakeTimeouts(async () => {
+      const { inner, batches } = answering();
+      const store = new BatchingStore(inner, { timeoutMs: 10_000, windowMs: 5 });
+      const answers: Promise<number | Error>[] = [];
+      for (const k of ['a', 'b', 'c']) {
+        answers.push(outcome(store.hit([window(k)])));
+        await turn();
+      }
+      expect(batches).toEqual([]);
+      vi.advanceTimersByTime(5);
+      expect(await Promise.all(answers)).toEqual([1, 2, 3]);
+      expect(batches).toEqual([['a', 'b', 'c']]);
+    }));
+
+  test('a held batch that fills a script call is sent at the end of its turn; the next hit opens a new one', () =>
+    withFakeTimeouts(async () => {
+      const { inner, batches } = answering();
+      const store = new BatchingStore(inner, { timeoutMs: 10_000, windowMs: 5, maxRequests: 2 });
+      const full = [outcome(store.hit([window('a')])), outcome(store.hit([window('b')]))];
+      const held = outcome(store.hit([window('c')]));
+      expect(await Promise.all(full)).toEqual([1, 2]);
+      expect(batches).toEqual([['a', 'b']]);
+      vi.advanceTimersByTime(5);
+      expect(await held).toBe(1);
+      expect(batches).toEqual([['a', 'b'], ['c']]);
+    }));
+
+  test('without a window, each turn sends its own batch', async () => {
+    const { inner, batches } = answering();
+    const store = new BatchingStore(inner, { timeoutMs: 10_000 });
+    const first = outcome(store.hit([window('a')]));
+    await turn();
+    const second = outcome(store.hit([window('b')]));
+    expect(await Promise.all([first, second])).toEqual([1, 1]);
+    expect(batches).toEqual([['a'], ['b']]);
   });
 });
