@@ -55,7 +55,8 @@ export function createStoreParts(
     };
     const timeoutMs = config.redis.commandTimeout;
     const batching = new BatchingStore(store, { timeoutMs, observer });
-    const leasing = new LeasingStore(batching, store, { timeoutMs, instances: () => local.instances });
+    const instances = () => local.instances;
+    const leasing = new LeasingStore(batching, store, { timeoutMs, instances, observer });
     return new OverLimitCache(leasing, config.overLimitCache.maxKeys);
   };
   const common = {

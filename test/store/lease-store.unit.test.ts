@@ -7,7 +7,11 @@ import { leaseSlice } from '../../src/limits/window-maths/lease.js';
 import type { LeaseAsk, LeaseBackend, LeaseGrant } from '../../src/store/lease-script.js';
 import { LeasingStore } from '../../src/store/leasing-store.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import { StoreUnavailableError, type WindowRequest } from '../../src/store/window-store.js';
+import {
+  StoreUnavailableError,
+  type StoreObserver,
+  type WindowRequest,
+} from '../../src/store/window-store.js';
 
 const PERIOD = 60_000;
 
@@ -158,5 +162,59 @@ describe('LeasingStore', () => {
     const tap = () => undefined;
     leasing.tapResults(tap);
     expect(forwarded).toEqual([tap]);
+  });
+
+  test('a reload that changes the limit gives the slice back and leases afresh under the new one', async () => {
+    const { backend, store, count } = setup();
+    expect((await store.hit([hot(1000)]))[0]!.allowed).toBe(true);
+    expect(store.unspentOf('hot')).toBe(9);
+    // Lowered to 6: the 9 held under 1000 go back (count 1), then a slice of min(10, 6 − 1) = 5.
+    const answers = [];
+    for (let i = 0; i < 7; i++) answers.push((await store.hit([hot(6)]))[0]!.allowed);
+    expect(answers).toEqual([true, true, true, true, true, false, false]);
+    expect(backend.returns).toEqual([9]);
+    expect(backend.leases).toBe(3); // the third finds nothing left: counted exactly since
+    expect(await count('hot')).toBe(6);
+    expect(store.unspentOf('hot')).toBe(0);
+  });
+
+  test('a reload that takes lease off gives the slice back; the window is counted exactly', async () => {
+    const { backend, store, count } = setup();
+    await store.hit([hot(1000)]);
+    const { lease: _, ...unleased } = hot(1000);
+    for (let i = 0; i < 3; i++) expect((await store.hit([unleased]))[0]!.count).toBe(2 + i);
+    expect(backend.returns).toEqual([9]);
+    expect(store.windows).toBe(0);
+    expect(await count('hot')).toBe(4);
+    await store.close();
+    expect(backend.returns).toEqual([9]);
+  });
+
+  test('leases and give-backs feed the store metrics: round trips, answers, errors and timeouts', async () => {
+    const seen = { roundTrips: 0, errors: 0, answered: 0 };
+    const observer: StoreObserver = {
+      storeRoundTrip: () => seen.roundTrips++,
+      storeError: () => seen.errors++,
+      storeAnswered: () => seen.answered++,
+    };
+    const counts = new MemoryStore({ maxKeys: 100, sweepIntervalMs: 60_000 });
+    const backend = new Backend(counts);
+    const store = new LeasingStore(counts, backend, { timeoutMs: 20, instances: () => 1, observer });
+    for (let i = 0; i < 3; i++) await store.hit([hot(1000)]); // one lease, two requests from its slice
+    expect(seen).toEqual({ roundTrips: 1, errors: 0, answered: 1 });
+    // A lease unanswered at the timeout: one error then, and its round trip once it lands.
+    let open!: () => void;
+    backend.gate = new Promise((resolve) => (open = resolve));
+    await expect(store.hit([{ ...hot(1000), key: 'late' }])).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(seen).toEqual({ roundTrips: 1, errors: 1, answered: 1 });
+    open();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen).toEqual({ roundTrips: 2, errors: 1, answered: 2 });
+    // A lease that fails: an error and a round trip.
+    backend.lease = () => Promise.reject(new Error('connection lost'));
+    await expect(store.hit([{ ...hot(1000), key: 'lost' }])).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(seen).toEqual({ roundTrips: 3, errors: 2, answered: 2 });
+    await store.close(); // two give-backs ('hot' and 'late'): two round trips more
+    expect(seen).toEqual({ roundTrips: 5, errors: 2, answered: 4 });
   });
 });
