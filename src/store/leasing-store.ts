@@ -15,6 +15,7 @@ export interface LeasingStoreOptions {
   readonly timeoutMs: number;
   /** The live gateway instances (the heartbeats'); a slice is at most 1 ÷ (spread × instances) of what remains. */
   readonly instances: () => number;
+  /** Default: a steady clock (see steadyNow). */
   readonly now?: () => number;
   /** How often slices of ended windows are forgotten. */
   readonly sweepIntervalMs?: number;
@@ -86,7 +87,7 @@ export class LeasingStore extends WrappingStore implements ResultTap {
     this.#backend = backend;
     this.#timeoutMs = options.timeoutMs;
     this.#instances = options.instances;
-    this.#now = options.now ?? Date.now;
+    this.#now = options.now ?? steadyNow;
     this.#maxKeys = options.maxKeys ?? DEFAULT_LEASED_KEYS;
     this.#observer = options.observer;
     this.#sweeper = setInterval(() => this.#sweep(), options.sweepIntervalMs ?? 10_000);
@@ -385,6 +386,13 @@ export class LeasingStore extends WrappingStore implements ResultTap {
     await this.inner.close();
   }
 }
+
+/**
+ * The wall clock as it was at the process start, advanced by the monotonic clock: a slice is spent
+ * until its window's end in Redis (the lease's reply: a duration), so setting the system clock
+ * back must not let it be spent into the next window.
+ */
+const steadyNow = (): number => performance.timeOrigin + performance.now();
 
 /** Only fixed windows lease; a window carrying a ban is checked where the ban is. */
 const leases = (w: WindowRequest): boolean =>

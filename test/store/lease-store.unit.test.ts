@@ -2,7 +2,7 @@
 // is the lease script's, in process): requests waiting for one window's slice share one lease; a
 // request refused for another window spends nothing; exhausted windows are counted exactly; close
 // gives unspent slices back; a lease that times out fails its requests and still lands.
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { leaseSlice } from '../../src/limits/window-maths/lease.js';
 import type { LeaseAsk, LeaseBackend, LeaseGrant } from '../../src/store/lease-script.js';
 import { LeasingStore } from '../../src/store/leasing-store.js';
@@ -21,6 +21,8 @@ class Backend implements LeaseBackend {
   returns: number[] = [];
   /** Set: leases wait for it. */
   gate: Promise<void> | undefined;
+  /** The window's time to live each lease replies. */
+  ttlMs = PERIOD;
   constructor(private readonly counts: MemoryStore) {}
 
   async lease(a: LeaseAsk): Promise<LeaseGrant> {
@@ -41,7 +43,7 @@ class Backend implements LeaseBackend {
           cost: slice,
         },
       ]);
-    return { slice, count: probe!.count + slice, ttlMs: PERIOD, endsAt: 1_000_000 };
+    return { slice, count: probe!.count + slice, ttlMs: this.ttlMs, endsAt: 1_000_000 };
   }
 
   async returnLease(key: string, unspent: number): Promise<number> {
@@ -216,5 +218,22 @@ describe('LeasingStore', () => {
     expect(seen).toEqual({ roundTrips: 3, errors: 2, answered: 2 });
     await store.close(); // two give-backs ('hot' and 'late'): two round trips more
     expect(seen).toEqual({ roundTrips: 5, errors: 2, answered: 4 });
+  });
+
+  test('setting the system clock back does not stretch a slice past its window', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] }); // Date only: timers and the monotonic clock run on
+    try {
+      const { backend, store } = setup();
+      backend.ttlMs = 30;
+      await store.hit([hot(1000)]);
+      expect(store.unspentOf('hot')).toBe(9);
+      vi.setSystemTime(Date.now() - 3_600_000); // set back an hour
+      await new Promise((resolve) => setTimeout(resolve, 60)); // the 30 ms window ends
+      expect(store.unspentOf('hot')).toBe(0);
+      await store.hit([hot(1000)]);
+      expect(backend.leases).toBe(2); // the next window's slice, not the old one
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
