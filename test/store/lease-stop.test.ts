@@ -275,4 +275,37 @@ describe('redis-server killed and restarted while a slice is held', () => {
       }
     },
   );
+
+  test('an empty restart under a held slice: the new window admits the held slice beyond its limit, no more', async ({
+    upstream,
+    startProcess,
+  }) => {
+    const server = await RedisServer.start();
+    const client = server.client();
+    client.on('error', () => {});
+    try {
+      const prefix = 'empty:';
+      const s = { redisUrl: server.url, upstreamUrl: upstream.url, prefix, limit: LIMIT, max: MAX };
+      const gp = await startProcess(leaseConfig(s));
+      const get = async () => (await send(`${gp.url}/empty`)).status;
+      for (let i = 0; i < 5; i++) expect(await get()).toBe(200);
+      await server.kill();
+      await server.restart(); // no persistence: every window is gone
+      await waitFor(
+        () => client.exists(`${prefix}{instances}`),
+        (n) => n === 1,
+        { timeoutMs: 20_000, what: 'the gateway to reconnect' },
+      );
+      const statuses = [];
+      for (let i = 0; i < HELD + LIMIT + 1; i++) statuses.push(await get());
+      // The 15 held (counted in the lost window), then the new window's 60 exactly.
+      expect(statuses).toEqual([...new Array(HELD + LIMIT).fill(200), 429]);
+      expect(HELD).toBeLessThanOrEqual(underAdmissionBound(1, MAX)); // the documented excess
+      await expectCleanStop(gp);
+      expect((await windowOf(client, prefix)).count).toBe(LIMIT);
+    } finally {
+      client.disconnect();
+      await server.kill();
+    }
+  });
 });
