@@ -151,12 +151,15 @@ describe('two instances share a hot key', () => {
     expect(toB.count(200)).toBeGreaterThan(bBefore); // the survivor kept admitting
     expect(toA.count(200) + toB.count(200)).toBeLessThanOrEqual(seen);
     expect(seen).toBeLessThanOrEqual(s.limit);
+    // Refused only within the bound: both instances' slices out at most.
+    expect(seen).toBeGreaterThanOrEqual(s.limit - underAdmissionBound(2, s.max));
     await expectCleanStop(b!);
-    // The survivor counted exactly to the limit: what the upstream did not see is the dead slice,
-    // counted in a key that ends with the window (lost only until then).
+    // The survivor gave its slice back: what Redis counts beyond what the upstream saw is the dead
+    // slice (and requests it took but never forwarded), in a key that ends with the window.
     const { count, pttl } = await windowOf(redisClient, s.prefix);
-    expect(count).toBe(s.limit);
-    expect(s.limit - seen).toBeLessThanOrEqual(underAdmissionBound(1, s.max));
+    expect(count).toBeLessThanOrEqual(s.limit);
+    expect(count - seen).toBeGreaterThanOrEqual(0);
+    expect(count - seen).toBeLessThanOrEqual(underAdmissionBound(1, s.max));
     expect(pttl).toBeGreaterThan(0);
     expect(pttl).toBeLessThanOrEqual(3_600_000);
   });
