@@ -311,4 +311,28 @@ describe('redis-server killed and restarted while a slice is held', () => {
       await server.kill();
     }
   });
+
+  test('SIGTERM while redis-server is frozen: the stop ends, the slice is lost only to its window', async ({
+    upstream,
+    startProcess,
+  }) => {
+    const server = await RedisServer.start();
+    const client = server.client();
+    try {
+      const prefix = 'frozen:';
+      const s = { redisUrl: server.url, upstreamUrl: upstream.url, prefix, limit: LIMIT, max: MAX };
+      const gp = await startProcess(leaseConfig(s));
+      for (let i = 0; i < 5; i++) expect((await send(`${gp.url}/frozen`)).status).toBe(200);
+      const frozen = server.freeze();
+      try {
+        expect(await gp.stop(20_000)).toBe(0); // not killed: the give-back waits commandTimeout at most
+      } finally {
+        frozen.thaw();
+      }
+      expect((await windowOf(client, prefix)).count).toBe(MAX); // not given back: counted until the window ends
+    } finally {
+      client.disconnect();
+      await server.kill();
+    }
+  });
 });
