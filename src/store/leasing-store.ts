@@ -219,7 +219,8 @@ export class LeasingStore extends WrappingStore implements ResultTap {
    */
   #retireIfHeld(w: WindowRequest): Held | undefined {
     const h = this.#held.get(w.key);
-    if (!h || h.pending || (h.limit === w.limit && leases(w))) return h;
+    // (`lease` comes only on fixed windows without a ban: the config refuses it on the others.)
+    if (!h || h.pending || (h.limit === w.limit && w.lease !== undefined)) return h;
     this.#held.delete(w.key);
     void this.#giveBack(w.key, h);
     return undefined;
@@ -392,7 +393,8 @@ export class LeasingStore extends WrappingStore implements ResultTap {
  * until its window's end in Redis (the lease's reply: a duration), so setting the system clock
  * back must not let it be spent into the next window.
  */
-const steadyNow = (): number => performance.timeOrigin + performance.now();
+const steadyNow = (): number => TIME_ORIGIN + performance.now();
+const TIME_ORIGIN = performance.timeOrigin;
 
 /** Only fixed windows lease; a window carrying a ban is checked where the ban is. */
 const leases = (w: WindowRequest): boolean =>
