@@ -56,7 +56,8 @@ export function createStoreParts(
     const timeoutMs = config.redis.commandTimeout;
     const windowMs = config.redis.batchWindow;
     const batching = new BatchingStore(store, { timeoutMs, windowMs, observer });
-    const leasing = new LeasingStore(batching, store, { timeoutMs, instances: () => local.instances });
+    const instances = () => local.instances;
+    const leasing = new LeasingStore(batching, store, { timeoutMs, instances, observer });
     return new OverLimitCache(leasing, config.overLimitCache.maxKeys);
   };
   const common = {

@@ -4,6 +4,7 @@ import {
   StoreUnavailableError,
   WrappingStore,
   type ResultTap,
+  type StoreObserver,
   type WindowRequest,
   type WindowResult,
   type WindowStore,
@@ -14,11 +15,14 @@ export interface LeasingStoreOptions {
   readonly timeoutMs: number;
   /** The live gateway instances (the heartbeats'); a slice is at most 1 ÷ (spread × instances) of what remains. */
   readonly instances: () => number;
+  /** Default: a steady clock (see steadyNow). */
   readonly now?: () => number;
   /** How often slices of ended windows are forgotten. */
   readonly sweepIntervalMs?: number;
   /** Windows held at most (distinct keys); beyond, a new key's requests are counted exactly. */
   readonly maxKeys?: number;
+  /** The store metrics: each lease and give-back is one round trip (and an error when it fails or times out). */
+  readonly observer?: StoreObserver;
 }
 
 /** Windows held at most by default: a leased per-client limiter under a flood of clients stays bounded. */
@@ -73,6 +77,7 @@ export class LeasingStore extends WrappingStore implements ResultTap {
   readonly #held = new Map<string, Held>();
   readonly #maxKeys: number;
   readonly #sweeper: NodeJS.Timeout;
+  readonly #observer: StoreObserver | undefined;
   readonly stats: LeaseStats = { leases: 0, granted: 0, returned: 0, localHits: 0 };
   #closing: Promise<void> | undefined;
   #tap: ((requests: readonly WindowRequest[], results: WindowResult[]) => void) | undefined;
@@ -82,8 +87,9 @@ export class LeasingStore extends WrappingStore implements ResultTap {
     this.#backend = backend;
     this.#timeoutMs = options.timeoutMs;
     this.#instances = options.instances;
-    this.#now = options.now ?? Date.now;
+    this.#now = options.now ?? steadyNow;
     this.#maxKeys = options.maxKeys ?? DEFAULT_LEASED_KEYS;
+    this.#observer = options.observer;
     this.#sweeper = setInterval(() => this.#sweep(), options.sweepIntervalMs ?? 10_000);
     this.#sweeper.unref();
   }
@@ -93,6 +99,11 @@ export class LeasingStore extends WrappingStore implements ResultTap {
     let sum = 0;
     for (const key of this.#held.keys()) sum += this.unspentOf(key);
     return sum;
+  }
+
+  /** Windows this instance holds (their slices, or a lease in flight), ended ones not yet forgotten. */
+  get windows(): number {
+    return this.#held.size;
   }
 
   /** Units this instance holds unspent of a window that has not ended (tests). */
@@ -115,6 +126,8 @@ export class LeasingStore extends WrappingStore implements ResultTap {
   hit(windows: readonly WindowRequest[]): Promise<WindowResult[]> {
     for (let i = 0; i < windows.length; i++)
       if (windows[i]!.lease !== undefined) return this.#hitLeased(windows, undefined);
+    // A reload took `lease` off: what was held of these windows goes back.
+    if (this.#held.size > 0) for (let i = 0; i < windows.length; i++) this.#retireIfHeld(windows[i]!);
     return this.#innerHit(windows);
   }
 
@@ -134,7 +147,7 @@ export class LeasingStore extends WrappingStore implements ResultTap {
     let exact = false;
     for (let i = 0; i < n; i++) {
       const w = windows[i]!;
-      const h = this.#held.get(w.key);
+      const h = this.#retireIfHeld(w);
       let way = wayOf(w, h, now);
       // Asked once for this request and still short (others spent the slice first): exactly.
       if (way === LEASE && leased?.has(w.key)) way = EXACT;
@@ -197,6 +210,22 @@ export class LeasingStore extends WrappingStore implements ResultTap {
     );
   }
 
+  /**
+   * What is held of `w`'s window, unless it was leased under another config (a reload changed the
+   * limit, or took `lease` off): then its unspent slice goes back, never spent under the new
+   * config (a lower limit could be exceeded), and the window leases afresh by the new one.
+   * Held while a lease is in flight: the grant takes the asker's limit, and requests of another
+   * are counted exactly meanwhile.
+   */
+  #retireIfHeld(w: WindowRequest): Held | undefined {
+    const h = this.#held.get(w.key);
+    // (`lease` comes only on fixed windows without a ban: the config refuses it on the others.)
+    if (!h || h.pending || (h.limit === w.limit && w.lease !== undefined)) return h;
+    this.#held.delete(w.key);
+    void this.#giveBack(w.key, h);
+    return undefined;
+  }
+
   /** The window's lease in flight, or a new one; resolves once it is answered, rejects on failure or timeout. */
   #leaseFor(w: WindowRequest): Promise<void> {
     let h = this.#held.get(w.key);
@@ -216,7 +245,7 @@ export class LeasingStore extends WrappingStore implements ResultTap {
     // A calendar window's period is the time to its boundary (the store key's expiry).
     const ask = { key: w.key, limit: w.limit, periodMs: w.periodMs, divisor, max: rule.max, need };
     this.stats.leases++;
-    const pending = this.#backend.lease(ask).then(
+    const pending = this.#observed(this.#backend.lease(ask)).then(
       (grant) => this.#granted(w, grant, sentAt, divisor),
       (err: unknown) => {
         const held = this.#held.get(w.key);
@@ -300,10 +329,41 @@ export class LeasingStore extends WrappingStore implements ResultTap {
     if (unspent <= 0 || h.resetAtMs <= this.#now()) return;
     h.left = 0;
     try {
-      this.stats.returned += await this.#backend.returnLease(key, unspent, h.endsAt);
+      this.stats.returned += await this.#observed(this.#backend.returnLease(key, unspent, h.endsAt));
     } catch {
       // Not given back: the window under-admits by it until it ends (the documented bound).
     }
+  }
+
+  /**
+   * One round trip for the store metrics, as the batching store's: its time once answered, an
+   * error when it fails, or when it is still unanswered at the timeout (then once only).
+   */
+  #observed<T>(call: Promise<T>): Promise<T> {
+    const observer = this.#observer;
+    if (!observer) return call;
+    const started = performance.now();
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      observer.storeError();
+    }, this.#timeoutMs);
+    const done = () => {
+      clearTimeout(timer);
+      observer.storeRoundTrip((performance.now() - started) / 1000);
+    };
+    return call.then(
+      (value) => {
+        done();
+        observer.storeAnswered?.();
+        return value;
+      },
+      (err: unknown) => {
+        done();
+        if (!late) observer.storeError();
+        throw err;
+      },
+    );
   }
 
   #sweep(): void {
@@ -328,12 +388,23 @@ export class LeasingStore extends WrappingStore implements ResultTap {
   }
 }
 
+/**
+ * The wall clock as it was at the process start, advanced by the monotonic clock: a slice is spent
+ * until its window's end in Redis (the lease's reply: a duration), so setting the system clock
+ * back must not let it be spent into the next window.
+ */
+const steadyNow = (): number => TIME_ORIGIN + performance.now();
+const TIME_ORIGIN = performance.timeOrigin;
+
+/** Only fixed windows lease; a window carrying a ban is checked where the ban is. */
+const leases = (w: WindowRequest): boolean =>
+  w.lease !== undefined && w.algorithm === undefined && w.ban === undefined;
+
 /** How a request spends a leased window: from the slice, exactly (the store), or after a lease. */
 function wayOf(w: WindowRequest, h: Held | undefined, now: number): number {
-  // Only fixed windows lease; a window carrying a ban is checked where the ban is.
-  if (w.lease === undefined || w.algorithm !== undefined || w.ban !== undefined) return EXACT;
+  if (!leases(w)) return EXACT;
   if (!h || h.resetAtMs <= now) return LEASE;
-  if (h.limit !== w.limit) return EXACT;
+  if (h.limit !== w.limit) return EXACT; // a lease in flight under another limit
   if (h.left >= (w.cost ?? 1)) return LOCAL;
   return h.exact ? EXACT : LEASE;
 }

@@ -170,11 +170,22 @@ export function whenReady(client: Redis | Cluster, timeoutMs: number, described:
   });
 }
 
-/** QUIT, or a hard disconnect when the connection cannot send it. */
+/** How long a stop waits for QUIT's reply: a Redis that answers nothing must not hold the process. */
+const QUIT_WAIT_MS = 1000;
+
+/** QUIT, or a hard disconnect when the connection cannot send it or Redis does not answer it. */
 export async function quit(client: Redis | Cluster): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const unanswered = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('QUIT unanswered')), QUIT_WAIT_MS);
+  });
   try {
-    await client.quit();
+    const quitting = client.quit();
+    quitting.catch(() => {}); // rejected by the disconnect below when unanswered
+    await Promise.race([quitting, unanswered]);
   } catch {
     client.disconnect();
+  } finally {
+    clearTimeout(timer);
   }
 }

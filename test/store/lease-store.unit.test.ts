@@ -2,12 +2,16 @@
 // is the lease script's, in process): requests waiting for one window's slice share one lease; a
 // request refused for another window spends nothing; exhausted windows are counted exactly; close
 // gives unspent slices back; a lease that times out fails its requests and still lands.
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { leaseSlice } from '../../src/limits/window-maths/lease.js';
 import type { LeaseAsk, LeaseBackend, LeaseGrant } from '../../src/store/lease-script.js';
 import { LeasingStore } from '../../src/store/leasing-store.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import { StoreUnavailableError, type WindowRequest } from '../../src/store/window-store.js';
+import {
+  StoreUnavailableError,
+  type StoreObserver,
+  type WindowRequest,
+} from '../../src/store/window-store.js';
 
 const PERIOD = 60_000;
 
@@ -17,6 +21,8 @@ class Backend implements LeaseBackend {
   returns: number[] = [];
   /** Set: leases wait for it. */
   gate: Promise<void> | undefined;
+  /** The window's time to live each lease replies. */
+  ttlMs = PERIOD;
   constructor(private readonly counts: MemoryStore) {}
 
   async lease(a: LeaseAsk): Promise<LeaseGrant> {
@@ -37,7 +43,7 @@ class Backend implements LeaseBackend {
           cost: slice,
         },
       ]);
-    return { slice, count: probe!.count + slice, ttlMs: PERIOD, endsAt: 1_000_000 };
+    return { slice, count: probe!.count + slice, ttlMs: this.ttlMs, endsAt: 1_000_000 };
   }
 
   async returnLease(key: string, unspent: number): Promise<number> {
@@ -158,5 +164,76 @@ describe('LeasingStore', () => {
     const tap = () => undefined;
     leasing.tapResults(tap);
     expect(forwarded).toEqual([tap]);
+  });
+
+  test('a reload that changes the limit gives the slice back and leases afresh under the new one', async () => {
+    const { backend, store, count } = setup();
+    expect((await store.hit([hot(1000)]))[0]!.allowed).toBe(true);
+    expect(store.unspentOf('hot')).toBe(9);
+    // Lowered to 6: the 9 held under 1000 go back (count 1), then a slice of min(10, 6 − 1) = 5.
+    const answers = [];
+    for (let i = 0; i < 7; i++) answers.push((await store.hit([hot(6)]))[0]!.allowed);
+    expect(answers).toEqual([true, true, true, true, true, false, false]);
+    expect(backend.returns).toEqual([9]);
+    expect(backend.leases).toBe(3); // the third finds nothing left: counted exactly since
+    expect(await count('hot')).toBe(6);
+    expect(store.unspentOf('hot')).toBe(0);
+  });
+
+  test('a reload that takes lease off gives the slice back; the window is counted exactly', async () => {
+    const { backend, store, count } = setup();
+    await store.hit([hot(1000)]);
+    const { lease: _, ...unleased } = hot(1000);
+    for (let i = 0; i < 3; i++) expect((await store.hit([unleased]))[0]!.count).toBe(2 + i);
+    expect(backend.returns).toEqual([9]);
+    expect(store.windows).toBe(0);
+    expect(await count('hot')).toBe(4);
+    await store.close();
+    expect(backend.returns).toEqual([9]);
+  });
+
+  test('leases and give-backs feed the store metrics: round trips, answers, errors and timeouts', async () => {
+    const seen = { roundTrips: 0, errors: 0, answered: 0 };
+    const observer: StoreObserver = {
+      storeRoundTrip: () => seen.roundTrips++,
+      storeError: () => seen.errors++,
+      storeAnswered: () => seen.answered++,
+    };
+    const counts = new MemoryStore({ maxKeys: 100, sweepIntervalMs: 60_000 });
+    const backend = new Backend(counts);
+    const store = new LeasingStore(counts, backend, { timeoutMs: 20, instances: () => 1, observer });
+    for (let i = 0; i < 3; i++) await store.hit([hot(1000)]); // one lease, two requests from its slice
+    expect(seen).toEqual({ roundTrips: 1, errors: 0, answered: 1 });
+    // A lease unanswered at the timeout: one error then, and its round trip once it lands.
+    let open!: () => void;
+    backend.gate = new Promise((resolve) => (open = resolve));
+    await expect(store.hit([{ ...hot(1000), key: 'late' }])).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(seen).toEqual({ roundTrips: 1, errors: 1, answered: 1 });
+    open();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen).toEqual({ roundTrips: 2, errors: 1, answered: 2 });
+    // A lease that fails: an error and a round trip.
+    backend.lease = () => Promise.reject(new Error('connection lost'));
+    await expect(store.hit([{ ...hot(1000), key: 'lost' }])).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(seen).toEqual({ roundTrips: 3, errors: 2, answered: 2 });
+    await store.close(); // two give-backs ('hot' and 'late'): two round trips more
+    expect(seen).toEqual({ roundTrips: 5, errors: 2, answered: 4 });
+  });
+
+  test('setting the system clock back does not stretch a slice past its window', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] }); // Date only: timers and the monotonic clock run on
+    try {
+      const { backend, store } = setup();
+      backend.ttlMs = 30;
+      await store.hit([hot(1000)]);
+      expect(store.unspentOf('hot')).toBe(9);
+      vi.setSystemTime(Date.now() - 3_600_000); // set back an hour
+      await new Promise((resolve) => setTimeout(resolve, 60)); // the 30 ms window ends
+      expect(store.unspentOf('hot')).toBe(0);
+      await store.hit([hot(1000)]);
+      expect(backend.leases).toBe(2); // the next window's slice, not the old one
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
