@@ -52,6 +52,7 @@ const tollgateTls = (id, label, loadgen) =>
 const h2proto = (id, label, mode, loadgen) =>
   script(id, label, 'h2-proto', { env: { H2_MODE: mode }, loadgen, requires: 'h2load' });
 
+/** h2load with 10 streams at once on each of 4 connections, as browsers multiplex. */
 const M10 = { h1: false, streams: 10, connections: 4 };
 
 export const SCENARIOS = [
