@@ -15,324 +15,202 @@ export const HUGE_LIMIT = '1000000000';
 /** The baseline of every ratio: what forwarding costs with nothing else in the request path. */
 export const BASELINE = 'undici-stream';
 
+/** What most scenarios load: POSTs to /bench/forward, each answered the upstream's 200. */
+const FORWARD = { path: '/bench/forward', expect: 200 };
+
+/** A bench server, bench/servers/<name>.js. */
+const script = (id, label, name, fields = {}) => ({
+  id,
+  label,
+  kind: 'script',
+  script: `bench/servers/${name}.js`,
+  ...FORWARD,
+  ...fields,
+});
+
+/** tollgate itself (dist/cli.js, with bench/gateway.yaml unless `config` names another). */
+const tollgate = (id, label, fields) => ({ id, label, kind: 'tollgate', ...FORWARD, ...fields });
+
+/** tollgate on the Redis store, one limiter of HUGE_LIMIT on `path`, its decisions compared. */
+const tollgateRedis = (id, label, path, decisions, fields = {}) =>
+  tollgate(id, label, { redis: true, path, limit: HUGE_LIMIT, decisions, ...fields });
+
+/** tollgate refusing a flooding key: a limit of 1, so every response after the first is a 429. */
+const flood = (id, label, path, decisions) =>
+  tollgate(id, label, { redis: true, path, expect: 429, limit: '1', decisions });
+
+/** tollgate over TLS (bench/gateway-tls.yaml, memory store), loaded by h2load as `loadgen` says. */
+const tollgateTls = (id, label, loadgen) =>
+  tollgate(id, label, {
+    config: 'bench/gateway-tls.yaml',
+    loadgen,
+    requires: 'h2load',
+    decisions: 'bench-forward',
+  });
+
+/** The HTTP/2 prototype (bench/servers/h2-proto.js) in one H2_MODE, loaded by h2load. */
+const h2proto = (id, label, mode, loadgen) =>
+  script(id, label, 'h2-proto', { env: { H2_MODE: mode }, loadgen, requires: 'h2load' });
+
+/** h2load with 10 streams at once on each of 4 connections, as browsers multiplex. */
+const M10 = { h1: false, streams: 10, connections: 4 };
+
 export const SCENARIOS = [
-  {
-    id: 'undici-stream',
-    label: 'bare undici forwarding (Pool.stream): the baseline',
-    kind: 'script',
-    script: 'bench/servers/undici-proxy.js',
+  script('undici-stream', 'bare undici forwarding (Pool.stream): the baseline', 'undici-proxy', {
     env: { UNDICI_MODE: 'stream' },
-    path: '/bench/forward',
-    expect: 200,
-  },
-  {
-    id: 'undici',
-    label: 'bare undici forwarding (Pool.dispatch, the technique tollgate uses)',
-    kind: 'script',
-    script: 'bench/servers/undici-proxy.js',
+  }),
+  script('undici', 'bare undici forwarding (Pool.dispatch, the technique tollgate uses)', 'undici-proxy', {
     env: { UNDICI_MODE: 'dispatch' },
-    path: '/bench/forward',
-    expect: 200,
-  },
-  {
-    id: 'direct',
-    label: 'the upstream itself (node:http answering, no forwarding)',
-    kind: 'script',
-    script: 'bench/servers/upstream.js',
-    path: '/bench/forward',
-    expect: 200,
-  },
-  {
-    id: 'http-proxy',
-    label: 'bare http-proxy 1.18 forwarding (keep-alive agent)',
-    kind: 'script',
-    script: 'bench/servers/http-proxy.js',
-    path: '/bench/forward',
-    expect: 200,
-  },
-  {
-    id: 'tollgate-memory',
-    label: 'tollgate, memory store, one IP limiter',
-    kind: 'tollgate',
-    path: '/bench/forward',
-    expect: 200,
+  }),
+  script('direct', 'the upstream itself (node:http answering, no forwarding)', 'upstream'),
+  script('http-proxy', 'bare http-proxy 1.18 forwarding (keep-alive agent)', 'http-proxy'),
+  tollgate('tollgate-memory', 'tollgate, memory store, one IP limiter', {
     limit: HUGE_LIMIT,
     decisions: 'bench-forward',
-  },
-  {
-    id: 'tollgate-redis',
-    label: 'tollgate, Redis store, one IP limiter',
-    kind: 'tollgate',
-    redis: true,
-    path: '/bench/forward',
-    expect: 200,
-    limit: HUGE_LIMIT,
-    counterPrefix: 'tg:',
-    decisions: 'bench-forward',
-  },
-  {
-    id: 'tollgate-tier',
-    label: 'tollgate, Redis store, one IP limiter with tiers, the tier from an override (CIDR)',
-    kind: 'tollgate',
-    redis: true,
-    config: 'bench/gateway-tiers.yaml',
-    path: '/bench/forward',
-    expect: 200,
-    limit: HUGE_LIMIT,
-    counterPrefix: 'tg:',
-    decisions: 'bench-tier',
-  },
-  {
-    id: 'tollgate-redis-w2',
-    label: 'tollgate, Redis store, workers: 2',
-    kind: 'tollgate',
-    redis: true,
+  }),
+  tollgateRedis(
+    'tollgate-redis',
+    'tollgate, Redis store, one IP limiter',
+    '/bench/forward',
+    'bench-forward',
+    {
+      counterPrefix: 'tg:',
+    },
+  ),
+  tollgateRedis(
+    'tollgate-tier',
+    'tollgate, Redis store, one IP limiter with tiers, the tier from an override (CIDR)',
+    '/bench/forward',
+    'bench-tier',
+    { config: 'bench/gateway-tiers.yaml', counterPrefix: 'tg:' },
+  ),
+  tollgateRedis('tollgate-redis-w2', 'tollgate, Redis store, workers: 2', '/bench/forward', 'bench-forward', {
     env: { WORKERS: '2' },
-    path: '/bench/forward',
-    expect: 200,
-    limit: HUGE_LIMIT,
     counterPrefix: 'tg:',
-    decisions: 'bench-forward',
     workers: 2,
-  },
-  {
-    id: 'tollgate-post-charge',
-    label: 'tollgate, Redis store, chargeAfter: checked, then charged X-Cost after the response',
-    kind: 'tollgate',
+  }),
+  tollgateRedis(
+    'tollgate-post-charge',
+    'tollgate, Redis store, chargeAfter: checked, then charged X-Cost after the response',
+    '/bench/post-charge',
+    'bench-post-charge',
+  ),
+  tollgateRedis(
+    'tollgate-sliding',
+    'tollgate, Redis store, one IP limiter as a sliding window',
+    '/bench/sliding',
+    'bench-sliding',
+  ),
+  tollgateRedis(
+    'tollgate-token-bucket',
+    'tollgate, Redis store, one IP limiter as a token bucket',
+    '/bench/token-bucket',
+    'bench-token-bucket',
+  ),
+  tollgateRedis(
+    'tollgate-calendar',
+    'tollgate, Redis store, one IP limiter on a calendar day',
+    '/bench/calendar',
+    'bench-calendar',
+  ),
+  flood(
+    'tollgate-429',
+    'tollgate, 429 for a flooding key (Redis, over-limit cache)',
+    '/bench/flood',
+    'bench-flood',
+  ),
+  flood(
+    'tollgate-429-sliding',
+    'tollgate, 429 for a flooding key, sliding window (Redis, over-limit cache)',
+    '/bench/flood-sliding',
+    'bench-flood-sliding',
+  ),
+  flood(
+    'tollgate-429-token-bucket',
+    'tollgate, 429 for a flooding key, token bucket (Redis, over-limit cache)',
+    '/bench/flood-token-bucket',
+    'bench-flood-token-bucket',
+  ),
+  flood(
+    'tollgate-429-nocache',
+    'tollgate, 429 for a flooding key (Redis, overLimitCache: false)',
+    '/bench/flood-nocache',
+    'bench-flood-nocache',
+  ),
+  script('rlf', 'rate-limiter-flexible (Redis) + http-proxy: the Node peer', 'rlf-http-proxy', {
     redis: true,
-    path: '/bench/post-charge',
-    expect: 200,
-    limit: HUGE_LIMIT,
-    decisions: 'bench-post-charge',
-  },
-  {
-    id: 'tollgate-sliding',
-    label: 'tollgate, Redis store, one IP limiter as a sliding window',
-    kind: 'tollgate',
-    redis: true,
-    path: '/bench/sliding',
-    expect: 200,
-    limit: HUGE_LIMIT,
-    decisions: 'bench-sliding',
-  },
-  {
-    id: 'tollgate-token-bucket',
-    label: 'tollgate, Redis store, one IP limiter as a token bucket',
-    kind: 'tollgate',
-    redis: true,
-    path: '/bench/token-bucket',
-    expect: 200,
-    limit: HUGE_LIMIT,
-    decisions: 'bench-token-bucket',
-  },
-  {
-    id: 'tollgate-calendar',
-    label: 'tollgate, Redis store, one IP limiter on a calendar day',
-    kind: 'tollgate',
-    redis: true,
-    path: '/bench/calendar',
-    expect: 200,
-    limit: HUGE_LIMIT,
-    decisions: 'bench-calendar',
-  },
-  {
-    id: 'tollgate-429',
-    label: 'tollgate, 429 for a flooding key (Redis, over-limit cache)',
-    kind: 'tollgate',
-    redis: true,
-    path: '/bench/flood',
-    expect: 429,
-    limit: '1',
-    decisions: 'bench-flood',
-  },
-  {
-    id: 'tollgate-429-sliding',
-    label: 'tollgate, 429 for a flooding key, sliding window (Redis, over-limit cache)',
-    kind: 'tollgate',
-    redis: true,
-    path: '/bench/flood-sliding',
-    expect: 429,
-    limit: '1',
-    decisions: 'bench-flood-sliding',
-  },
-  {
-    id: 'tollgate-429-token-bucket',
-    label: 'tollgate, 429 for a flooding key, token bucket (Redis, over-limit cache)',
-    kind: 'tollgate',
-    redis: true,
-    path: '/bench/flood-token-bucket',
-    expect: 429,
-    limit: '1',
-    decisions: 'bench-flood-token-bucket',
-  },
-  {
-    id: 'tollgate-429-nocache',
-    label: 'tollgate, 429 for a flooding key (Redis, overLimitCache: false)',
-    kind: 'tollgate',
-    redis: true,
-    path: '/bench/flood-nocache',
-    expect: 429,
-    limit: '1',
-    decisions: 'bench-flood-nocache',
-  },
-  {
-    id: 'rlf',
-    label: 'rate-limiter-flexible (Redis) + http-proxy: the Node peer',
-    kind: 'script',
-    script: 'bench/servers/rlf-http-proxy.js',
-    redis: true,
-    path: '/bench/forward',
-    expect: 200,
     limit: HUGE_LIMIT,
     counterPrefix: 'rlf:',
-  },
-  {
-    id: 'express',
-    label: 'express 5 + express-rate-limit + rate-limit-redis + http-proxy-middleware',
-    kind: 'script',
-    script: 'bench/servers/express-peer.js',
-    redis: true,
-    path: '/bench/forward',
-    expect: 200,
-    limit: HUGE_LIMIT,
-    counterPrefix: 'rl:',
-  },
-  {
-    id: 'tollgate-tls-h1',
-    label: 'tollgate over TLS, HTTP/1.1 (h2load --h1), memory store, one IP limiter',
-    kind: 'tollgate',
-    config: 'bench/gateway-tls.yaml',
-    loadgen: { h1: true },
-    requires: 'h2load',
-    path: '/bench/forward',
-    expect: 200,
-    decisions: 'bench-forward',
-  },
-  {
-    id: 'tollgate-h2',
-    label: 'tollgate over TLS, HTTP/2 (h2load, one stream per connection), memory store, one IP limiter',
-    kind: 'tollgate',
-    config: 'bench/gateway-tls.yaml',
-    loadgen: { h1: false },
-    requires: 'h2load',
-    path: '/bench/forward',
-    expect: 200,
-    decisions: 'bench-forward',
-  },
-  {
-    id: 'tollgate-h2-m10',
-    label:
-      'tollgate over TLS, HTTP/2 (h2load, 10 streams at once on each of 4 connections, as browsers multiplex), memory store, one IP limiter',
-    kind: 'tollgate',
-    config: 'bench/gateway-tls.yaml',
-    loadgen: { h1: false, streams: 10, connections: 4 },
-    requires: 'h2load',
-    path: '/bench/forward',
-    expect: 200,
-    decisions: 'bench-forward',
-  },
-  // The HTTP/2 prototype (bench/servers/h2-proto.js): bare forwarding over TLS, node's layers side by side.
-  {
-    id: 'h2proto-h1',
-    label: 'HTTP/2 prototype: HTTP/1.1 over TLS (node:https), bare forwarding',
-    kind: 'script',
-    script: 'bench/servers/h2-proto.js',
-    env: { H2_MODE: 'h1' },
-    loadgen: { h1: true },
-    requires: 'h2load',
-    path: '/bench/forward',
-    expect: 200,
-  },
-  {
-    id: 'h2proto-compat',
-    label: 'HTTP/2 prototype: compatibility layer (req/res), bare forwarding, one stream per connection',
-    kind: 'script',
-    script: 'bench/servers/h2-proto.js',
-    env: { H2_MODE: 'compat' },
-    loadgen: { h1: false },
-    requires: 'h2load',
-    path: '/bench/forward',
-    expect: 200,
-  },
-  {
-    id: 'h2proto-core',
-    label: 'HTTP/2 prototype: core API (stream.respond), bare forwarding, one stream per connection',
-    kind: 'script',
-    script: 'bench/servers/h2-proto.js',
-    env: { H2_MODE: 'core' },
-    loadgen: { h1: false },
-    requires: 'h2load',
-    path: '/bench/forward',
-    expect: 200,
-  },
-  {
-    id: 'h2proto-compat-m10',
-    label: 'HTTP/2 prototype: compatibility layer, 10 streams on each of 4 connections',
-    kind: 'script',
-    script: 'bench/servers/h2-proto.js',
-    env: { H2_MODE: 'compat' },
-    loadgen: { h1: false, streams: 10, connections: 4 },
-    requires: 'h2load',
-    path: '/bench/forward',
-    expect: 200,
-  },
-  {
-    id: 'h2proto-core-m10',
-    label: 'HTTP/2 prototype: core API, 10 streams on each of 4 connections',
-    kind: 'script',
-    script: 'bench/servers/h2-proto.js',
-    env: { H2_MODE: 'core' },
-    loadgen: { h1: false, streams: 10, connections: 4 },
-    requires: 'h2load',
-    path: '/bench/forward',
-    expect: 200,
-  },
-  {
-    id: 'nginx',
-    label: 'nginx proxy_pass (Debian nginx, 1 worker, no limiting)',
-    kind: 'script',
-    script: 'bench/servers/nginx.js',
-    requires: 'nginx',
-    path: '/bench/forward',
-    expect: 200,
-  },
-  {
-    id: 'nginx-auth-memory',
-    label: 'nginx + tollgate forward-auth (auth_request, memory store; both on the one CPU)',
-    kind: 'script',
-    script: 'bench/servers/nginx-forward-auth.js',
-    requires: 'nginx',
-    admin: true,
-    path: '/bench/forward',
-    expect: 200,
-    limit: HUGE_LIMIT,
-    decisions: 'bench-forward',
-  },
-  {
-    id: 'nginx-auth-redis',
-    label: 'nginx + tollgate forward-auth (auth_request, Redis store; both on the one CPU)',
-    kind: 'script',
-    script: 'bench/servers/nginx-forward-auth.js',
-    requires: 'nginx',
-    admin: true,
-    redis: true,
-    path: '/bench/forward',
-    expect: 200,
-    limit: HUGE_LIMIT,
-    counterPrefix: 'tg:',
-    decisions: 'bench-forward',
-  },
-  {
-    id: 'tollgate-lease',
-    label: 'tollgate, Redis store, one hot key of 10,000,000/h, leased (slices ≤ 1000)',
-    kind: 'tollgate',
-    redis: true,
-    config: 'bench/gateway-lease.yaml',
-    path: '/bench/forward',
-    expect: 200,
-    limit: '10000000',
-    decisions: 'bench-lease',
-  },
+  }),
+  script(
+    'express',
+    'express 5 + express-rate-limit + rate-limit-redis + http-proxy-middleware',
+    'express-peer',
+    { redis: true, limit: HUGE_LIMIT, counterPrefix: 'rl:' },
+  ),
+  tollgateTls('tollgate-tls-h1', 'tollgate over TLS, HTTP/1.1 (h2load --h1), memory store, one IP limiter', {
+    h1: true,
+  }),
+  tollgateTls(
+    'tollgate-h2',
+    'tollgate over TLS, HTTP/2 (h2load, one stream per connection), memory store, one IP limiter',
+    { h1: false },
+  ),
+  tollgateTls(
+    'tollgate-h2-m10',
+    'tollgate over TLS, HTTP/2 (h2load, 10 streams at once on each of 4 connections, as browsers multiplex), memory store, one IP limiter',
+    M10,
+  ),
+  // The HTTP/2 prototype: bare forwarding over TLS, node's layers side by side.
+  h2proto('h2proto-h1', 'HTTP/2 prototype: HTTP/1.1 over TLS (node:https), bare forwarding', 'h1', {
+    h1: true,
+  }),
+  h2proto(
+    'h2proto-compat',
+    'HTTP/2 prototype: compatibility layer (req/res), bare forwarding, one stream per connection',
+    'compat',
+    { h1: false },
+  ),
+  h2proto(
+    'h2proto-core',
+    'HTTP/2 prototype: core API (stream.respond), bare forwarding, one stream per connection',
+    'core',
+    { h1: false },
+  ),
+  h2proto(
+    'h2proto-compat-m10',
+    'HTTP/2 prototype: compatibility layer, 10 streams on each of 4 connections',
+    'compat',
+    M10,
+  ),
+  h2proto('h2proto-core-m10', 'HTTP/2 prototype: core API, 10 streams on each of 4 connections', 'core', M10),
+  script('nginx', 'nginx proxy_pass (Debian nginx, 1 worker, no limiting)', 'nginx', { requires: 'nginx' }),
+  script(
+    'nginx-auth-memory',
+    'nginx + tollgate forward-auth (auth_request, memory store; both on the one CPU)',
+    'nginx-forward-auth',
+    { requires: 'nginx', admin: true, limit: HUGE_LIMIT, decisions: 'bench-forward' },
+  ),
+  script(
+    'nginx-auth-redis',
+    'nginx + tollgate forward-auth (auth_request, Redis store; both on the one CPU)',
+    'nginx-forward-auth',
+    {
+      requires: 'nginx',
+      admin: true,
+      redis: true,
+      limit: HUGE_LIMIT,
+      counterPrefix: 'tg:',
+      decisions: 'bench-forward',
+    },
+  ),
+  tollgateRedis(
+    'tollgate-lease',
+    'tollgate, Redis store, one hot key of 10,000,000/h, leased (slices ≤ 1000)',
+    '/bench/forward',
+    'bench-lease',
+    { config: 'bench/gateway-lease.yaml', limit: '10000000' },
+  ),
 ];
 
 /**
@@ -466,25 +344,20 @@ export const TARGETS = [
 // Redis Cluster (issue 23): a 3-master cluster the bench starts (redisCluster: the server gets
 // REDIS_CLUSTER_NODES, and the report gives each master's script calls and Redis CPU per response).
 SCENARIOS.push(
-  {
-    id: 'tollgate-cluster',
-    label: 'tollgate, Redis Cluster (3 masters), one IP limiter: one slot',
-    kind: 'tollgate',
+  tollgate('tollgate-cluster', 'tollgate, Redis Cluster (3 masters), one IP limiter: one slot', {
     redisCluster: true,
     config: 'bench/gateway-cluster.yaml',
-    path: '/bench/forward',
-    expect: 200,
     limit: HUGE_LIMIT,
     decisions: 'bench-forward',
-  },
-  {
-    id: 'tollgate-cluster-spread',
-    label: 'tollgate, Redis Cluster (3 masters), three limiters on three hash tags (ip, Host, Content-Type)',
-    kind: 'tollgate',
-    redisCluster: true,
-    config: 'bench/gateway-cluster.yaml',
-    path: '/bench/spread',
-    expect: 200,
-    decisions: 'bench-spread-ip', // (no limit: the probe reads no X-RateLimit-Limit on this route)
-  },
+  }),
+  tollgate(
+    'tollgate-cluster-spread',
+    'tollgate, Redis Cluster (3 masters), three limiters on three hash tags (ip, Host, Content-Type)',
+    {
+      redisCluster: true,
+      config: 'bench/gateway-cluster.yaml',
+      path: '/bench/spread',
+      decisions: 'bench-spread-ip', // (no limit: the probe reads no X-RateLimit-Limit on this route)
+    },
+  ),
 );

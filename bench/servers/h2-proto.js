@@ -8,33 +8,11 @@
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import { constants, createSecureServer } from 'node:http2';
-import { Pool } from 'undici';
-
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
-
-/** End-to-end headers; HTTP/2's pseudo-headers (":path", …) dropped too. */
-function endToEnd(headers) {
-  const out = {};
-  for (const name in headers) {
-    if (name.charCodeAt(0) === 58 || HOP_BY_HOP.has(name) || name === 'expect') continue;
-    out[name] = headers[name];
-  }
-  return out;
-}
+import { endToEnd, exitOnSigterm, Relay, ResponseRelay, upstreamPool } from './forwarding.js';
 
 const mode = process.env.H2_MODE ?? 'core';
 const port = Number(process.env.PORT);
-const pool = new Pool(process.env.UPSTREAM_URL, { connections: 128, keepAliveTimeout: 4000 });
+const pool = upstreamPool();
 const tls = { cert: readFileSync(process.env.TLS_CERT), key: readFileSync(process.env.TLS_KEY) };
 
 /** Reads a readable (a request, or an h2 stream's readable side) whole; null when it has no body. */
@@ -48,46 +26,51 @@ function readWhole(readable, hasBody, then) {
 const declaresBody = (headers, endAfterHeaders) =>
   headers['content-length'] !== undefined ? headers['content-length'] !== '0' : !endAfterHeaders;
 
-/** A dispatch handler writing into `sink` through `start(status, headers)`, `write`, `end`. */
-function relay(sink) {
-  return {
-    onRequestStart(c) {
-      sink.controller = c;
-    },
-    onResponseStart(_c, statusCode, headers) {
-      if (statusCode >= 200) sink.start(statusCode, endToEnd(headers));
-    },
-    onResponseData(c, chunk) {
-      if (!sink.write(chunk)) {
-        c.pause();
-        sink.onDrain(() => c.resume());
-      }
-    },
-    onResponseEnd() {
-      sink.end();
-    },
-    onResponseError(_c, err) {
-      sink.fail(err);
-    },
-  };
-}
-
 /** HTTP/1.1 and the compatibility layer: a (req, res) pair. */
 function onRequest(req, res) {
   const h2 = req.httpVersionMajor === 2;
   readWhole(req, declaresBody(req.headers, h2 && req.stream.endAfterHeaders), (body) => {
     const headers = endToEnd(req.headers);
     if (body) headers['content-length'] = String(body.length);
-    const sink = {
-      start: (status, h) => res.writeHead(status, h),
-      write: (chunk) => res.write(chunk),
-      onDrain: (f) => res.once('drain', f),
-      end: () => res.end(),
-      fail: (err) => (res.headersSent ? res.destroy(err) : (res.writeHead(502), res.end())),
-    };
-    res.once('close', () => res.writableFinished || sink.controller?.abort(new Error('client went away')));
-    pool.dispatch({ path: req.url, method: req.method, headers, body }, relay(sink));
+    pool.dispatch({ path: req.url, method: req.method, headers, body }, new ResponseRelay(res));
   });
+}
+
+/** A relay into one ServerHttp2Stream of the core API: respond + write/end. */
+class StreamRelay extends Relay {
+  finished = false;
+
+  constructor(stream) {
+    super();
+    this.stream = stream;
+    stream.once('close', () => this.finished || this.abort());
+  }
+
+  start(status, headers) {
+    headers[':status'] = status;
+    this.stream.respond(headers);
+  }
+
+  write(chunk) {
+    return this.stream.write(chunk);
+  }
+
+  onDrain(resume) {
+    this.stream.once('drain', resume);
+  }
+
+  end() {
+    this.finished = true;
+    this.stream.end();
+  }
+
+  // A stream the client already closed (h2load ending a run) has nothing left to answer.
+  fail() {
+    const stream = this.stream;
+    if (stream.closed || stream.destroyed) return;
+    if (stream.headersSent) stream.close(constants.NGHTTP2_INTERNAL_ERROR);
+    else stream.respond({ ':status': 502 }, { endStream: true });
+  }
 }
 
 /** The core API: one ServerHttp2Stream, answered with respond + write/end. */
@@ -96,27 +79,8 @@ function onStream(stream, h2headers) {
     const headers = endToEnd(h2headers);
     headers.host = h2headers[':authority'];
     if (body) headers['content-length'] = String(body.length);
-    let finished = false;
-    const sink = {
-      start: (status, h) => {
-        h[':status'] = status;
-        stream.respond(h);
-      },
-      write: (chunk) => stream.write(chunk),
-      onDrain: (f) => stream.once('drain', f),
-      end: () => {
-        finished = true;
-        stream.end();
-      },
-      // A stream the client already closed (h2load ending a run) has nothing left to answer.
-      fail: () => {
-        if (stream.closed || stream.destroyed) return;
-        if (stream.headersSent) stream.close(constants.NGHTTP2_INTERNAL_ERROR);
-        else stream.respond({ ':status': 502 }, { endStream: true });
-      },
-    };
-    stream.once('close', () => finished || sink.controller?.abort(new Error('client went away')));
-    pool.dispatch({ path: h2headers[':path'], method: h2headers[':method'], headers, body }, relay(sink));
+    const target = { path: h2headers[':path'], method: h2headers[':method'], headers, body };
+    pool.dispatch(target, new StreamRelay(stream));
   });
 }
 
@@ -132,7 +96,4 @@ else if (mode === 'core') {
   server.on('stream', onStream);
 } else throw new Error(`H2_MODE must be compat, core or h1, got "${mode}"`);
 server.listen(port, '127.0.0.1');
-process.once('SIGTERM', () => {
-  server.close(() => pool.close().then(() => process.exit(0)));
-  setTimeout(() => process.exit(0), 500).unref();
-});
+exitOnSigterm(server, pool);

@@ -36,7 +36,7 @@ interface OverrideSources {
   readonly read: boolean;
 }
 
-/** The admin API's overrides in the store (Redis), as the gateway merges them: the store's entry wins. */
+/** The overrides file's entries and, with a store reader, the admin API's (a store error kept, not thrown). */
 async function readOverrides(table: RuleTable, reader: StoreReader | undefined): Promise<OverrideSources> {
   const file = await fileOverrides(table.config.tiers.overrides.file);
   if (!reader) return { file, api: new Map(), storeError: undefined, read: false };
@@ -53,12 +53,13 @@ function overrideLines(table: RuleTable, sources: OverrideSources, tier: Request
   const { file, api, storeError } = sources;
   const fileName = table.config.tiers.overrides.file;
   // Only with a Redis store: the memory store's overrides live in the gateway's process.
-  const parts = fileName ? [`${file.size} from file ${fileName}`] : [];
-  if (sources.read)
+  if (sources.read) {
+    const parts = fileName ? [`${file.size} from file ${fileName}`] : [];
     parts.push(
       storeError === undefined ? `${api.size} from the admin API (store)` : `store not read: ${storeError}`,
     );
-  if (sources.read) lines.push(`overrides: ${parts.join(', ')}`);
+    lines.push(`overrides: ${parts.join(', ')}`);
+  }
   const key = tier?.choice.override?.key;
   if (key !== undefined)
     lines.push(`override ${key}: from ${api.has(key) ? 'the admin API (store)' : `file ${fileName}`}`);

@@ -107,7 +107,6 @@ type Store = OperatorView['store'];
 
 /** The views of several processes as one: counts summed, keys merged, refusals interleaved. Pure. */
 export function mergeOperatorViews(views: readonly OperatorView[]): OperatorView {
-  const first = views[0]!;
   const limiters = new Map<string, Limiter>();
   for (const v of views)
     for (const l of v.limiters) {
@@ -130,7 +129,6 @@ export function mergeOperatorViews(views: readonly OperatorView[]): OperatorView
     store: views.map((v) => v.store).reduce(mergeStore),
     limiters: [...limiters.values()],
     refusals,
-    ...(first.workers ? { workers: first.workers } : {}),
   };
 }
 

@@ -39,6 +39,20 @@ const test = base.extend('files', { scope: 'file' }, async ({ redis, upstream },
   return { file, overrides, text };
 });
 
+/**
+ * What explain prints of the tier an override chose: the override, how many overrides each source
+ * holds (the file's one, `inStore` from the admin API) and where the one that applied came from.
+ */
+function tierLines(overridesFile: string, tier: string, override: string, inStore: number, from: string) {
+  return [
+    `tier: ${tier} (override ${override})`,
+    `overrides: 1 from file ${overridesFile}, ${inStore} from the admin API (store)`,
+    `override ${override}: from ${from}`,
+  ].join('\n');
+}
+
+const FROM_STORE = 'the admin API (store)';
+
 /** explain's output, as printed. */
 async function explainOut(file: string, peer: string): Promise<string> {
   const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
@@ -55,14 +69,14 @@ test("the file's override, then the admin API's from the store, which wins; both
   gateways,
 }) => {
   const fromFile = await explainOut(files.file, '198.51.100.4');
-  expect(fromFile).toContain(
-    [
-      'tier: tier pro (override ip:198.51.100.0/24)',
-      `overrides: 1 from file ${files.overrides}, 0 from the admin API (store)`,
-      `override ip:198.51.100.0/24: from file ${files.overrides}`,
-      'limiter api:',
-    ].join('\n'),
+  const fromFileLines = tierLines(
+    files.overrides,
+    'tier pro',
+    'ip:198.51.100.0/24',
+    0,
+    `file ${files.overrides}`,
   );
+  expect(fromFile).toContain(`${fromFileLines}\nlimiter api:`);
   expect(fromFile).toContain('  50 per 1 hour, key parts:');
 
   const gateway = await gateways.start(files.text);
@@ -73,23 +87,11 @@ test("the file's override, then the admin API's from the store, which wins; both
   expect(await put('ip:198.51.100.0%2F24', '{"limit":9}')).toBe(200);
 
   const unlimited = await explainOut(files.file, '198.51.100.4');
-  expect(unlimited).toContain(
-    [
-      'tier: unlimited (override ip:198.51.100.4/32)',
-      `overrides: 1 from file ${files.overrides}, 2 from the admin API (store)`,
-      'override ip:198.51.100.4/32: from the admin API (store)',
-    ].join('\n'),
-  );
+  expect(unlimited).toContain(tierLines(files.overrides, 'unlimited', 'ip:198.51.100.4/32', 2, FROM_STORE));
   expect(unlimited).toContain('  2 per 1 hour: not counted (unlimited)');
   // The store's entry for the /24 wins over the file's.
   const custom = await explainOut(files.file, '198.51.100.5');
-  expect(custom).toContain(
-    [
-      'tier: limit 9 (override ip:198.51.100.0/24)',
-      `overrides: 1 from file ${files.overrides}, 2 from the admin API (store)`,
-      'override ip:198.51.100.0/24: from the admin API (store)',
-    ].join('\n'),
-  );
+  expect(custom).toContain(tierLines(files.overrides, 'limit 9', 'ip:198.51.100.0/24', 2, FROM_STORE));
   expect(custom).toContain('  9 per 1 hour, key parts:');
 });
 
@@ -101,15 +103,11 @@ test('a ban the gateway put in force: explain prints its refusal and end', async
   expect(before).not.toContain('override ip:');
 
   const gateway = await gateways.start(files.text);
+  const fromClient = () => send(`${gateway.url()}/v1/x`, { headers: { 'x-forwarded-for': '203.0.113.9' } });
   const statuses: number[] = [];
-  for (let i = 0; i < 4; i++)
-    statuses.push(
-      (await send(`${gateway.url()}/v1/x`, { headers: { 'x-forwarded-for': '203.0.113.9' } })).status,
-    );
+  for (let i = 0; i < 4; i++) statuses.push((await fromClient()).status);
   expect(statuses).toEqual([200, 200, 429, 429]); // the refusal is the strike that bans; then banned
-  const banned = (
-    await send(`${gateway.url()}/v1/x`, { headers: { 'x-forwarded-for': '203.0.113.9' } })
-  ).json();
+  const banned = (await fromClient()).json();
   expect(banned).toMatchObject({ error: { code: 'banned' } });
 
   const after = await explainOut(files.file, '203.0.113.9');
@@ -127,9 +125,7 @@ test('a store that does not answer: the file only, and why', async ({ files }) =
     const file = join(dir, 'gateway.yaml');
     await writeFile(
       file,
-      files.text
-        .replace(/url: 'redis:\/\/[^']+'/, "url: 'redis://127.0.0.1:1', connectTimeout: 300ms")
-        .replace("keyPrefix: 'explain-store:'", "keyPrefix: 'explain-store:'"),
+      files.text.replace(/url: 'redis:\/\/[^']+'/, "url: 'redis://127.0.0.1:1', connectTimeout: 300ms"),
     );
     const out = await explainOut(file, '198.51.100.4');
     expect(out).toContain('tier: tier pro (override ip:198.51.100.0/24)');

@@ -1,9 +1,9 @@
 // Envoy's rate-limit service honours a limiter's allow and deny lists (by the remote_address entry)
 // and its ban, in the same store call as its windows: real gateway, real redis-server.
 import { expect } from 'vitest';
-import { test as base } from '../helpers/fixtures.js';
+import { gatewayTest } from '../helpers/fixtures.js';
 import { gatewayYaml, REDIS_STORE } from '../helpers/gateway.js';
-import { RlsClient } from '../helpers/rls-client.js';
+import { rlsClient, UNMATCHED } from '../helpers/rls-client.js';
 
 const CONFIG = gatewayYaml(`
 rateLimitService: { host: 127.0.0.1, port: 0 }
@@ -20,21 +20,12 @@ routes:
   - { name: all, paths: ['/*'], upstream: app }
 `);
 
-const test = base
-  .extend('gateway', { scope: 'file' }, async ({ gatewayEnv, gateways }) =>
-    gateways.start(CONFIG, gatewayEnv),
-  )
-  .extend('rls', { scope: 'file' }, ({ gateway }, { onCleanup }) => {
-    const client = new RlsClient(gateway.rateLimitServiceAddress!);
-    onCleanup(() => client.close());
-    return client;
-  });
+const test = gatewayTest({ config: CONFIG }).extend('rls', { scope: 'file' }, rlsClient);
 
 const from = (addr: string) => ({
   domain: 'edge',
   descriptors: [{ entries: [{ key: 'remote_address', value: addr }] }],
 });
-const UNMATCHED = { code: 'OK', currentLimit: null, limitRemaining: 0, durationUntilReset: null };
 
 test('allowed: OK uncounted; denied: OVER_LIMIT; banned after a refusal, with Retry-After', async ({
   rls,

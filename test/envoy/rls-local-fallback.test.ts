@@ -5,7 +5,7 @@ import type { Gateway } from '../../src/runtime/gateway.js';
 import { test as base } from '../helpers/fixtures.js';
 import { gatewayYaml } from '../helpers/gateway.js';
 import { freePort } from '../helpers/ports.js';
-import { RlsClient } from '../helpers/rls-client.js';
+import { rlsClient, UNMATCHED } from '../helpers/rls-client.js';
 
 const test = base.extend('down', { scope: 'file' }, async ({ upstream, gateways }, { onCleanup }) => {
   const port = await freePort(); // nothing listens there
@@ -27,13 +27,10 @@ routes: [{ name: all, paths: ['/*'], upstream: app }]
 `),
     { UPSTREAM_URL: upstream.url },
   );
-  const client = new RlsClient(gateway.rateLimitServiceAddress!);
-  onCleanup(() => client.close());
-  return { gateway, client };
+  return { gateway, client: rlsClient({ gateway }, { onCleanup }) };
 });
 
 const d = (key: string, value: string) => ({ entries: [{ key, value }] });
-const UNMATCHED = { code: 'OK', currentLimit: null, limitRemaining: 0, durationUntilReset: null };
 
 describe('onStoreError: local on the rate-limit service', () => {
   test('counted in process: OK twice, then OVER_LIMIT; the open limiter answers OK uncounted', async ({

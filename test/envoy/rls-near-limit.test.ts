@@ -2,10 +2,10 @@
 // refusals exactly as HTTP requests do: the same sequence over gRPC and over HTTP, on twin limiters,
 // gives the same /metrics samples and the same operator figures. Real gateway, real redis-server.
 import { expect } from 'vitest';
-import { test as base } from '../helpers/fixtures.js';
+import { gatewayTest } from '../helpers/fixtures.js';
 import { gatewayYaml, REDIS_STORE, send } from '../helpers/gateway.js';
 import { samples, scrape } from '../helpers/prometheus.js';
-import { RlsClient } from '../helpers/rls-client.js';
+import { rlsClient } from '../helpers/rls-client.js';
 
 const CONFIG = gatewayYaml(
   `
@@ -25,15 +25,7 @@ routes:
   { admin: true },
 );
 
-const test = base
-  .extend('gateway', { scope: 'file' }, async ({ gatewayEnv, gateways }) =>
-    gateways.start(CONFIG, gatewayEnv),
-  )
-  .extend('rls', { scope: 'file' }, ({ gateway }, { onCleanup }) => {
-    const client = new RlsClient(gateway.rateLimitServiceAddress!);
-    onCleanup(() => client.close());
-    return client;
-  });
+const test = gatewayTest({ config: CONFIG }).extend('rls', { scope: 'file' }, rlsClient);
 
 /** The near-limit samples of one limiter, with its name taken out (so the twins compare). */
 const nearSamples = (text: string, limiter: string) =>

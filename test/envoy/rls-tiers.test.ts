@@ -9,7 +9,7 @@ import { expect } from 'vitest';
 import { test as base } from '../helpers/fixtures.js';
 import { gatewayYaml, send } from '../helpers/gateway.js';
 import { sampleValue, scrape } from '../helpers/prometheus.js';
-import { RlsClient, type RlsRequest } from '../helpers/rls-client.js';
+import { rlsClient, UNMATCHED, type RlsClient, type RlsRequest } from '../helpers/rls-client.js';
 
 const ADMIN = 'rls-tiers-admin';
 
@@ -57,11 +57,7 @@ const test = base
   .extend('gateway', { scope: 'file' }, async ({ gatewayEnv, gateways, overridesFile }) =>
     gateways.start(config(overridesFile), gatewayEnv),
   )
-  .extend('rls', { scope: 'file' }, ({ gateway }, { onCleanup }) => {
-    const client = new RlsClient(gateway.rateLimitServiceAddress!);
-    onCleanup(() => client.close());
-    return client;
-  });
+  .extend('rls', { scope: 'file' }, rlsClient);
 
 const entries = (...pairs: [string, string][]) => ({
   entries: pairs.map(([key, value]) => ({ key, value })),
@@ -70,7 +66,6 @@ const from = (addr: string): RlsRequest => ({
   domain: 'edge',
   descriptors: [entries(['remote_address', addr])],
 });
-const UNMATCHED = { code: 'OK', currentLimit: null, limitRemaining: 0, durationUntilReset: null };
 
 /** Each descriptor's limit and what is left, and the overall code, of one call. */
 async function limits(rls: RlsClient, request: RlsRequest) {

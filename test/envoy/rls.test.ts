@@ -5,13 +5,15 @@ import { describe, expect } from 'vitest';
 import type { Gateway } from '../../src/runtime/gateway.js';
 import { loadConfigText } from '../../src/rules/load.js';
 import { hashPart } from '../../src/identity/hash.js';
-import { test as base } from '../helpers/fixtures.js';
+import { gatewayTest, test as base } from '../helpers/fixtures.js';
 import { gatewayYaml, REDIS_STORE, send } from '../helpers/gateway.js';
 import { freePort } from '../helpers/ports.js';
 import {
   bytesField,
   readFields,
   RlsClient,
+  rlsClient,
+  UNMATCHED,
   varintField,
   type RlsRequest,
   type RlsResponse,
@@ -58,15 +60,7 @@ routes:
     limiters: [http-ip]
 `);
 
-const test = base
-  .extend('gateway', { scope: 'file' }, async ({ gatewayEnv, gateways }) =>
-    gateways.start(config(REDIS_STORE), gatewayEnv),
-  )
-  .extend('rls', { scope: 'file' }, ({ gateway }, { onCleanup }) => {
-    const client = new RlsClient(gateway.rateLimitServiceAddress!);
-    onCleanup(() => client.close());
-    return client;
-  });
+const test = gatewayTest({ config: config(REDIS_STORE) }).extend('rls', { scope: 'file' }, rlsClient);
 
 const d = (...pairs: [string, string][]) => ({ entries: pairs.map(([key, value]) => ({ key, value })) });
 const ok = (name: string, limit: number, remaining: number, unit = 'MINUTE') => ({
@@ -75,7 +69,6 @@ const ok = (name: string, limit: number, remaining: number, unit = 'MINUTE') => 
   limitRemaining: remaining,
   durationUntilReset: expect.anything(),
 });
-const UNMATCHED = { code: 'OK', currentLimit: null, limitRemaining: 0, durationUntilReset: null };
 
 /** A call, with the wall clock before and after it, to bound the reset times it reports. */
 async function call(rls: RlsClient, request: RlsRequest) {
@@ -321,9 +314,7 @@ const failing = base.extend('down', { scope: 'file' }, async ({ upstream, gatewa
     ),
     { UPSTREAM_URL: upstream.url },
   );
-  const client = new RlsClient(gateway.rateLimitServiceAddress!);
-  onCleanup(() => client.close());
-  return client;
+  return rlsClient({ gateway }, { onCleanup });
 });
 
 describe('reload', () => {

@@ -1,6 +1,7 @@
 import { Client, credentials, makeClientConstructor, type ServiceError } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { fileURLToPath } from 'node:url';
+import type { Gateway } from '../../src/runtime/gateway.js';
 
 /** tollgate's rls.proto, as a client of Envoy's rate-limit service loads it. */
 const PROTO = fileURLToPath(new URL('../../src/envoy/rls.proto', import.meta.url));
@@ -74,6 +75,22 @@ export class RlsClient {
     this.#raw.close();
   }
 }
+
+/**
+ * A fixture: a client of the gateway's rate-limit service, closed after the fixture's scope, as in
+ * `.extend('rls', { scope: 'file' }, rlsClient)`, or called from a fixture that starts a gateway.
+ */
+export function rlsClient(
+  { gateway }: { gateway: Gateway },
+  { onCleanup }: { onCleanup: (cleanup: () => void) => void },
+): RlsClient {
+  const client = new RlsClient(gateway.rateLimitServiceAddress!);
+  onCleanup(() => client.close());
+  return client;
+}
+
+/** The status of a descriptor no limiter counts (unmatched, or let by uncounted): OK, no limit. */
+export const UNMATCHED = { code: 'OK', currentLimit: null, limitRemaining: 0, durationUntilReset: null };
 
 /** One protobuf field as read off the wire: its number, and a varint or the bytes of a length-delimited value. */
 export interface WireField {

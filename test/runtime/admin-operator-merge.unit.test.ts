@@ -13,17 +13,27 @@ const usage = (a: number, b: number, c: number, r: number) => ({
   refused: r,
 });
 
-function view(over: {
-  decisions: Record<string, number>;
-  usage: ReturnType<typeof usage>;
-  near: number;
-  top: [string, number, number][];
-  refusals: string[];
+/** One process's view of limiter `api`: what is not given is zero or empty. */
+function view(given: {
+  decisions?: Record<string, number>;
+  usage?: ReturnType<typeof usage>;
+  near?: number;
+  top?: [string, number, number][];
+  refusals?: string[];
   ready?: boolean;
   reload?: string;
   version?: string;
-  latency: [number, number, number];
+  latency?: [number, number, number];
 }): OperatorView {
+  const over = {
+    decisions: {},
+    usage: usage(0, 0, 0, 0),
+    near: 0,
+    top: [],
+    refusals: [],
+    latency: [0, 0, 0] as const,
+    ...given,
+  };
   return {
     now: '2026-11-26T07:00:00.000Z',
     config: {
@@ -130,24 +140,7 @@ test('two views: every count summed, keys merged, refusals newest first', () => 
 test('the heaviest keys are cut to TOP_KEYS after summing', () => {
   const keys = (from: number, n: number): [string, number, number][] =>
     Array.from({ length: n }, (_, i) => [`:k${from + i}:`, 100 - from - i, 0]);
-  const merged = mergeOperatorViews([
-    view({
-      decisions: {},
-      usage: usage(0, 0, 0, 0),
-      near: 0,
-      top: keys(0, TOP_KEYS),
-      refusals: [],
-      latency: [0, 0, 0],
-    }),
-    view({
-      decisions: {},
-      usage: usage(0, 0, 0, 0),
-      near: 0,
-      top: keys(10, TOP_KEYS),
-      refusals: [],
-      latency: [0, 0, 0],
-    }),
-  ]);
+  const merged = mergeOperatorViews([view({ top: keys(0, TOP_KEYS) }), view({ top: keys(10, TOP_KEYS) })]);
   const top = merged.limiters[0]!.top;
   expect(top).toHaveLength(TOP_KEYS);
   // :k10: … :k19: are in both: counted twice, so they lead.

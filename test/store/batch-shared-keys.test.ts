@@ -5,36 +5,14 @@
 // and bans whose strikes and starts fall inside one batch.
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import {
-  batchScriptArgs,
-  parseBatchReply,
-  type BatchedRequest,
-} from '../../src/store/batch-window-script.js';
-import { RedisStore } from '../../src/store/redis-store.js';
+import { batchScriptArgs, parseBatchReply } from '../../src/store/batch-window-script.js';
+import type { RedisStore } from '../../src/store/redis-store.js';
 import type { WindowResult } from '../../src/store/window-store.js';
 import { banScenario, model as banModel, requestsOf } from '../helpers/ban-model.js';
-import { test as serversTest } from '../helpers/fixtures.js';
+import { decideBatch, redisStoreTest } from '../helpers/redis-store.js';
 import { AlgorithmModel, requestFor, type KeySpec } from '../limits/window-maths/reference-model.js';
 
-const test = serversTest.extend('store', { scope: 'file' }, async ({ redis }, { onCleanup }) => {
-  const store = new RedisStore({ url: redis.url, probeKey: 'tg:readiness-probe', connectTimeoutMs: 1000 });
-  onCleanup(() => store.close());
-  expect(await store.connect()).toBe(true);
-  return store;
-});
-
-/** Every request's results of one batch call, or its first failure. */
-function decideBatch(store: RedisStore, batch: readonly BatchedRequest[]): Promise<WindowResult[][]> {
-  return new Promise((resolve, reject) => {
-    const results: WindowResult[][] = [];
-    let left = batch.length;
-    store.hitBatch(batch, (i, outcome) => {
-      if (outcome instanceof Error) return reject(outcome);
-      results[i] = outcome;
-      if (--left === 0) resolve(results);
-    });
-  });
-}
+const test = redisStoreTest();
 
 /** Fixed windows expire by Redis' own clock: an hour, longer than any replayed scenario. */
 const HOUR = 3_600_000;
@@ -95,7 +73,7 @@ async function commandCalls(store: RedisStore): Promise<Map<string, number>> {
 let run = 0;
 
 test('batches of many requests on few keys, mixed algorithms: every answer as the model says, one read of each key', async ({
-  store,
+  redisStore: store,
 }) => {
   await fc.assert(
     fc.asyncProperty(scenarioArb, async (scenario) => {
@@ -144,7 +122,7 @@ test('batches of many requests on few keys, mixed algorithms: every answer as th
 });
 
 test('the same many requests on one key: each sees the ones before it, and the key is written once', async ({
-  store,
+  redisStore: store,
   redisClient,
 }) => {
   const key = `one-key:${run++}`;
@@ -174,7 +152,7 @@ test('the same many requests on one key: each sees the ones before it, and the k
 });
 
 test('bans in batches: strikes and bans that start within a batch count for the requests after them', async ({
-  store,
+  redisStore: store,
 }) => {
   await fc.assert(
     fc.asyncProperty(

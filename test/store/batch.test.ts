@@ -2,15 +2,14 @@
 // the requests of one event-loop turn are decided in order, each all-or-nothing, in one script call.
 import fc from 'fast-check';
 import { describe, expect, vi } from 'vitest';
-import { BatchingStore, type BatchWindowStore } from '../../src/store/batching-store.js';
-import type { BatchedRequest } from '../../src/store/batch-window-script.js';
+import { BatchingStore } from '../../src/store/batching-store.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import {
   StoreUnavailableError,
   type WindowRequest,
   type WindowResult,
 } from '../../src/store/window-store.js';
-import { test as serversTest } from '../helpers/fixtures.js';
+import { decideBatch, redisStoreTest } from '../helpers/redis-store.js';
 import { RedisServer, scriptCalls } from '../helpers/redis-server.js';
 import { WindowModel } from '../helpers/window-model.js';
 
@@ -19,32 +18,11 @@ import { WindowModel } from '../helpers/window-model.js';
  * (so every call counted below is one EVALSHA: a first call adds NOSCRIPT + EVAL);
  * `batching`: the batching store in front of it, as the gateway builds it.
  */
-/** Every request's results of one batch call, or its first failure. */
-function decideBatch(store: BatchWindowStore, batch: readonly BatchedRequest[]): Promise<WindowResult[][]> {
-  return new Promise((resolve, reject) => {
-    const results: WindowResult[][] = [];
-    let left = batch.length;
-    store.hitBatch(batch, (i, outcome) => {
-      if (outcome instanceof Error) return reject(outcome);
-      results[i] = outcome;
-      if (--left === 0) resolve(results);
-    });
-  });
-}
-
-const test = serversTest
-  .extend('redisStore', { scope: 'file' }, async ({ redis }, { onCleanup }) => {
-    const store = new RedisStore({ url: redis.url, probeKey: 'tg:readiness-probe', connectTimeoutMs: 1000 });
-    onCleanup(() => store.close());
-    expect(await store.connect()).toBe(true);
-    await decideBatch(store, [[window('warm', 1, 60_000)]]);
-    return store;
-  })
-  .extend(
-    'batching',
-    { scope: 'file' },
-    ({ redisStore }) => new BatchingStore(redisStore, { timeoutMs: 2000 }),
-  );
+const test = redisStoreTest((store) => decideBatch(store, [[window('warm', 1, 60_000)]])).extend(
+  'batching',
+  { scope: 'file' },
+  ({ redisStore }) => new BatchingStore(redisStore, { timeoutMs: 2000 }),
+);
 
 function window(key: string, limit: number, periodMs: number, enforce = true, cost?: number): WindowRequest {
   return { key, limit, periodMs, enforce, cacheWhenSpent: false, ...(cost === undefined ? {} : { cost }) };
