@@ -84,6 +84,13 @@ export const SCENARIOS = [
     'bench-tier',
     { config: 'bench/gateway-tiers.yaml', counterPrefix: 'tg:' },
   ),
+  tollgateRedis(
+    'tollgate-redis-window',
+    'tollgate, Redis store, one IP limiter, store.redis.batchWindow: 1ms',
+    '/bench/forward',
+    'bench-forward',
+    { env: { REDIS_BATCH_WINDOW: '1ms' }, counterPrefix: 'tg:' },
+  ),
   tollgateRedis('tollgate-redis-w2', 'tollgate, Redis store, workers: 2', '/bench/forward', 'bench-forward', {
     env: { WORKERS: '2' },
     counterPrefix: 'tg:',
@@ -304,6 +311,11 @@ export const TARGETS = [
     min: 0.95,
   },
   { name: '429 path with / without the over-limit cache', of: 'tollgate-429', over: 'tollgate-429-nocache' },
+  {
+    name: 'tollgate + Redis, batch window 1ms / none',
+    of: 'tollgate-redis-window',
+    over: 'tollgate-redis',
+  },
   { name: 'tollgate + Redis, workers: 2 / one process', of: 'tollgate-redis-w2', over: 'tollgate-redis' },
   { name: 'tollgate + Redis / the express stack', of: 'tollgate-redis', over: 'express' },
   { name: 'tollgate memory store / nginx proxy_pass', of: 'tollgate-memory', over: 'nginx' },
