@@ -3,12 +3,10 @@
 // ends never admit more than the limit, and refuse only within the documented bound.
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import {
-  giveBackAmount,
-  leaseSlice,
-  MIN_SLICE,
-  underAdmissionBound,
-} from '../../src/limits/window-maths/lease.js';
+import { leaseSlice, MIN_SLICE, underAdmissionBound } from '../../src/limits/window-maths/lease.js';
+
+/** What a give-back subtracts in the store (RETURN_LUA): the unspent part, never more than the count holds. */
+const giveBackAmount = (unspent: number, count: number): number => Math.max(0, Math.min(unspent, count));
 
 describe('leaseSlice', () => {
   test('examples', () => {

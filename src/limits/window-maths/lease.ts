@@ -24,14 +24,6 @@ export function leaseSlice(remaining: number, divisor: number, max: number, need
   return slice >= Math.max(MIN_SLICE, need) ? slice : 0;
 }
 
-/** Whether a window with `remaining` left is counted exactly (no slice for a request of cost 1). */
-export const leaseExhausted = (remaining: number, divisor: number, max: number): boolean =>
-  leaseSlice(remaining, divisor, max) === 0;
-
-/** What a give-back subtracts: the unspent part, never more than the count holds. */
-export const giveBackAmount = (unspent: number, count: number): number =>
-  Math.max(0, Math.min(unspent, count));
-
 /**
  * The most the instances hold unspent of one window, so the most it can under-admit: a request is
  * refused only when admitted + unspent + cost > limit. An instance leases again only when what it
