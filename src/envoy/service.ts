@@ -9,7 +9,8 @@ import type { LocalFallback } from '../store/local-fallback.js';
 import type { WindowResult, WindowStore } from '../store/window-store.js';
 import { answerWithoutStore, decideDescriptors, refusedAnswer, type RateLimitAnswer } from './answer.js';
 import { descriptorTier, windowsAtTier } from './descriptor-tier.js';
-import type { OverrideKind, OverrideTable } from '../limits/overrides.js';
+import type { OverrideTable } from '../limits/overrides.js';
+import { DEFAULT_TIER } from '../limits/tier-choice.js';
 import { bannedBy } from '../limits/ban.js';
 import { hasLists, listVerdict } from '../limits/exemption.js';
 import { parseAddress } from '../net/client-ip.js';
@@ -87,24 +88,30 @@ export async function shouldRateLimit(
   // The near-limit metrics' and recent refusals' "route" of a call: its domain.
   const route = `envoy:${request.domain}`;
   // [tiers] An override keyed by an entry's value chooses the tier (docs/envoy.md#tiers-and-overrides).
+  // The service runs only with rateLimitService configured (restart-only), its overrideKeys filled in.
   const choice = tiers
-    ? descriptorTier(tiers.overrides.current(), request.descriptors, overrideKeysOf(table))
+    ? descriptorTier(
+        tiers.overrides.current(),
+        request.descriptors,
+        table.config.rateLimitService!.overrideKeys,
+      )
     : undefined;
+  const matched = matchedLimiters(found);
   if (choice?.override && 'unlimited' in choice.override.action) {
     // As on HTTP: no window counts the request, and its limiters count it exempt.
-    for (const l of new Set(found.flatMap((m) => (m ? [m.limiter] : []))))
-      ctx.metrics.limiterDecision(l.name, 'exempt');
+    for (const l of matched) ctx.metrics.limiterDecision(l.name, 'exempt');
     return answerWithoutStore(request.descriptors.length);
   }
-  const windowsOf = choice && ((l: CompiledLimiter) => windowsAtTier(l, choice));
+  // At the default tier, the plan's own default (each limiter's windows): no closure per call.
+  const windowsOf =
+    choice && choice !== DEFAULT_TIER ? (l: CompiledLimiter) => windowsAtTier(l, choice) : undefined;
   // [lists] A denied descriptor's limiter answers OVER_LIMIT uncounted; an exempt one is left out.
-  const listed = screenDescriptors(ctx.metrics, found, request.descriptors, route);
+  const listed = screenDescriptors(ctx.metrics, found, matched, request.descriptors, route);
   if (listed.denied) return listed.denied;
-  const matches = listed.matches;
+  const { matches, limiters } = listed;
   const hits = request.hitsAddend > 0 ? request.hitsAddend : 1; // unset (0) means 1
   const plan = planDescriptors(matches, hits, keyPrefix, windowsOf);
   if (plan.requests.length === 0) return answerWithoutStore(request.descriptors.length);
-  const limiters = [...new Set(matches.flatMap((m) => (m ? [m.limiter] : [])))];
   let answer: RateLimitAnswer;
   let results: WindowResult[];
   try {
@@ -120,7 +127,7 @@ export async function shouldRateLimit(
     }
     const decided = decideDescriptors(plan, results, now);
     answer = decided.answer;
-    observe(ctx.metrics, route, plan, results, decided.decision.blockedBy);
+    ctx.metrics.nearLimit.observe(route, plan.windows, plan.requests, results, decided.decision.blockedBy);
   } catch (err) {
     const closed = limiters.some((l) => !l.shadow && l.onStoreError === 'closed');
     // onStoreError: local: those limiters' descriptors are counted in process (the others answer OK).
@@ -130,7 +137,8 @@ export async function shouldRateLimit(
       const localResults = await ctx.fallback.hit(localPlan.requests);
       const decided = decideDescriptors(localPlan, localResults, Date.now());
       const localAnswer = decided.answer;
-      observe(ctx.metrics, route, localPlan, localResults, decided.decision.blockedBy);
+      const blockedBy = decided.decision.blockedBy;
+      ctx.metrics.nearLimit.observe(route, localPlan.windows, localPlan.requests, localResults, blockedBy);
       for (const l of limiters)
         if (l.onStoreError !== 'local') ctx.metrics.limiterDecision(l.name, 'store_error');
       recordDecisions(ctx.metrics, local, localPlan, localResults, localAnswer, true);
@@ -149,23 +157,11 @@ export async function shouldRateLimit(
   return answer;
 }
 
-/** The keys of a descriptor entry looked up in the overrides (rateLimitService.overrideKeys). */
-const DEFAULT_OVERRIDE_KEYS: Readonly<Record<string, OverrideKind>> = { remote_address: 'ip' };
-const overrideKeysOf = (table: RuleTable) =>
-  table.config.rateLimitService?.overrideKeys ?? DEFAULT_OVERRIDE_KEYS;
-
-/**
- * The near-limit histogram, counter and top keys (src/metrics/near-limit.ts), fed as an HTTP
- * request feeds them: each store request's window, key and result, and the refusing limiter.
- */
-function observe(
-  metrics: GatewayMetrics,
-  route: string,
-  plan: DescriptorPlan,
-  results: readonly WindowResult[],
-  blockedBy: CompiledLimiter | undefined,
-): void {
-  metrics.nearLimit.observe(route, plan.windows, plan.requests, results, blockedBy);
+/** The matched descriptors' limiters, each once, in the order of their first descriptor. */
+function matchedLimiters(matches: readonly (DescriptorMatch | undefined)[]): CompiledLimiter[] {
+  const limiters: CompiledLimiter[] = [];
+  for (const m of matches) if (m && !limiters.includes(m.limiter)) limiters.push(m.limiter);
+  return limiters;
 }
 
 /** tollgate_admitted_over_limit_total: the enforcing limiters a call let through uncounted (not `counted`'s). */
@@ -220,17 +216,26 @@ function recordDecisions(
   }
 }
 
+/** The descriptors left after the lists, and their limiters; or the answer of a denial. */
+interface Screened {
+  readonly matches: readonly (DescriptorMatch | undefined)[];
+  readonly limiters: readonly CompiledLimiter[];
+  readonly denied?: RateLimitAnswer;
+}
+
 /**
- * The allow and deny lists of the matched limiters, for the client address Envoy sends as a
- * remote_address entry (the first one). Denied: OVER_LIMIT, nothing counted; exempt: unmatched.
+ * The allow and deny lists of the matched limiters (`limiters`: matchedLimiters'), for the client
+ * address Envoy sends as a remote_address entry (the first one). Denied: OVER_LIMIT, nothing
+ * counted; exempt: unmatched.
  */
 function screenDescriptors(
   metrics: GatewayMetrics,
   matches: readonly (DescriptorMatch | undefined)[],
+  limiters: readonly CompiledLimiter[],
   descriptors: RateLimitRequest['descriptors'],
   route: string,
-): { matches: (DescriptorMatch | undefined)[]; denied?: RateLimitAnswer } {
-  if (!hasLists(matches.flatMap((m) => (m ? [m.limiter] : [])))) return { matches: [...matches] };
+): Screened {
+  if (!hasLists(limiters)) return { matches, limiters };
   const remote = descriptors.flatMap((d) => d.entries).find((e) => e.key === 'remote_address');
   const subject = { address: remote && parseAddress(remote.value), token: undefined };
   const kept = matches.map((m) => {
@@ -239,9 +244,10 @@ function screenDescriptors(
     if (verdict === 'exempt') metrics.limiterDecision(m.limiter.name, 'exempt');
     return verdict === 'exempt' ? undefined : m;
   });
+  const left = limiters.filter((l) => listVerdict(l, subject) !== 'exempt');
   const denier = kept.find((m) => m && !m.limiter.shadow && listVerdict(m.limiter, subject) === 'denied');
-  if (!denier) return { matches: kept };
+  if (!denier) return { matches: kept, limiters: left };
   metrics.limiterDecision(denier.limiter.name, 'denied');
   metrics.nearLimit.refusal(route, denier.limiter.name, 'denied');
-  return { matches: kept, denied: refusedAnswer(kept, denier.limiter, undefined) };
+  return { matches: kept, limiters: left, denied: refusedAnswer(kept, denier.limiter, undefined) };
 }
