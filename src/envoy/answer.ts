@@ -43,21 +43,12 @@ const UNLIMITED: DescriptorStatus = { code: 'OK', limitRemaining: 0 };
 
 /**
  * The answer to a rate-limit request whose matched windows the store decided (all descriptors in
- * one call, all-or-nothing as a route's limiters are: when any is over its limit, none is counted).
- * Each descriptor's status reports its own limiter's window as an HTTP response would (the spent
- * window that resets last, else the one with the fewest hits left); the headers to add are the
- * X-RateLimit-* (and, when over the limit, Retry-After) headers tollgate's HTTP answer would carry,
- * from the decision over all windows.
+ * one call, all-or-nothing as a route's limiters are: when any is over its limit, none is counted),
+ * and the decision over all windows it was built from. Each descriptor's status reports its own
+ * limiter's window as an HTTP response would (the spent window that resets last, else the one with
+ * the fewest hits left); the headers to add are the X-RateLimit-* (and, when over the limit,
+ * Retry-After) headers tollgate's HTTP answer would carry, from the decision over all windows.
  */
-export function answerFromResults(
-  plan: DescriptorPlan,
-  results: readonly WindowResult[],
-  nowMs: number,
-): RateLimitAnswer {
-  return decideDescriptors(plan, results, nowMs).answer;
-}
-
-/** The answer (answerFromResults), and the decision over all windows it was built from. */
 export function decideDescriptors(
   plan: DescriptorPlan,
   results: readonly WindowResult[],

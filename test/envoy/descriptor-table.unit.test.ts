@@ -3,7 +3,7 @@
 import { pino } from 'pino';
 import { describe, expect, test } from 'vitest';
 import { loadConfigText } from '../../src/rules/load.js';
-import { answerFromResults, unitOf } from '../../src/envoy/answer.js';
+import { decideDescriptors, unitOf } from '../../src/envoy/answer.js';
 import { descriptorWindowKey, planDescriptors } from '../../src/envoy/descriptor-table.js';
 import { hashPart } from '../../src/identity/hash.js';
 import { shouldRateLimit } from '../../src/envoy/service.js';
@@ -180,7 +180,7 @@ describe('planning and answering a request', () => {
 
   test('allowed: each status reports its own window with the fewest left; headers as over HTTP', () => {
     const plan = planDescriptors([table.match('edge', ip), undefined, table.match('edge', login)], 1, 'tg:');
-    const answer = answerFromResults(
+    const { answer } = decideDescriptors(
       plan,
       [result(4, 10, 60_000), result(5, 5, 30_500), result(6, 20, 3_000_000)],
       now,
@@ -213,7 +213,7 @@ describe('planning and answering a request', () => {
 
   test('over the limit: that descriptor is OVER_LIMIT, the others OK, and Retry-After is added', () => {
     const plan = planDescriptors([table.match('edge', ip), table.match('edge', login)], 1, 'tg:');
-    const answer = answerFromResults(
+    const { answer } = decideDescriptors(
       plan,
       [result(4, 10, 60_000), result(5, 5, 12_000, false), result(6, 20, 3_000_000)],
       now,
@@ -235,7 +235,7 @@ describe('planning and answering a request', () => {
     const shadowed = [e('path', '/login'), ...ip, e('user', 'u1')];
     const plan = planDescriptors([table.match('edge', shadowed)], 1, 'tg:');
     expect(plan.requests[0]!.enforce).toBe(false);
-    const answer = answerFromResults(plan, [result(2, 1, 5_000, false)], now);
+    const { answer } = decideDescriptors(plan, [result(2, 1, 5_000, false)], now);
     expect(answer).toEqual({
       overallCode: 'OK',
       statuses: [{ code: 'OK', limitRemaining: 0 }],
