@@ -6,15 +6,14 @@
  */
 import { routeWindow } from '../limits/keys.js';
 import type { OverrideKind, OverrideSubject, OverrideTable } from '../limits/overrides.js';
-import { chooseTier, DEFAULT_TIER, windowsFor, type TierChoice } from '../limits/tier-choice.js';
+import {
+  chooseTier,
+  DEFAULT_TIER,
+  tieredRouteWindow,
+  windowsFor,
+  type TierChoice,
+} from '../limits/tier-choice.js';
 import type { CompiledLimiter, DescriptorEntry, RouteWindow } from '../rules/model.js';
-
-/** A route window with a variant per tier its window names (as src/rules/tiers.ts, which sits above this folder). */
-function tieredRouteWindow(rw: RouteWindow): RouteWindow {
-  const tiers = rw.window.tiers;
-  if (!tiers) return rw;
-  return { ...rw, tiers: new Map([...tiers].map(([name, window]) => [name, { ...rw, window }])) };
-}
 
 /** A limiter's windows as route windows with their tier variants: made once per limiter (per config). */
 const byLimiter = new WeakMap<CompiledLimiter, readonly RouteWindow[]>();

@@ -39,6 +39,15 @@ export function windowWithLimit(window: CompiledWindow, limit: number, burst?: n
   return { ...rest, limit, burst: window.algorithm === 'token-bucket' ? (burst ?? limit) : limit };
 }
 
+/** A route's window with the route-window variant of each of its window's tiers (made once per config). */
+export function tieredRouteWindow(rw: RouteWindow): RouteWindow {
+  const tiers = rw.window.tiers;
+  if (!tiers) return rw;
+  const variants = new Map<string, RouteWindow>();
+  for (const [name, window] of tiers) variants.set(name, { ...rw, window });
+  return { ...rw, tiers: variants };
+}
+
 const NONE: readonly RouteWindow[] = [];
 
 /**

@@ -4,7 +4,7 @@
  * against, never the counter it spends (docs/limiting.md#tiers-and-overrides).
  */
 import { windowWithLimit } from '../limits/tier-choice.js';
-import type { CompiledWindow, RouteWindow } from './model.js';
+import type { CompiledWindow } from './model.js';
 
 /** A window with its tiers' variants. */
 export function withTiers(
@@ -15,13 +15,4 @@ export function withTiers(
   for (const [name, t] of Object.entries(tiers))
     variants.set(name, windowWithLimit(window, t.limit, t.burst));
   return { ...window, tiers: variants };
-}
-
-/** A route's window with the route-window variant of each of its window's tiers. */
-export function tieredRouteWindow(rw: RouteWindow): RouteWindow {
-  const tiers = rw.window.tiers;
-  if (!tiers) return rw;
-  const variants = new Map<string, RouteWindow>();
-  for (const [name, window] of tiers) variants.set(name, { ...rw, window });
-  return { ...rw, tiers: variants };
 }
