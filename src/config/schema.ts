@@ -467,16 +467,19 @@ const knownZone = (timeZone: string): boolean => {
 };
 const windowPeriod = z.union([z.literal('1mo').transform(() => MONTH_MS), duration]);
 
+/** [lease] `lease: true`, and each field left unset (src/rules/model.ts's LeaseRule). */
+export const DEFAULT_LEASE = { max: 1000, spread: 4 } as const;
+
 /** [lease] Leased slices of a fixed window's budget (docs/limiting.md#leases). */
 const leaseOption = z
   .union([
     z.boolean(),
     z.strictObject({
-      max: positiveInt.default(1000).meta({
-        description: 'The largest slice an instance leases at once (unset: 1000).',
+      max: positiveInt.default(DEFAULT_LEASE.max).meta({
+        description: `The largest slice an instance leases at once (unset: ${DEFAULT_LEASE.max}).`,
       }),
-      spread: positiveInt.default(4).meta({
-        description: 'An instance leases at most 1 ÷ (spread × live instances) of what remains (unset: 4).',
+      spread: positiveInt.default(DEFAULT_LEASE.spread).meta({
+        description: `An instance leases at most 1 ÷ (spread × live instances) of what remains (unset: ${DEFAULT_LEASE.spread}).`,
       }),
     }),
   ])
@@ -484,8 +487,9 @@ const leaseOption = z
   .meta({
     description:
       'Lease slices of the remaining budget and spend them in this instance, without a round trip per ' +
-      'request (fixed windows; true: { max: 1000, spread: 4 }; false: off). The total admitted never ' +
-      'exceeds the limit; unspent slices under-admit at most instances × max. See docs/limiting.md#leases.',
+      `request (fixed windows; true: { max: ${DEFAULT_LEASE.max}, spread: ${DEFAULT_LEASE.spread} }; false: off). ` +
+      'The total admitted never exceeds the limit; unspent slices under-admit at most instances × max. ' +
+      'See docs/limiting.md#leases.',
   });
 
 const window = z

@@ -7,7 +7,7 @@ import type { ConfigIssue } from '../config/errors.js';
 import { routeBodyBound } from '../config/body-bound.js';
 import { suggestion } from '../config/did-you-mean.js';
 import type { FailurePolicy, GatewayConfig, LimiterConfig, RouteConfig } from '../config/schema.js';
-import { CALENDAR_PERIODS } from '../config/schema.js';
+import { CALENDAR_PERIODS, DEFAULT_LEASE } from '../config/schema.js';
 import { compileCorsPolicy, type CorsPolicy } from '../cors/policy.js';
 import { DescriptorTable, patternId } from '../envoy/descriptor-table.js';
 import { parseRange } from '../net/client-ip.js';
@@ -83,7 +83,7 @@ export function compileLimiter(
 /** [lease] A window's lease (its own, else its limiter's), as a spread: none when off or not fixed. */
 function leaseOf(option: LimiterConfig['lease'], algorithm: string): { lease: LeaseRule } | undefined {
   if (!option || algorithm !== 'fixed') return undefined;
-  return { lease: option === true ? { max: 1000, spread: 4 } : { max: option.max, spread: option.spread } };
+  return { lease: option === true ? DEFAULT_LEASE : { max: option.max, spread: option.spread } };
 }
 
 const WEEKDAY_NUMBER = {

@@ -1,3 +1,5 @@
+import type { LeaseRule } from '../rules/model.js';
+
 /**
  * How a window counts (config `algorithm`); absent on a request: fixed, `limit` hits per `periodMs`
  * from the key's first hit. See src/limits/window-maths/ for the other two.
@@ -28,7 +30,7 @@ export interface WindowRequest {
   /** The limiter's penalty box, on the first of its windows (see BanRequest). */
   readonly ban?: BanRequest;
   /** [lease] A fixed window whose budget is leased in slices (src/store/leasing-store.ts). */
-  readonly lease?: { readonly max: number; readonly spread: number };
+  readonly lease?: LeaseRule;
 }
 
 /**

@@ -7,14 +7,6 @@
  * The lease script (store/lease-script.ts) does the same sum in Lua. Pure: no clock, no I/O.
  */
 
-/** A window's lease settings (config `lease`). */
-export interface LeaseRule {
-  /** The largest slice an instance takes at once. */
-  readonly max: number;
-  /** An instance takes at most 1 ÷ (spread × live instances) of what remains. */
-  readonly spread: number;
-}
-
 /** The smallest slice worth a round trip: a slice of 1 is an exact hit. */
 export const MIN_SLICE = 2;
 
