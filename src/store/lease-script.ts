@@ -1,9 +1,16 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
+import { MIN_SLICE } from '../limits/window-maths/lease.js';
 
 // The lease scripts (docs/limiting.md#leases): one takes a slice of a fixed window's remaining
 // budget and counts it, one gives an unspent slice back. A fixed window's key is the batch
 // script's (a plain counter with the window's expiry), so leased and exact hits share it.
+
+/**
+ * Two ends of a window this close name the same window: each is the store's clock plus a TTL read
+ * a moment apart, while a later window ends at least a period (≥ 1s) later.
+ */
+export const SAME_WINDOW_MS = 500;
 
 /**
  * KEYS[1]: the window's key. ARGV: limit, period in ms (the expiry of a new window), divisor
@@ -18,7 +25,7 @@ local limit = tonumber(ARGV[1])
 local period = tonumber(ARGV[2])
 local c = tonumber(redis.call('GET', key) or '0')
 local slice = math.min(tonumber(ARGV[4]), math.floor((limit - c) / tonumber(ARGV[3])))
-if slice < math.max(2, tonumber(ARGV[5])) then slice = 0 end
+if slice < math.max(${MIN_SLICE}, tonumber(ARGV[5])) then slice = 0 end
 local ttl
 if slice > 0 then
   c = redis.call('INCRBY', key, slice)
@@ -40,8 +47,8 @@ return { slice, c, ttl, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000
 
 /**
  * KEYS[1]: the window's key. ARGV: unspent, the window's end as the lease reported it. Gives back
- * min(unspent, count) when the key still holds that window (its end within 500 ms: a later window
- * ends at least a period, ≥ 1s, later); nothing when the window ended. Returns what it gave back.
+ * min(unspent, count) when the key still holds that window (its end within SAME_WINDOW_MS);
+ * nothing when the window ended. Returns what it gave back.
  */
 export const RETURN_LUA = `
 local key = KEYS[1]
@@ -50,7 +57,7 @@ local ttl = redis.call('PTTL', key)
 if c <= 0 or ttl < 0 then return 0 end
 local t = redis.call('TIME')
 local ends = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl
-if math.abs(ends - tonumber(ARGV[2])) > 500 then return 0 end
+if math.abs(ends - tonumber(ARGV[2])) > ${SAME_WINDOW_MS} then return 0 end
 local back = math.min(tonumber(ARGV[1]), c)
 if back > 0 then redis.call('DECRBY', key, back) end
 return back

@@ -1,5 +1,5 @@
 import { leaseSlice, MIN_SLICE } from '../limits/window-maths/lease.js';
-import type { LeaseBackend, LeaseGrant } from './lease-script.js';
+import { SAME_WINDOW_MS, type LeaseBackend, type LeaseGrant } from './lease-script.js';
 import {
   StoreUnavailableError,
   WrappingStore,
@@ -286,8 +286,8 @@ export class LeasingStore extends WrappingStore implements ResultTap {
       };
       this.#held.set(w.key, h);
     }
-    // The same window when it ends at the same moment (a later one ends ≥ 1s later).
-    if (h.endsAt !== 0 && Math.abs(h.endsAt - grant.endsAt) <= 500) {
+    // The same window when it ends at the same moment (as the give-back judges it).
+    if (h.endsAt !== 0 && Math.abs(h.endsAt - grant.endsAt) <= SAME_WINDOW_MS) {
       h.left += grant.slice;
       h.resetAtMs = Math.max(h.resetAtMs, resetAtMs);
     } else {
