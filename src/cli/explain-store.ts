@@ -10,6 +10,7 @@ import { parseOverrideAction, type OverrideAction } from '../limits/overrides.js
 import { storeKind } from '../store/create-store.js';
 import { quit } from '../store/redis-store.js';
 import { overridesClient, RedisOverrides } from '../store/shared-overrides.js';
+import { withTimeout } from '../store/with-timeout.js';
 
 export interface StoreReader {
   /** The admin API's overrides, in canonical form; an invalid stored entry is left out, as the gateway does. */
@@ -25,8 +26,10 @@ export function storeReader(config: GatewayConfig['store']): StoreReader | undef
   const client = overridesClient(config);
   let lastError: Error | undefined;
   client.on('error', (err: Error) => (lastError = err));
+  const ms = config.redis.connectTimeout + 1000;
+  // After the timeout, the store's last error names the cause best.
   const bounded = <T>(work: Promise<T>): Promise<T> =>
-    withTimeout(work, config.redis.connectTimeout + 1000, () => lastError);
+    withTimeout(work, ms, () => new Error(lastError?.message ?? `no answer within ${ms} ms`));
   return {
     async overrides() {
       const snapshot = await bounded(new RedisOverrides(client, config.redis.keyPrefix).read(undefined));
@@ -51,18 +54,5 @@ function parseJson(json: string): OverrideAction | string {
     return parseOverrideAction(JSON.parse(json));
   } catch {
     return 'not JSON';
-  }
-}
-
-/** The work, or an error naming the store's last error once `ms` passed. */
-async function withTimeout<T>(work: Promise<T>, ms: number, cause: () => Error | undefined): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(cause()?.message ?? `no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -9,6 +9,7 @@ import {
   type WindowResult,
   type WindowStore,
 } from './window-store.js';
+import { withTimeout } from './with-timeout.js';
 
 export interface LeasingStoreOptions {
   /** How long a lease or a give-back may take (store.redis.commandTimeout). */
@@ -235,7 +236,8 @@ export class LeasingStore extends WrappingStore implements ResultTap {
       h = undefined;
     }
     const pending = h?.pending ?? this.#ask(w, h, now);
-    return this.#bounded(pending);
+    const ms = this.#timeoutMs;
+    return withTimeout(pending, ms, () => new StoreUnavailableError(`lease: no reply within ${ms}ms`));
   }
 
   #ask(w: WindowRequest, h: Held | undefined, sentAt: number): Promise<void> {
@@ -253,15 +255,7 @@ export class LeasingStore extends WrappingStore implements ResultTap {
         throw new StoreUnavailableError(`lease: ${(err as Error).message}`, { cause: err });
       },
     );
-    const holder: Held = h ?? {
-      left: 0,
-      limit: w.limit,
-      count: 0,
-      resetAtMs: 0, // nothing to spend until the grant
-      endsAt: 0,
-      exact: false,
-      pending,
-    };
+    const holder = h ?? unheld(w.limit);
     holder.pending = pending;
     if (!h) this.#held.set(w.key, holder);
     return pending;
@@ -274,19 +268,8 @@ export class LeasingStore extends WrappingStore implements ResultTap {
     let resetAtMs = sentAt + grant.ttlMs;
     if (w.endsAtMs !== undefined) resetAtMs = Math.min(resetAtMs, w.endsAtMs);
     let h = this.#held.get(w.key);
-    if (!h) {
-      h = {
-        left: 0,
-        limit: w.limit,
-        count: 0,
-        resetAtMs,
-        endsAt: grant.endsAt,
-        exact: false,
-        pending: undefined,
-      };
-      this.#held.set(w.key, h);
-    }
-    // The same window when it ends at the same moment (as the give-back judges it).
+    if (!h) this.#held.set(w.key, (h = unheld(w.limit)));
+    // The same window when it ends at the same moment (as the give-back judges it); 0: no window yet.
     if (h.endsAt !== 0 && Math.abs(h.endsAt - grant.endsAt) <= SAME_WINDOW_MS) {
       h.left += grant.slice;
       h.resetAtMs = Math.max(h.resetAtMs, resetAtMs);
@@ -301,26 +284,6 @@ export class LeasingStore extends WrappingStore implements ResultTap {
     h.pending = undefined;
     // Closing: a grant that arrives now goes straight back.
     if (this.#closing && h.left > 0) void this.#giveBack(w.key, h);
-  }
-
-  /** Rejects when `pending` takes longer than the timeout (the lease itself still counts if it lands). */
-  #bounded(pending: Promise<void>): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new StoreUnavailableError(`lease: no reply within ${this.#timeoutMs}ms`)),
-        this.#timeoutMs,
-      );
-      pending.then(
-        () => {
-          clearTimeout(timer);
-          resolve();
-        },
-        (err: unknown) => {
-          clearTimeout(timer);
-          reject(err as Error);
-        },
-      );
-    });
   }
 
   /** Gives a window's unspent slices back (at most once: what is held drops to 0 first). */
@@ -380,9 +343,9 @@ export class LeasingStore extends WrappingStore implements ResultTap {
   async #close(): Promise<void> {
     clearInterval(this.#sweeper);
     const pending = [...this.#held.values()].flatMap((h) => (h.pending ? [h.pending] : []));
-    await withTimeout(Promise.allSettled(pending), this.#timeoutMs);
+    await settledWithin(pending, this.#timeoutMs);
     const back = [...this.#held].map(([key, h]) => this.#giveBack(key, h));
-    await withTimeout(Promise.allSettled(back), this.#timeoutMs);
+    await settledWithin(back, this.#timeoutMs);
     this.#held.clear();
     await this.inner.close();
   }
@@ -395,6 +358,17 @@ export class LeasingStore extends WrappingStore implements ResultTap {
  */
 const steadyNow = (): number => TIME_ORIGIN + performance.now();
 const TIME_ORIGIN = performance.timeOrigin;
+
+/** A window held before its first grant: nothing to spend, no window named yet. */
+const unheld = (limit: number): Held => ({
+  left: 0,
+  limit,
+  count: 0,
+  resetAtMs: 0,
+  endsAt: 0,
+  exact: false,
+  pending: undefined,
+});
 
 /** Only fixed windows lease; a window carrying a ban is checked where the ban is. */
 const leases = (w: WindowRequest): boolean =>
@@ -418,11 +392,6 @@ function heldResult(w: WindowRequest, h: Held): WindowResult {
   return { count: h.count - h.left, limit: w.limit, resetAtMs: h.resetAtMs, allowed: true };
 }
 
-const withTimeout = <T>(p: Promise<T>, ms: number): Promise<T | undefined> =>
-  new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(undefined), ms);
-    p.then((v) => {
-      clearTimeout(timer);
-      resolve(v);
-    });
-  });
+/** Once every one of `calls` settled, or `ms` passed: closing goes on either way. */
+const settledWithin = (calls: readonly Promise<unknown>[], ms: number): Promise<unknown> =>
+  withTimeout(Promise.allSettled(calls), ms, () => new Error('unsettled')).catch(() => undefined);

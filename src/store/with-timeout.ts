@@ -1,0 +1,20 @@
+/**
+ * `work`'s outcome, or a rejection with `timedOut()` once `ms` pass first. The timer is cleared as
+ * soon as `work` settles, and a rejection of `work` after the timeout is handled, never left
+ * unhandled. A timeout does not stop `work` (a lease sent still counts if it lands).
+ */
+export function withTimeout<T>(work: Promise<T>, ms: number, timedOut: () => Error): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(timedOut()), ms);
+    work.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err as Error);
+      },
+    );
+  });
+}
