@@ -9,23 +9,15 @@ import { describeRequest } from './describe.js';
 import { explainAnswer } from './explain-answer.js';
 import { listSubject, withWorkspace } from '../limits/exemption.js';
 import { UsageError } from './usage-error.js';
-import { readFile } from 'node:fs/promises';
 import { needsTier, requestTier } from '../http/request-tier.js';
 import { OverrideTable, type OverrideAction } from '../limits/overrides.js';
-import { parseOverridesFile } from '../runtime/overrides.js';
 import { banKeys } from '../limits/keys.js';
 import type { RuleTable } from '../rules/compile.js';
 import type { RequestIdentity } from '../identity/resolve.js';
 import type { RequestTier } from '../http/request-tier.js';
 import type { CompiledRoute } from '../rules/model.js';
 import { storeReader, type StoreReader } from './explain-store.js';
-
-async function fileOverrides(file: string): Promise<Map<string, OverrideAction>> {
-  if (!file) return new Map();
-  const { entries, errors } = parseOverridesFile(await readFile(file, 'utf8'));
-  if (errors.length > 0) throw new UsageError(`${file}: ${errors.join('; ')}`);
-  return entries;
-}
+import { readOverridesFile } from './overrides-file.js';
 
 /** Where the overrides came from: the file's and the store's (the admin API's), or why the store was not read. */
 interface OverrideSources {
@@ -38,7 +30,8 @@ interface OverrideSources {
 
 /** The overrides file's entries and, with a store reader, the admin API's (a store error kept, not thrown). */
 async function readOverrides(table: RuleTable, reader: StoreReader | undefined): Promise<OverrideSources> {
-  const file = await fileOverrides(table.config.tiers.overrides.file);
+  const fileName = table.config.tiers.overrides.file;
+  const file = fileName ? await readOverridesFile(fileName) : new Map<string, OverrideAction>();
   if (!reader) return { file, api: new Map(), storeError: undefined, read: false };
   try {
     return { file, api: await reader.overrides(), storeError: undefined, read: true };

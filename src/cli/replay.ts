@@ -1,11 +1,10 @@
 import { isAscii } from 'node:buffer';
 import { createReadStream } from 'node:fs';
-import { open, readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { OverrideTable } from '../limits/overrides.js';
 import { loadConfigFile } from '../rules/load.js';
-import { parseOverridesFile } from '../runtime/overrides.js';
 import { parseLine, type LogFormat } from './replay/log-formats.js';
 import {
   diffReport,
@@ -16,6 +15,7 @@ import {
   type SimulationReport,
 } from './replay/report.js';
 import { Simulation } from './replay/simulate.js';
+import { readOverridesFile } from './overrides-file.js';
 import { UsageError } from './usage-error.js';
 
 /** Bad lines shown with their place; the rest are only counted. */
@@ -134,9 +134,7 @@ async function simulationOf(configFile: string): Promise<Simulation> {
   const table = await loadConfigFile(configFile);
   const file = table.config.tiers.overrides.file;
   if (!file) return new Simulation(table);
-  const { entries, errors } = parseOverridesFile(await readFile(file, 'utf8'));
-  if (errors.length > 0) throw new UsageError(`${file}: ${errors.join('; ')}`);
-  return new Simulation(table, OverrideTable.compile(entries));
+  return new Simulation(table, OverrideTable.compile(await readOverridesFile(file)));
 }
 
 function reportText(r: ReplayReport): string {
