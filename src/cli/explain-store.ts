@@ -9,7 +9,7 @@ import type { GatewayConfig } from '../config/schema.js';
 import { parseOverrideAction, type OverrideAction } from '../limits/overrides.js';
 import { storeKind } from '../store/create-store.js';
 import { quit } from '../store/redis-store.js';
-import { overridesClient, RedisOverrides } from '../store/shared-overrides.js';
+import { offPathClient, RedisOverrides } from '../store/shared-overrides.js';
 import { withTimeout } from '../store/with-timeout.js';
 
 export interface StoreReader {
@@ -23,7 +23,7 @@ export interface StoreReader {
 /** A reader of the configured store; undefined for the memory store. */
 export function storeReader(config: GatewayConfig['store']): StoreReader | undefined {
   if (storeKind(config) === 'memory') return undefined;
-  const client = overridesClient(config);
+  const client = offPathClient(config);
   let lastError: Error | undefined;
   client.on('error', (err: Error) => (lastError = err));
   const ms = config.redis.connectTimeout + 1000;

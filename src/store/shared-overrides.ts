@@ -104,7 +104,7 @@ export class RedisOverrides implements SharedOverrides {
 export function sharedOverrides(config: GatewayConfig['store'], logger?: Logger): SharedOverrides {
   if (storeKind(config) === 'memory') return new MemoryOverrides();
   const warn = logger ? throttledWarn(logger, 'redis overrides error') : undefined;
-  const client = overridesClient(config);
+  const client = offPathClient(config);
   client.on('error', (err: Error) => warn?.({ err: err.message }));
   return new RedisOverrides(client, config.redis.keyPrefix);
 }
@@ -113,7 +113,7 @@ export function sharedOverrides(config: GatewayConfig['store'], logger?: Logger)
  * A client of the configured Redis (or Cluster) for occasional reads off the request path (the
  * overrides' poll, `tollgate explain`); the caller listens for its errors and quits it.
  */
-export function overridesClient(config: GatewayConfig['store']): Redis | Cluster {
+export function offPathClient(config: GatewayConfig['store']): Redis | Cluster {
   const kind = storeKind(config);
   // Unlike the windows' connection, commands wait for a connection (the poll is not on the
   // request path); maxRetriesPerRequest 0 still fails them at the first failed reconnect.
