@@ -25,18 +25,18 @@ interface OverrideSources {
   readonly api: ReadonlyMap<string, OverrideAction>;
   readonly storeError: string | undefined;
   /** Whether the store was asked (a Redis store). */
-  readonly read: boolean;
+  readonly storeAsked: boolean;
 }
 
 /** The overrides file's entries and, with a store reader, the admin API's (a store error kept, not thrown). */
 async function readOverrides(table: RuleTable, reader: StoreReader | undefined): Promise<OverrideSources> {
   const fileName = table.config.tiers.overrides.file;
   const file = fileName ? await readOverridesFile(fileName) : new Map<string, OverrideAction>();
-  if (!reader) return { file, api: new Map(), storeError: undefined, read: false };
+  if (!reader) return { file, api: new Map(), storeError: undefined, storeAsked: false };
   try {
-    return { file, api: await reader.overrides(), storeError: undefined, read: true };
+    return { file, api: await reader.overrides(), storeError: undefined, storeAsked: true };
   } catch (err) {
-    return { file, api: new Map(), storeError: (err as Error).message, read: true };
+    return { file, api: new Map(), storeError: (err as Error).message, storeAsked: true };
   }
 }
 
@@ -46,7 +46,7 @@ function overrideLines(table: RuleTable, sources: OverrideSources, tier: Request
   const { file, api, storeError } = sources;
   const fileName = table.config.tiers.overrides.file;
   // Only with a Redis store: the memory store's overrides live in the gateway's process.
-  if (sources.read) {
+  if (sources.storeAsked) {
     const parts = fileName ? [`${file.size} from file ${fileName}`] : [];
     parts.push(
       storeError === undefined ? `${api.size} from the admin API (store)` : `store not read: ${storeError}`,
@@ -141,7 +141,7 @@ export async function explain(
       route && identity && needsTier(state.tiers, route)
         ? await requestTier(state.tiers, state.identity, route, identity, headers)
         : undefined;
-    const banned =
+    const banRead =
       route && identity
         ? await bansInForce(reader, route, identity, state.keyPrefix, tier)
         : { bans: undefined };
@@ -156,7 +156,7 @@ export async function explain(
         subject,
         windows: tier?.windows ?? route.windows,
         config: table.config,
-        bans: banned.bans,
+        bans: banRead.bans,
       });
     const lines = describeRequest(
       table,
@@ -171,7 +171,7 @@ export async function explain(
     // After the tier line (or the client's): where the overrides, and the one that applied, came from.
     const at = lines.findIndex((l) => l.startsWith('tier: '));
     const extra = route && identity ? overrideLines(table, sources, tier) : [];
-    if (banned.error !== undefined) extra.push(`bans: store not read: ${banned.error}`);
+    if (banRead.error !== undefined) extra.push(`bans: store not read: ${banRead.error}`);
     const after = at >= 0 ? at + 1 : lines.findIndex((l) => l.startsWith('limiter '));
     lines.splice(after >= 0 ? after : lines.length, 0, ...extra);
     console.log(lines.join('\n'));
