@@ -1,5 +1,6 @@
-import { leaseSlice, MIN_SLICE } from '../limits/window-maths/lease.js';
-import { SAME_WINDOW_MS, type LeaseBackend, type LeaseGrant } from './lease-script.js';
+import { MIN_SLICE } from '../limits/window-maths/lease.js';
+import { EXACT, heldResult, LEASE, LOCAL, mergeGrant, unheld, wayOf, type Held } from './lease-holdings.js';
+import type { LeaseBackend, LeaseGrant } from './lease-script.js';
 import {
   StoreUnavailableError,
   WrappingStore,
@@ -29,24 +30,6 @@ export interface LeasingStoreOptions {
 /** Windows held at most by default: a leased per-client limiter under a flood of clients stays bounded. */
 export const DEFAULT_LEASED_KEYS = 10_000;
 
-/** What this instance holds of one window's budget. */
-interface Held {
-  /** Leased and not yet spent (requests awaiting the store's verdict on their other windows hold theirs out). */
-  left: number;
-  /** The limit the slices were granted under: a request checked against another limit is counted exactly. */
-  limit: number;
-  /** The store's count at the last grant (every slice granted until then included). */
-  count: number;
-  /** When the slices stop being spent, in this clock: never later than the store's window end. */
-  resetAtMs: number;
-  /** The window's end in the store's clock (names the window to give back to). */
-  endsAt: number;
-  /** The remaining budget is too small for a slice: requests are counted exactly until resetAtMs. */
-  exact: boolean;
-  /** The lease in flight (one at a time per window, so what is held stays bounded). */
-  pending: Promise<void> | undefined;
-}
-
 /** Counters for tests and the bench. */
 export interface LeaseStats {
   leases: number;
@@ -54,11 +37,6 @@ export interface LeaseStats {
   returned: number;
   localHits: number;
 }
-
-/** A leased window of a request, and how this request spends it. */
-const LOCAL = 0;
-const EXACT = 1;
-const LEASE = 2;
 
 /**
  * Hot keys without round trips (config `lease`, docs/limiting.md#leases): a decorator in front of
@@ -269,19 +247,7 @@ export class LeasingStore extends WrappingStore implements ResultTap {
     if (w.endsAtMs !== undefined) resetAtMs = Math.min(resetAtMs, w.endsAtMs);
     let h = this.#held.get(w.key);
     if (!h) this.#held.set(w.key, (h = unheld(w.limit)));
-    // The same window when it ends at the same moment (as the give-back judges it); 0: no window yet.
-    if (h.endsAt !== 0 && Math.abs(h.endsAt - grant.endsAt) <= SAME_WINDOW_MS) {
-      h.left += grant.slice;
-      h.resetAtMs = Math.max(h.resetAtMs, resetAtMs);
-    } else {
-      h.left = grant.slice; // what was held of an ended window is lost with it
-      h.resetAtMs = resetAtMs;
-      h.endsAt = grant.endsAt;
-    }
-    h.limit = w.limit;
-    h.count = grant.count;
-    h.exact = grant.slice === 0 && leaseSlice(w.limit - grant.count, divisor, w.lease!.max) === 0;
-    h.pending = undefined;
+    mergeGrant(h, w, grant, resetAtMs, divisor);
     // Closing: a grant that arrives now goes straight back.
     if (this.#closing && h.left > 0) void this.#giveBack(w.key, h);
   }
@@ -358,39 +324,6 @@ export class LeasingStore extends WrappingStore implements ResultTap {
  */
 const steadyNow = (): number => TIME_ORIGIN + performance.now();
 const TIME_ORIGIN = performance.timeOrigin;
-
-/** A window held before its first grant: nothing to spend, no window named yet. */
-const unheld = (limit: number): Held => ({
-  left: 0,
-  limit,
-  count: 0,
-  resetAtMs: 0,
-  endsAt: 0,
-  exact: false,
-  pending: undefined,
-});
-
-/** Only fixed windows lease; a window carrying a ban is checked where the ban is. */
-const leases = (w: WindowRequest): boolean =>
-  w.lease !== undefined && w.algorithm === undefined && w.ban === undefined;
-
-/** How a request spends a leased window: from the slice, exactly (the store), or after a lease. */
-function wayOf(w: WindowRequest, h: Held | undefined, now: number): number {
-  if (!leases(w)) return EXACT;
-  if (!h || h.resetAtMs <= now) return LEASE;
-  if (h.limit !== w.limit) return EXACT; // a lease in flight under another limit
-  if (h.left >= (w.cost ?? 1)) return LOCAL;
-  return h.exact ? EXACT : LEASE;
-}
-
-/**
- * A window spent from a slice: its count is the store's at the last grant less what this instance
- * holds unspent, so Remaining (limit − count) is what the store had left before this instance's
- * last slice, less what this instance admitted since. Other instances' slices count as spent.
- */
-function heldResult(w: WindowRequest, h: Held): WindowResult {
-  return { count: h.count - h.left, limit: w.limit, resetAtMs: h.resetAtMs, allowed: true };
-}
 
 /** Once every one of `calls` settled, or `ms` passed: closing goes on either way. */
 const settledWithin = (calls: readonly Promise<unknown>[], ms: number): Promise<unknown> =>
