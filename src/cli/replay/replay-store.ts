@@ -59,8 +59,8 @@ export class ReplayStore implements ReplayWindows {
   readonly #now: () => number;
   readonly #bans: BanBook;
   #size = 0;
-  /** Hits since the last sweep: a sweep reads every slot, so it waits for as many hits as slots. */
-  #sinceSweep = 0;
+  /** Slots left by the last sweep: the next waits for twice as many (a sweep reads every slot). */
+  #swept = 0;
   // Per hit, reused: the request's slots, and a sliding window's or bucket's state at now.
   readonly #slots: Slot[] = [];
   readonly #rolled: (SlidingCounts | Bucket | undefined)[] = [];
@@ -79,7 +79,6 @@ export class ReplayStore implements ReplayWindows {
   hitNow(requests: readonly WindowRequest[], cached?: (Slot | undefined)[]): WindowResult[] {
     const now = this.#now();
     const n = requests.length;
-    this.#sinceSweep++;
     let blocked = false;
     let bans = false;
     for (let i = 0; i < n; i++) {
@@ -186,11 +185,12 @@ export class ReplayStore implements ReplayWindows {
 
   /**
    * Drops expired slots (one that resets by `now` holds nothing the maths would read: a fixed
-   * window starts again, a sliding window's counts and a bucket's TAT have run out). Reads every
-   * slot, so at most once per as many hits as there are slots.
+   * window starts again, a sliding window's counts and a bucket's TAT have run out). A sweep
+   * reads every slot, and a swept key that comes back costs a new slot: so only once the store
+   * holds twice the slots the last sweep left (and SWEEP_FROM at least).
    */
   sweep(now: number): void {
-    if (this.#sinceSweep < this.#size) return;
+    if (this.#size < Math.max(SWEEP_FROM, 2 * this.#swept)) return;
     this.#sweepAll(now);
     this.#bans.sweep(now);
   }
@@ -203,7 +203,6 @@ export class ReplayStore implements ReplayWindows {
   }
 
   #sweepAll(now: number): void {
-    this.#sinceSweep = 0;
     for (const [name, group] of this.#groups) {
       for (const [key, s] of group) {
         if (s.resetAtMs > now) continue;
@@ -214,6 +213,7 @@ export class ReplayStore implements ReplayWindows {
       // A calendar window's group is done once its boundary passed.
       if (group.size === 0 && typeof name === 'string' && name.startsWith('@')) this.#groups.delete(name);
     }
+    this.#swept = this.#size;
   }
 
   /** The request's slot: found by its key, else made (room made first when the store is full). */
@@ -249,6 +249,9 @@ export class ReplayStore implements ReplayWindows {
     return true;
   }
 }
+
+/** Slots held before a sweep is worth its read of every slot. */
+const SWEEP_FROM = 65_536;
 
 /** Group names, made once each (a string made per hit would be hashed afresh every time). */
 const groupNames = { sliding: new Map<number, string>(), 'token-bucket': new Map<number, string>() };
