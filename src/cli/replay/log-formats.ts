@@ -116,12 +116,16 @@ function caddyJson(o: Record<string, unknown>, req: Record<string, unknown>): Pa
       target,
       host: str(req['host']),
       client: str(req['client_ip']) ?? str(req['remote_ip']),
-      userAgent: Array.isArray(ua) ? ua.map(String).join(', ') : str(ua),
+      userAgent: Array.isArray(ua) ? headerText(ua) : str(ua),
       keys: undefined,
       status: num(o['status']),
     },
   };
 }
+
+/** A header's values as one (Caddy logs each header as a list): most are a list of one. */
+const headerText = (values: unknown[]): string =>
+  values.length === 1 && typeof values[0] === 'string' ? values[0] : values.map(String).join(', ');
 
 /** A time as logged: Unix seconds (Caddy's ts, fractional), or an ISO date (pino's isoTime). */
 function timeOf(v: unknown): number | undefined {
@@ -150,7 +154,18 @@ export function isoTime(text: string): number {
   const m1 = digit(text, 20);
   const m2 = digit(text, 21);
   const m3 = digit(text, 22);
-  if (!(s1 >= 0 && s1 <= 5 && s2 >= 0 && s2 <= 9 && m1 >= 0 && m1 <= 9 && m2 >= 0 && m2 <= 9 && m3 >= 0 && m3 <= 9))
+  if (!(
+    s1 >= 0 &&
+    s1 <= 5 &&
+    s2 >= 0 &&
+    s2 <= 9 &&
+    m1 >= 0 &&
+    m1 <= 9 &&
+    m2 >= 0 &&
+    m2 <= 9 &&
+    m3 >= 0 &&
+    m3 <= 9
+  ))
     return Date.parse(text);
   if (!text.startsWith(lastMinute.prefix) || lastMinute.prefix === '') {
     // Hour 24 is read as the next midnight by Date.parse at 24:00:00.000 only.

@@ -148,7 +148,8 @@ export class Simulation {
   constructor(
     table: RuleTable,
     overrides: OverrideTable = OverrideTable.EMPTY,
-    windows: (now: () => number) => ReplayWindows = (now) => new ReplayStore({ maxKeys: STORE_MAX_KEYS, now }),
+    windows: (now: () => number) => ReplayWindows = (now) =>
+      new ReplayStore({ maxKeys: STORE_MAX_KEYS, now }),
   ) {
     this.#table = table;
     const config = table.config;

@@ -207,7 +207,11 @@ test('isoTime agrees with Date.parse, time after time (its minute remembered), o
       fc.integer({ min: 0, max: 999 }).map((n) => String(n).padStart(3, '0')),
     )
     .map(([y, mo, d, h, mi, s, ms]) => `${y}-${mo}-${d}T${h}:${mi}:${s}.${ms}Z`);
-  const text = fc.oneof(iso, iso.map((t) => t.replace('Z', '+01:00')), fc.string({ maxLength: 26 }));
+  const text = fc.oneof(
+    iso,
+    iso.map((t) => t.replace('Z', '+01:00')),
+    fc.string({ maxLength: 26 }),
+  );
   fc.assert(
     fc.property(fc.array(text, { maxLength: 20 }), (times) => {
       for (const t of times) expect(isoTime(t)).toBe(Date.parse(t));

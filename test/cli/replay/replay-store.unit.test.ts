@@ -110,7 +110,11 @@ routes:
 `;
 
 const lineArb = fc.record({
-  gapMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 5000 }), fc.integer({ min: 0, max: 4 * 3_600_000 })),
+  gapMs: fc.oneof(
+    fc.constant(0),
+    fc.integer({ min: 0, max: 5000 }),
+    fc.integer({ min: 0, max: 4 * 3_600_000 }),
+  ),
   ip: fc.integer({ min: 0, max: 3 }),
   ua: fc.constantFrom(undefined, 'a', 'b'),
   path: fc.constantFrom('/orders', '/api', '/none'),
