@@ -1,8 +1,9 @@
 /**
  * One config's what-if over a log: every request routed by the compiled rules, keyed by the
  * gateway's identity and key code (identityOf, planWindows), screened, tiered and priced by the
- * gateway's policy functions, counted in replay's store (the memory store's maths) on the log's clock and decided as the
- * gateway decides (countRequest's steps, in its order). Nothing leaves the process.
+ * gateway's policy functions, counted in replay's store (the memory store's maths) on the log's
+ * clock and decided as the gateway decides (countRequest's steps, in its order). Nothing leaves
+ * the process.
  */
 import type { WorkspaceTokenStore } from '../../credentials/workspace-token.js';
 import { describePeer, type Peer } from '../../identity/peer.js';
