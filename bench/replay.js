@@ -4,7 +4,9 @@
 // installed; the report is the median round's lines a second, wall clock and per CPU second (the
 // latter depends much less on a busy machine). Nothing listens and nothing is sent anywhere.
 // Settings: BENCH_ROUNDS (3), BENCH_LINES (1000000), BENCH_ONLY (comma-separated scenario ids),
-// BENCH_CLI (default dist/cli.js, to measure another build the same way).
+// BENCH_CLI (default dist/cli.js, to measure another build the same way), BENCH_COMPARE=<checkout>
+// (that checkout's build replays the same log just before this one in every round: paired figures,
+// each round's ratio, for a busy host).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, closeSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +18,7 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const lines = Number(process.env.BENCH_LINES ?? 1_000_000);
 const only = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
 const cli = resolve(ROOT, process.env.BENCH_CLI ?? 'dist/cli.js');
+const compare = process.env.BENCH_COMPARE ? resolve(process.env.BENCH_COMPARE, 'dist/cli.js') : undefined;
 const EXAMPLES = 'docs/examples/replay';
 
 /**
@@ -79,8 +82,8 @@ function generate(dir, format) {
 }
 
 /** One replay: its stderr's "N lines in S s: X lines/s, Y lines per CPU second". */
-function replayOnce(scenario, log) {
-  const args = [cli, 'replay', '--json', '--config', scenario.config];
+function replayOnce(scenario, log, build = cli) {
+  const args = [build, 'replay', '--json', '--config', scenario.config];
   if (scenario.baseline) args.push('--baseline', scenario.baseline);
   args.push(log);
   const pinned = onPath('taskset');
@@ -100,6 +103,7 @@ function replayOnce(scenario, log) {
 }
 
 if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npm run build\``);
+if (compare && !existsSync(compare)) throw new Error(`BENCH_COMPARE: ${compare} is missing (build it first)`);
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-replay-'));
 try {
   const chosen = SCENARIOS.filter((s) => only.length === 0 || only.includes(s.id));
@@ -110,7 +114,11 @@ try {
   );
   for (const scenario of chosen) {
     const log = generate(dir, scenario.format);
-    const runs = Array.from({ length: rounds }, () => replayOnce(scenario, log));
+    const base = [];
+    const runs = Array.from({ length: rounds }, () => {
+      if (compare) base.push(replayOnce(scenario, log, compare));
+      return replayOnce(scenario, log);
+    });
     const perSecond = median(runs.map((r) => r.perSecond));
     const perCpu = median(runs.map((r) => r.perCpuSecond));
     const verdict = perCpu >= TARGET ? 'meets' : 'BELOW';
@@ -118,6 +126,14 @@ try {
       `[bench:replay] ${scenario.id}: ${scenario.label}: median ${perSecond} lines/s wall, ` +
         `${perCpu} lines per CPU second (${verdict} the ${TARGET} target)`,
     );
+    if (compare) {
+      const pairs = runs.map((r, i) => `${base[i].perCpuSecond} → ${r.perCpuSecond}`).join(', ');
+      const ratio = median(runs.map((r, i) => r.perCpuSecond / base[i].perCpuSecond));
+      console.log(
+        `[bench:replay] ${scenario.id}: against ${compare}, lines per CPU second a round: ${pairs} ` +
+          `(median ratio ${ratio.toFixed(2)}×)`,
+      );
+    }
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -1,8 +1,9 @@
 /**
  * One config's what-if over a log: every request routed by the compiled rules, keyed by the
  * gateway's identity and key code (identityOf, planWindows), screened, tiered and priced by the
- * gateway's policy functions, counted in a memory store on the log's own clock and decided as the
- * gateway decides (countRequest's steps, in its order). Nothing leaves the process.
+ * gateway's policy functions, counted in replay's store (the memory store's maths) on the log's
+ * clock and decided as the gateway decides (countRequest's steps, in its order). Nothing leaves
+ * the process.
  */
 import type { WorkspaceTokenStore } from '../../credentials/workspace-token.js';
 import { describePeer, type Peer } from '../../identity/peer.js';
@@ -23,7 +24,6 @@ import { TrustedProxies } from '../../net/client-ip.js';
 import { canonicalTarget } from '../../routing/request-target.js';
 import type { CompiledLimiter, CompiledRoute, RuleTable } from '../../rules/compile.js';
 import type { KeyPart, RouteWindow } from '../../rules/model.js';
-import { MemoryStore } from '../../store/memory-store.js';
 import type { WindowRequest, WindowResult } from '../../store/window-store.js';
 import type { LogRecord } from './log-formats.js';
 import {
@@ -36,6 +36,7 @@ import {
   Warnings,
   type TierSources,
 } from './policies.js';
+import { ReplayStore, type ReplayWindows, type Slot } from './replay-store.js';
 
 /** One key of one limiter: its requests, refusals and peak use of the limit (0..1, counted requests). */
 export interface KeyStats {
@@ -99,10 +100,16 @@ interface Keyed {
   readonly keyStats: KeyStats[];
   /** planWindows(route.windows, …); undefined on a route with calendar windows (their keys move). */
   readonly planned: readonly WindowRequest[] | undefined;
+  /** The store's slots of `planned`, index by index (filled by the store). */
+  readonly slots: (Slot | undefined)[];
 }
+
+/** Keyed requests found by what their keys are made from: a level per value, the last holds them. */
+type KeyLevel = Map<string | undefined, unknown>;
 
 /** What feed needs of a route, made once. */
 interface RouteInfo {
+  readonly routeStats: RouteStats;
   /** Its limiters' statistics, in route order. */
   readonly stats: readonly LimiterStats[];
   /** Some window is a calendar one: its keys depend on the time (not cached). */
@@ -111,6 +118,9 @@ interface RouteInfo {
   readonly bans: boolean;
   /** route.parts as an array: walked twice a request, without an iterator. */
   readonly parts: readonly KeyPart[];
+  /** Keyed requests by the logged hashes (then, where one lacks, the address); by address and user agent. */
+  readonly byLogged: KeyLevel;
+  readonly byRaw: KeyLevel;
 }
 
 export class Simulation {
@@ -126,15 +136,22 @@ export class Simulation {
   readonly #table: RuleTable;
   readonly #sources: IdentitySources;
   readonly #tiers: TierSources;
-  readonly #store: MemoryStore;
+  readonly #store: ReplayWindows;
   #now = 0;
   #fed = 0;
   readonly #peers = new Map<string, Peer>();
-  readonly #keyed = new Map<string, Keyed>();
+  /** Keyed requests cached (in the routes' levels), cleared when CACHE_MAX. */
+  #keyedCount = 0;
   /** Per route: its limiters' statistics, and whether its windows' keys depend on the time. */
   readonly #routeInfo = new Map<CompiledRoute, RouteInfo>();
 
-  constructor(table: RuleTable, overrides: OverrideTable = OverrideTable.EMPTY) {
+  /** `windows`: the store to count in (tests compare the replay's store with the gateway's). */
+  constructor(
+    table: RuleTable,
+    overrides: OverrideTable = OverrideTable.EMPTY,
+    windows: (now: () => number) => ReplayWindows = (now) =>
+      new ReplayStore({ maxKeys: STORE_MAX_KEYS, now }),
+  ) {
     this.#table = table;
     const config = table.config;
     this.#sources = {
@@ -149,13 +166,9 @@ export class Simulation {
       workspaceTokenPlan: config.tiers.workspaceTokenPlan,
       overrides,
     };
-    this.#store = new MemoryStore({
-      maxKeys: STORE_MAX_KEYS,
-      sweepIntervalMs: 3_600_000, // swept on the log's clock instead (feed)
-      now: () => this.#now,
-    });
+    this.#store = windows(() => this.#now);
     for (const route of table.routes) {
-      this.routes.set(route.name, {
+      const routeStats: RouteStats = {
         route,
         requests: 0,
         refused: 0,
@@ -164,7 +177,8 @@ export class Simulation {
         denied: 0,
         lengthRequired: 0,
         tiers: new Map(),
-      });
+      };
+      this.routes.set(route.name, routeStats);
       const stats = route.limiters.map((limiter) => {
         let s = this.limiters.get(limiter.name);
         if (!s) {
@@ -185,11 +199,14 @@ export class Simulation {
         return s;
       });
       this.#routeInfo.set(route, {
+        routeStats,
         stats,
         calendar: route.windows.some((w) => !!w.window.calendar),
         lists: hasLists(route.limiters),
         bans: route.limiters.some((l) => l.ban !== undefined),
         parts: [...route.parts],
+        byLogged: new Map(),
+        byRaw: new Map(),
       });
     }
   }
@@ -204,10 +221,10 @@ export class Simulation {
       this.unrouted++;
       return;
     }
-    const routeStats = this.routes.get(route.name)!;
+    const info = this.#routeInfo.get(route)!;
+    const routeStats = info.routeStats;
     routeStats.requests++;
     if (route.windows.length === 0) return;
-    const info = this.#routeInfo.get(route)!;
     const keyed = this.#keys(route, rec, info);
     // Tiers and overrides: the windows at the request's tier (none for `unlimited`).
     let windows = route.windows;
@@ -250,7 +267,9 @@ export class Simulation {
         return;
       }
     }
-    let results = this.#store.hitNow(costs ? admissionRequests(windows, planned, costs) : planned);
+    // The keyed requests' slots serve their admission requests too (the same keys, index by index).
+    const slots = planned === keyed.planned ? keyed.slots : undefined;
+    let results = this.#store.hitNow(costs ? admissionRequests(windows, planned, costs) : planned, slots);
     if (costs) results = admissionResults(windows, costs, results);
     const ban = bannedBy(windows, results, nowMs);
     if (ban) {
@@ -329,14 +348,30 @@ export class Simulation {
       if (p === 'ip' ? rec.client !== undefined : p === 'user_agent' && rec.userAgent !== undefined) continue;
       this.missing.set(p, (this.missing.get(p) ?? 0) + 1);
     }
-    // A hash holds no space or NUL: the id is unambiguous.
-    let id: string;
+    if (this.#keyedCount >= CACHE_MAX) {
+      for (const i of this.#routeInfo.values()) {
+        i.byLogged.clear();
+        i.byRaw.clear();
+      }
+      this.#keyedCount = 0;
+    }
+    // Found by the logged hashes (then, where one lacks, the address: the rest is derived from it
+    // alone), else by the address and user agent: a Map level per value, no string made per line.
+    let level: KeyLevel;
+    let last: string | undefined;
     if (logged) {
-      id = route.name;
-      for (let i = 0; i < parts.length; i++) id += ` ${logged[parts[i]!] ?? ''}`;
-      if (lacking) id += `\0${rec.client ?? ''}`; // the rest derived from the address alone
-    } else id = `${route.name}\0${rec.client ?? ''}\0${rec.userAgent ?? '\0'}`;
-    let keyed = this.#keyed.get(id);
+      level = info.byLogged;
+      const n = parts.length;
+      for (let i = 0; i < n - 1; i++) level = sublevel(level, logged[parts[i]!]);
+      if (lacking) {
+        if (n > 0) level = sublevel(level, logged[parts[n - 1]!]);
+        last = rec.client;
+      } else last = n > 0 ? logged[parts[n - 1]!] : undefined;
+    } else {
+      level = sublevel(info.byRaw, rec.client);
+      last = rec.userAgent;
+    }
+    let keyed = level.get(last) as Keyed | undefined;
     if (!keyed) {
       const values = logged && !lacking ? (p: KeyPart) => logged[p]! : this.#derived(route, rec);
       const known = new Map<KeyPart, string>();
@@ -352,10 +387,11 @@ export class Simulation {
             .join(' '),
         ),
         keyStats: [],
+        slots: [],
         planned: info.calendar ? undefined : planWindows(route.windows, fixed, ''),
       };
-      if (this.#keyed.size >= CACHE_MAX) this.#keyed.clear();
-      this.#keyed.set(id, keyed);
+      this.#keyedCount++;
+      level.set(last, keyed);
     }
     return keyed;
   }
@@ -384,4 +420,11 @@ export class Simulation {
     }
     return peer;
   }
+}
+
+/** The level under `level` for `value`, made when new. */
+function sublevel(level: KeyLevel, value: string | undefined): KeyLevel {
+  let next = level.get(value) as KeyLevel | undefined;
+  if (next === undefined) level.set(value, (next = new Map()));
+  return next;
 }

@@ -2,7 +2,7 @@
 // that are not requests or not readable.
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { clfTime, parseLine } from '../../../src/cli/replay/log-formats.js';
+import { clfTime, isoTime, parseLine } from '../../../src/cli/replay/log-formats.js';
 
 const record = (line: string) => {
   const parsed = parseLine(line);
@@ -190,6 +190,37 @@ describe('the combined format (nginx, Apache, Caddy)', () => {
       ),
     );
   });
+});
+
+test('isoTime agrees with Date.parse, time after time (its minute remembered), odd fields too', () => {
+  const two = (n: number) => String(n).padStart(2, '0');
+  // Fields a digit or two past their range (day 31 of a 30-day month, hour 24, second 60): Date.parse decides.
+  const field = (max: number) => fc.integer({ min: 0, max }).map(two);
+  const iso = fc
+    .tuple(
+      fc.constantFrom('2026', '2027', '1999'),
+      field(13),
+      field(32),
+      field(25),
+      field(61),
+      field(61),
+      fc.integer({ min: 0, max: 999 }).map((n) => String(n).padStart(3, '0')),
+    )
+    .map(([y, mo, d, h, mi, s, ms]) => `${y}-${mo}-${d}T${h}:${mi}:${s}.${ms}Z`);
+  const text = fc.oneof(
+    iso,
+    iso.map((t) => t.replace('Z', '+01:00')),
+    fc.string({ maxLength: 26 }),
+  );
+  fc.assert(
+    fc.property(fc.array(text, { maxLength: 20 }), (times) => {
+      for (const t of times) expect(isoTime(t)).toBe(Date.parse(t));
+    }),
+    { numRuns: 500 },
+  );
+  // The same minute again, then its neighbours.
+  for (const t of ['2026-11-16T23:59:58.999Z', '2026-11-16T23:59:07.001Z', '2026-11-16T24:00:00.000Z'])
+    expect(isoTime(t)).toBe(Date.parse(t));
 });
 
 test('no line, however malformed, throws', () => {
