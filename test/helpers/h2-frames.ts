@@ -33,7 +33,8 @@ const literal = (s: string): Buffer => Buffer.concat([Buffer.from([s.length]), B
 function headerBlock(method: 'GET' | 'POST', path: string, headers: Record<string, string>): Buffer {
   const parts: Buffer[] = [Buffer.from([method === 'GET' ? 0x82 : 0x83, 0x87])];
   parts.push(Buffer.from([0x04]), literal(path), Buffer.from([0x01]), literal('127.0.0.1'));
-  for (const [name, value] of Object.entries(headers)) parts.push(Buffer.from([0x00]), literal(name), literal(value));
+  for (const [name, value] of Object.entries(headers))
+    parts.push(Buffer.from([0x00]), literal(name), literal(value));
   return Buffer.concat(parts);
 }
 
@@ -58,7 +59,10 @@ export class RawH2Client {
     await once(socket, 'secureConnect');
     const client = new RawH2Client(socket);
     socket.write(
-      Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), frame(FRAME.SETTINGS, 0, 0, Buffer.alloc(0))]),
+      Buffer.concat([
+        Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'),
+        frame(FRAME.SETTINGS, 0, 0, Buffer.alloc(0)),
+      ]),
     );
     await client.until((f) => f.type === FRAME.SETTINGS && (f.flags & ACK) === 0);
     socket.write(frame(FRAME.SETTINGS, ACK, 0, Buffer.alloc(0)));

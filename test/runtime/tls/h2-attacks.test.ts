@@ -40,6 +40,7 @@ shutdown: { drainTimeout: ${drainTimeout} }
 upstreams: { app: { url: '\${UPSTREAM_URL}' } }
 routes:
   - { name: small, paths: ['/small*'], upstream: app, maxBodySize: 10 }
+  - { name: unbounded, paths: ['/unbounded*'], upstream: app, maxBodySize: 0 }
   - { name: all, paths: ['/*'], upstream: app }
 `;
 }
@@ -109,7 +110,11 @@ const inFlight = (r: Rig, n: number) =>
  * A stream whose errors the test reads from its close (a reset is what it is about), its response
  * read and dropped (node's client closes a stream only once its response is read).
  */
-function open(session: ClientHttp2Session, headers: Record<string, string>, endStream = true): ClientHttp2Stream {
+function open(
+  session: ClientHttp2Session,
+  headers: Record<string, string>,
+  endStream = true,
+): ClientHttp2Stream {
   const s = session.request(headers, { endStream });
   s.on('error', () => {});
   s.resume();
@@ -134,7 +139,12 @@ describe('HTTP/2 streams the client resets', () => {
     const streams = [1, 2, 3, 4].map((i) => {
       const s = open(
         session,
-        { ':method': 'POST', ':path': '/echo', 'content-length': '1000', 'x-forwarded-for': `198.51.100.${i}` },
+        {
+          ':method': 'POST',
+          ':path': '/echo',
+          'content-length': '1000',
+          'x-forwarded-for': `198.51.100.${i}`,
+        },
         false,
       );
       s.write('x'.repeat(100)); // a tenth of the body
@@ -154,7 +164,9 @@ describe('HTTP/2 streams the client resets', () => {
   }) => {
     const session = await h2.session();
     const abortedBefore = h2.upstream.aborted;
-    const hung = [1, 2].map((i) => open(session, { ':path': '/hang', 'x-forwarded-for': `198.51.100.1${i}` }));
+    const hung = [1, 2].map((i) =>
+      open(session, { ':path': '/hang', 'x-forwarded-for': `198.51.100.1${i}` }),
+    );
     const big = open(session, { ':path': '/big?chunks=256', 'x-forwarded-for': '198.51.100.13' });
     await once(big, 'data'); // the response has started: 4 MiB follow
     await waitFor(
@@ -185,6 +197,36 @@ describe('HTTP/2 streams the client resets', () => {
   });
 });
 
+describe('a body streamed to the upstream unread (a bound of 0)', () => {
+  test('forwarded whole; reset mid-body, its upstream request ends', async ({ h2 }) => {
+    const session = await h2.session();
+    const whole = await h2Request(session, { ':method': 'POST', ':path': '/unbounded' }, 'y'.repeat(100_000));
+    expect(whole.status).toBe(200);
+    expect((JSON.parse(whole.text) as { body: string }).body).toBe('y'.repeat(100_000));
+    const cut = open(
+      session,
+      {
+        ':method': 'POST',
+        ':path': '/unbounded/cut',
+        'content-length': '100000',
+        'x-forwarded-for': '198.51.100.90',
+      },
+      false,
+    );
+    cut.write('y'.repeat(1000));
+    await waitFor(
+      () => h2.upstream.openRequests,
+      (n) => n === 1,
+      { what: 'the request streaming upstream' },
+    );
+    cut.close(constants.NGHTTP2_CANCEL);
+    await allReleased(h2);
+    expect(h2.upstream.seen.filter((x) => x.url === '/unbounded/cut')).toEqual([]); // never taken for whole
+    await stillServes(session);
+    session.close();
+  });
+});
+
 describe('HTTP/2 clients that hold the gateway', () => {
   test('a client that never reads a large response: the stream is cut at the write deadline, its upstream request ends', async ({
     h2,
@@ -210,17 +252,26 @@ describe('HTTP/2 clients that hold the gateway', () => {
     const streams = [1, 2, 3].map((i) =>
       open(
         session,
-        { ':method': 'POST', ':path': '/echo', 'content-length': '20', 'x-forwarded-for': `198.51.100.4${i}` },
+        {
+          ':method': 'POST',
+          ':path': '/echo',
+          'content-length': '20',
+          'x-forwarded-for': `198.51.100.4${i}`,
+        },
         false,
       ),
     );
     const statuses = await Promise.all(
-      streams.map(async (s) => Number(((await once(s, 'response')) as [Record<string, unknown>])[0][':status'])),
+      streams.map(async (s) =>
+        Number(((await once(s, 'response')) as [Record<string, unknown>])[0][':status']),
+      ),
     );
     expect(statuses).toEqual([408, 408, 408]);
     await Promise.all(streams.map(closed)); // the gateway ended them: the client did not reset them
     await allReleased(h2);
-    expect(h2.upstream.seen.filter((s) => s.headers['x-forwarded-for']?.includes('198.51.100.4'))).toEqual([]);
+    expect(h2.upstream.seen.filter((s) => s.headers['x-forwarded-for']?.includes('198.51.100.4'))).toEqual(
+      [],
+    );
     await stillServes(session);
     session.close();
   });
@@ -253,7 +304,12 @@ describe('HTTP/2 clients that hold the gateway', () => {
     const session = await h2.session();
     const declared = open(
       session,
-      { ':method': 'POST', ':path': '/small', 'content-length': '100000', 'x-forwarded-for': '198.51.100.60' },
+      {
+        ':method': 'POST',
+        ':path': '/small',
+        'content-length': '100000',
+        'x-forwarded-for': '198.51.100.60',
+      },
       false,
     );
     declared.write('x'.repeat(1000)); // and the rest never
@@ -305,12 +361,17 @@ describe('floods and cut connections', () => {
     let socket: TLSSocket | undefined;
     const session = connect(h2.gateway.url(), {
       createConnection: () =>
-        (socket = tlsConnect({ host: '127.0.0.1', port: portOf(h2), ca: h2.cert.pem, ALPNProtocols: ['h2'] })),
+        (socket = tlsConnect({
+          host: '127.0.0.1',
+          port: portOf(h2),
+          ca: h2.cert.pem,
+          ALPNProtocols: ['h2'],
+        })),
     });
     session.on('error', () => {});
     await once(session, 'remoteSettings');
     const abortedBefore = h2.upstream.aborted;
-    const hung = [1, 2].map((i) => open(session, { ':path': '/hang', 'x-forwarded-for': `198.51.100.8${i}` }));
+    for (const i of [1, 2]) open(session, { ':path': '/hang', 'x-forwarded-for': `198.51.100.8${i}` });
     const midBody = open(
       session,
       { ':method': 'POST', ':path': '/echo', 'content-length': '100', 'x-forwarded-for': '198.51.100.83' },
