@@ -1,10 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import type { UpstreamConfig } from '../config/schema.js';
 import type { LiveStreams } from './live-streams.js';
 import { upstreamRequestHeaders, type ForwardedFacts } from './headers.js';
 import { pacedConnector } from './connect-pacing.js';
 import { requestGone } from './request-end.js';
+import { streamRequestOf } from './stream-request.js';
 import type { ResponseBufferLimits, ResponseBuffers } from './response-buffers.js';
 import { ResponseRelay, type ForwardOutcome, type ResponseHook } from './response-relay.js';
 
@@ -17,9 +19,10 @@ export interface ForwardOptions {
   readonly extraHeaders: Record<string, string>;
   /**
    * The request body: null (none), a Buffer read whole at the gateway (sent with its exact
-   * Content-Length), or the request itself, streamed unread (a route bound of 0).
+   * Content-Length), or the body streamed unread (a route bound of 0): the request itself, or an
+   * HTTP/2 stream's body.
    */
-  readonly body: Buffer | IncomingMessage | null;
+  readonly body: Buffer | Readable | null;
   /** An event stream: forwarded on the stream pool, apart from ordinary requests' connections. */
   readonly stream: boolean;
   /** Where an event-stream response is registered, so a shutdown can end it. */
@@ -85,12 +88,10 @@ export class UpstreamPool {
     // An HTTP/2 stream arrives before the rest of the frames read with it: a RST_STREAM right
     // behind its HEADERS (the rapid-reset attack) is processed only after this turn. Dispatching
     // first would start an upstream connection for every cancelled stream; after one turn the
-    // stream's reset is known and nothing is dispatched for it.
-    if (req.httpVersionMajor === 2) {
-      return new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
-        this.#dispatch(req, res, facts, options),
-      );
-    }
+    // stream's reset is known and nothing is dispatched for it. (A body read at the gateway has
+    // waited that turn already.)
+    const framesRead = streamRequestOf(req)?.framesRead();
+    if (framesRead) return framesRead.then(() => this.#dispatch(req, res, facts, options));
     return this.#dispatch(req, res, facts, options);
   }
 

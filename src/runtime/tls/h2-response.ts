@@ -127,6 +127,10 @@ export class StreamResponse {
       if (body) stream.end(chunk);
       else stream.end();
     }
+    // Answered before the client sent all of its body (408, 413, a refusal): node keeps a stream
+    // whose body was read open until the client ends it, and with it the stream's slot and the
+    // request's. RST_STREAM NO_ERROR once the answer is out (RFC 9113 §8.1) closes it.
+    if (!requestEnded(stream)) stream.close(constants.NGHTTP2_NO_ERROR);
     return this;
   }
 
@@ -164,6 +168,12 @@ export class StreamResponse {
   removeListener(event: string, listener: Listener): this {
     return this.off(event, listener);
   }
+}
+
+/** The client has ended its side of the stream: all of the request body has arrived. */
+function requestEnded(stream: ServerHttp2Stream): boolean {
+  // Node's readable state has no public flag for an end not yet read ('end' is emitted once read).
+  return (stream as unknown as { _readableState?: { ended?: boolean } })._readableState?.ended !== false;
 }
 
 /** Adds one response header as node's compatibility layer would: connection framing dropped. */

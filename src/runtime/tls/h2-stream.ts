@@ -1,15 +1,15 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2SecureServer, Http2Session, ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
-import { GatewayHttp2Request } from './h2-adapters.js';
+import { StreamRequest } from './h2-request.js';
 import { StreamResponse } from './h2-response.js';
 
 /** The request path's handler, as an HTTP/2 stream gives it its request and response. */
-export type StreamRequestListener = (req: GatewayHttp2Request, res: StreamResponse) => void;
+export type StreamRequestListener = (req: StreamRequest, res: StreamResponse) => void;
 
 /**
- * Serves each HTTP/2 stream of `server` with `handle` through the core API (a StreamResponse),
- * instead of node's compatibility layer, and HTTP/1.1 (by ALPN) through `http1`.
+ * Serves each HTTP/2 stream of `server` with `handle` through the core API (a StreamRequest and a
+ * StreamResponse), instead of node's compatibility layer, and HTTP/1.1 (by ALPN) through `http1`.
  *
  * Node dispatches streams through its compatibility layer as soon as the server has a 'request'
  * listener, which HTTP/1.1 needs: that dispatcher is its 'stream' listener, removed here, so each
@@ -20,13 +20,13 @@ export function serveStreams(
   http1: (req: IncomingMessage, res: ServerResponse) => void,
   handle: StreamRequestListener,
   socketOf: (session: Http2Session) => Socket | undefined,
-): (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: string[]) => void {
+): (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => void {
   server.on('request', http1);
   server.removeAllListeners('stream');
-  const onStream = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, _f: number, raw: string[]) => {
+  const onStream = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
     // node's own proxy of the connection's socket is the fallback (one per session).
     const socket = socketOf(stream.session!) ?? (stream.session!.socket as Socket);
-    const req = new GatewayHttp2Request(stream, headers, raw, socket);
+    const req = new StreamRequest(stream, headers, socket);
     const res = new StreamResponse(stream);
     // What node's compatibility layer answers itself: CONNECT (405: the gateway tunnels nothing),
     // and an Expect other than 100-continue (417). 100-continue is the handler's to answer, once

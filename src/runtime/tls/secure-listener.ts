@@ -13,7 +13,8 @@ import type { Logger } from 'pino';
 import type { ListenerConfig, ListenerTlsConfig } from '../../config/schema.js';
 import { throttledWarn } from '../../logger.js';
 import { loadCertificates, type Certificates } from './certificates.js';
-import { resetByGateway, type GatewayHttp2Request } from './h2-adapters.js';
+import { resetByGateway } from './h2-adapters.js';
+import type { StreamRequest } from './h2-request.js';
 import type { StreamResponse } from './h2-response.js';
 import { serveStreams } from './h2-stream.js';
 import { ResetBudget } from './reset-budget.js';
@@ -25,7 +26,7 @@ const SOCKET_GRACE_MS = 1000;
 
 /** The request path's handler, given HTTP/1.1's request and response or HTTP/2's adapters (h2-stream.ts). */
 type AnyRequestListener = (
-  req: IncomingMessage | GatewayHttp2Request,
+  req: IncomingMessage | StreamRequest,
   res: ServerResponse | StreamResponse,
 ) => void;
 

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { TLSSocket } from 'node:tls';
 import { describe, expect, test as base } from 'vitest';
 import type { ListenerConfig, ListenerTlsConfig } from '../../../src/config/schema.js';
-import { GatewayHttp2Request } from '../../../src/runtime/tls/h2-adapters.js';
+import { StreamRequest } from '../../../src/runtime/tls/h2-request.js';
 import { StreamResponse } from '../../../src/runtime/tls/h2-response.js';
 import { SecureListener } from '../../../src/runtime/tls/secure-listener.js';
 import { selfSigned } from '../../helpers/certificates.js';
@@ -22,12 +22,12 @@ import { h2Request, h2Session } from '../../helpers/h2-client.js';
 import { waitFor } from '../../helpers/wait.js';
 
 interface Seen {
-  readonly req: GatewayHttp2Request;
+  readonly req: StreamRequest;
   readonly res: StreamResponse;
 }
 
 /** What the handler does per path; every request it sees is kept in `seen`. */
-function answer(req: GatewayHttp2Request, res: StreamResponse): void {
+function answer(req: StreamRequest, res: StreamResponse): void {
   switch (req.url) {
     case '/merge':
       res.setHeader('Vary', 'Origin');
@@ -136,7 +136,7 @@ function exchange(
 }
 
 describe('HTTP/2 streams served by the core API', () => {
-  test("node's compatibility dispatcher is gone: one 'stream' listener; a request gets the gateway's request and a StreamResponse", async ({
+  test("node's compatibility dispatcher is gone: one 'stream' listener; a request gets a StreamRequest (no compatibility request) and a StreamResponse", async ({
     tls: { listener, seen, session },
   }) => {
     expect(listener.server.listeners('stream')).toHaveLength(1);
@@ -150,9 +150,17 @@ describe('HTTP/2 streams served by the core API', () => {
       text: 'hello',
     });
     const { req, res } = seen[before]!;
-    expect(req).toBeInstanceOf(GatewayHttp2Request);
+    expect(req).toBeInstanceOf(StreamRequest);
     expect(res).toBeInstanceOf(StreamResponse);
     expect(req.headers.host).toMatch(/^127\.0\.0\.1:\d+$/); // from :authority
+    expect({ method: req.method, url: req.url, version: req.httpVersionMajor }).toEqual({
+      method: 'GET',
+      url: '/hello',
+      version: 2,
+    });
+    // Nothing of node's compatibility layer was made for the stream (it sets stream[kRequest]).
+    const kRequest = Object.getOwnPropertySymbols(req.stream).find((s) => String(s) === 'Symbol(request)');
+    expect(kRequest && (req.stream as unknown as Record<symbol, unknown>)[kRequest]).toBeFalsy();
   });
 
   test("every stream of a connection has the connection's TLS socket as req.socket; another connection has its own", async ({
