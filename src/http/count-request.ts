@@ -287,7 +287,10 @@ function verdictsOf(
   blockedBy: CompiledLimiter | undefined,
   lists: Lists,
   counted: readonly CompiledLimiter[] = route.limiters,
-): WindowVerdict[] {
+): readonly WindowVerdict[] {
+  // The common case, with no array or closure made per request: every limiter allowed it.
+  if (blockedBy === undefined && lists === NO_LISTS && counted === route.limiters && !hasShadow(route))
+    return allAllowed(route.limiters.length);
   return route.limiters.map((limiter) => {
     if (lists.exempt.includes(limiter)) return 'exempt';
     if (!counted.includes(limiter)) return 'store_error';
@@ -298,6 +301,16 @@ function verdictsOf(
       ? 'shadow_limited'
       : 'allowed';
   });
+}
+
+/** Shared, frozen: verdicts are only read (settle, recordDecisions). */
+const ALL_ALLOWED: (readonly WindowVerdict[])[] = [];
+const allAllowed = (n: number): readonly WindowVerdict[] =>
+  (ALL_ALLOWED[n] ??= Object.freeze(new Array<WindowVerdict>(n).fill('allowed')));
+
+function hasShadow(route: CompiledRoute): boolean {
+  for (const limiter of route.limiters) if (limiter.shadow) return true;
+  return false;
 }
 
 /**

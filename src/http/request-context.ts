@@ -165,7 +165,8 @@ export function observeResponse(c: RequestContext, level: 'info' | 'debug'): voi
   // Read now: an HTTP/2 stream's socket is gone once it closed.
   if (log) c.peer ??= peerOf(c.req.socket, c.state.identity);
   metrics.opened();
-  c.res.once('close', () => {
+  // 'on', not 'once': a response emits 'close' once, and 'once' adds a wrapper per request.
+  c.res.on('close', () => {
     const elapsedMs = performance.now() - started;
     // No answer begun: the client left first (nginx's 499).
     const status = c.res.headersSent ? c.res.statusCode : CLIENT_LEFT;

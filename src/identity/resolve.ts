@@ -128,10 +128,11 @@ export function identityOf(
     let value: string;
     switch (part) {
       case 'ip':
-        value = `ip=${clientIp}`;
         // The peer's hash is computed once per connection; a forwarded client's comes from a cache.
-        hashed.set(part, clientIp === peer.key ? peer.keyHash : cachedHash(value));
-        raw?.set(part, value);
+        // The "ip=" text is built only when something reads it (no string per request for the peer).
+        if (clientIp === peer.key) hashed.set(part, peer.keyHash);
+        else hashed.set(part, cachedHash(`ip=${clientIp}`));
+        raw?.set(part, `ip=${clientIp}`);
         continue;
       case 'user_agent':
         value = `ua=${headers['user-agent'] ?? ''}`;

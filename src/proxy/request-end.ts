@@ -2,11 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 /**
- * The cleanups of HTTP/1.1 requests still in progress on each socket. Node 20 emits no 'close'
- * on the responses queued behind the first when a pipelining client drops the connection, so
- * `res 'close'` alone would leak their slots and upstream requests: the socket's own 'close' runs
- * whatever is left here. One listener per socket, entries removed as requests end, so a
- * keep-alive socket gathers nothing.
+ * The cleanups of HTTP/1.1 requests queued on each socket behind the one being answered. Node 20
+ * emits no 'close' on the responses queued behind the first when a pipelining client drops the
+ * connection, so `res 'close'` alone would leak their slots and upstream requests: the socket's
+ * own 'close' runs whatever is left here. One listener per socket, entries removed as requests
+ * end. A response that has its socket already (every request of a client that does not
+ * pipeline) gets its 'close' whatever happens, and takes no entry: no per-request write into the
+ * socket's long-lived Set, which the garbage collector would have to track.
  */
 const pendingOn = new WeakMap<Socket, Set<() => void>>();
 
@@ -15,6 +17,14 @@ function runPending(this: Socket): void {
   if (!pending) return;
   pendingOn.delete(this);
   for (const cleanup of pending) cleanup();
+}
+
+/** The socket's Set of queued cleanups, run by its 'close'. */
+function watchSocket(socket: Socket): Set<() => void> {
+  const pending = new Set<() => void>();
+  pendingOn.set(socket, pending);
+  socket.once('close', runPending);
+  return pending;
 }
 
 /** The request can no longer be answered: its response closed, or (HTTP/1.1) its connection did. */
@@ -30,24 +40,22 @@ export function requestGone(req: IncomingMessage, res: ServerResponse): boolean 
  */
 export function onRequestEnd(req: IncomingMessage, res: ServerResponse, cleanup: () => void): void {
   if (requestGone(req, res)) return cleanup();
+  // An HTTP/2 stream's response closes with its stream, also when the session goes; an HTTP/1.1
+  // response given its socket is sent 'close' by Node when the socket closes.
+  if (req.httpVersionMajor !== 1 || res.socket !== null) {
+    res.on('close', cleanup); // 'on', not 'once': a response emits 'close' once
+    return;
+  }
+  // Queued behind another response on a pipelined connection.
   const socket = req.socket;
-  const http1 = req.httpVersionMajor === 1;
-  let pending: Set<() => void> | undefined;
+  const pending = pendingOn.get(socket) ?? watchSocket(socket);
   let done = false;
   const run = (): void => {
     if (done) return;
     done = true;
-    res.off('close', run);
-    pending?.delete(run);
+    pending.delete(run);
     cleanup();
   };
   res.on('close', run);
-  if (!http1) return; // an HTTP/2 stream's response closes with its stream, also when the session goes
-  pending = pendingOn.get(socket);
-  if (!pending) {
-    pending = new Set();
-    pendingOn.set(socket, pending);
-    socket.once('close', runPending);
-  }
   pending.add(run);
 }

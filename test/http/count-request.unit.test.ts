@@ -27,8 +27,8 @@ function deepFreeze<T>(value: T, seen = new Set<unknown>()): T {
   return Object.freeze(value);
 }
 
-async function setUp() {
-  const table = loadConfigText(YAML, 'test.yaml', {});
+async function setUp(yaml = YAML) {
+  const table = loadConfigText(yaml, 'test.yaml', {});
   const state = await buildState(table);
   const route = table.router.matchPath('app.test', 'GET', '/x')!;
   const warnings: object[] = [];
@@ -88,6 +88,33 @@ describe('countRequest', () => {
     expect(retryAfter >= 1 && retryAfter <= 60).toBe(true);
     expect(contexts).toEqual(snapshots);
     expect(warnings).toEqual([]);
+    await closeState(state);
+  });
+
+  // Each limiter's verdict, the shared all-allowed answer included: a shadow limiter's spent
+  // window still reads shadow_limited, and the enforcing ones allowed.
+  test('verdicts per limiter: all allowed, then a spent shadow limiter, then a refusal', async () => {
+    const { state, request } = await setUp(`
+listeners: [{ host: 127.0.0.1, port: 0 }]
+identity: { trustedProxies: 127.0.0.1 }
+upstreams: { app: { url: "http://127.0.0.1:9" } }
+limiters:
+  three: { windows: [{ limit: 3, period: 1m, key: [ip] }] }
+  watch: { shadow: true, windows: [{ limit: 1, period: 1m, key: [ip] }] }
+  five: { windows: [{ limit: 5, period: 1m, key: [ip] }] }
+routes: [{ name: r, paths: ["/*"], upstream: app, limiters: [three, watch, five] }]
+`);
+    const seen = [];
+    for (const id of ['a', 'b', 'c', 'd']) {
+      const { outcome, verdicts } = await countRequest(request(id));
+      seen.push({ outcome, verdicts });
+    }
+    expect(seen).toEqual([
+      { outcome: 'allowed', verdicts: ['allowed', 'allowed', 'allowed'] },
+      { outcome: 'shadow_limited', verdicts: ['allowed', 'shadow_limited', 'allowed'] },
+      { outcome: 'shadow_limited', verdicts: ['allowed', 'shadow_limited', 'allowed'] },
+      { outcome: 'limited', verdicts: ['limited', 'shadow_limited', 'allowed'] },
+    ]);
     await closeState(state);
   });
 });
