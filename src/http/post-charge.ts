@@ -79,10 +79,10 @@ export class ChargeBatch {
 
   add(p: Pending): void {
     // Gathered before the turn's store batch is sent: the charges ride in the same store call.
-    if (this.#pending.push(p) === 1) atTurnEnd('gather', this.#flushNow);
+    if (this.#pending.push(p) === 1) atTurnEnd('gather', this.#onTurnEnd);
   }
 
-  readonly #flushNow = (): void => this.#flush();
+  readonly #onTurnEnd = (): void => this.#flush();
 
   #flush(): void {
     const pending = this.#pending;

@@ -57,7 +57,6 @@ export interface ForwardedFacts {
   readonly requestId: string;
 }
 
-/** Request headers for the upstream: end-to-end headers plus X-Forwarded-For/-Proto/-Host and X-Request-Id. */
 /** Forwarding headers only a trusted proxy may set; from anyone else they are dropped. */
 const PROXY_SET = new Set([
   'forwarded',
@@ -70,6 +69,7 @@ const PROXY_SET = new Set([
   'true-client-ip',
 ]);
 
+/** Request headers for the upstream: end-to-end headers plus X-Forwarded-For/-Proto/-Host and X-Request-Id. */
 export function upstreamRequestHeaders(
   incoming: IncomingHttpHeaders,
   facts: ForwardedFacts,

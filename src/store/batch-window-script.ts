@@ -283,8 +283,8 @@ interface Spec {
 /**
  * The batch script's key count, then its KEYS and ARGV (see BATCH_WINDOW_LUA): each distinct
  * window spec once (its key in KEYS, the rest in ARGV), then each request as the numbers of its
- * specs (one value for a request of one window). `nowMs`: the time the script counts sliding windows and token
- * buckets at; absent, Redis' own clock (the gateway never passes it).
+ * specs (one value for a request of one window). `nowMs`: the time the script counts sliding
+ * windows and token buckets at; absent, Redis' own clock (the gateway never passes it).
  */
 export function batchScriptArgs(
   batch: readonly BatchedRequest[],

@@ -56,11 +56,12 @@ interface Batch {
 }
 
 /**
- * Coalesces the hits of one event-loop turn (or of a batch window: `windowMs`, from the batch's first
- * hit; a batch that fills a script call goes at once) into one batch call of the inner store. The batch is
- * sent at the end of the turn (turn-end.ts: a setImmediate, after the turn's post-charges): that runs once the poll phase has handed over every socket that was
- * ready, so all requests parsed in this turn are in it, and it waits for no timer and no I/O. (A
- * microtask or nextTick would run after each socket's callback, batching one request at a time.)
+ * Coalesces the hits of one event-loop turn (or of a batch window: `windowMs` from the batch's
+ * first hit; a batch that fills a script call goes at once) into one batch call of the inner store.
+ * The batch is sent at the end of the turn (turn-end.ts: a setImmediate, after the turn's
+ * post-charges): that runs once the poll phase has handed over every socket that was ready, so all
+ * requests parsed in this turn are in it, and it waits for no timer and no I/O. (A microtask or
+ * nextTick would run after each socket's callback, batching one request at a time.)
  *
  * The deadline measures the store, not the event loop. It starts when the batch is written, and
  * when its timer fires the verdict waits for setImmediate: the poll phase before it reads whatever

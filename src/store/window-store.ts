@@ -152,10 +152,6 @@ export class StoreUnavailableError extends Error {
 }
 
 /**
- * A store that wraps another (a cache, a batcher, instrumentation): it decides `hit` itself and
- * hands connecting, readiness and closing to the store it wraps.
- */
-/**
  * A store that shows each answer to one listener before its caller sees it: the over-limit cache
  * remembers spent windows this way, without a then() (a promise and a closure) per request.
  */
@@ -166,6 +162,10 @@ export interface ResultTap {
 /** What a wrapping store hands on: everything but deciding hits. */
 export type StoreLifecycle = Pick<WindowStore, 'connect' | 'readiness' | 'close' | 'listBans' | 'liftBan'>;
 
+/**
+ * A store that wraps another (a cache, a batcher, instrumentation): it decides `hit` itself and
+ * hands connecting, readiness and closing to the store it wraps.
+ */
 export abstract class WrappingStore<Inner extends StoreLifecycle = WindowStore> implements WindowStore {
   constructor(protected readonly inner: Inner) {}
 
