@@ -173,7 +173,7 @@ export class DatasetWatch {
   readonly #lineages = new Map<string, Lineage | null>();
   #onLost: ((keys: KeysOn) => void) | undefined;
 
-  /** A watched connection reconnected and its server is not known yet. */
+  /** A watched connection reconnected to an address and its server is not read yet. */
   get checking(): boolean {
     return this.#checking > 0;
   }
@@ -189,7 +189,10 @@ export class DatasetWatch {
   }
 
   async #check(connection: WatchedConnection, address: string, keys: KeysOn): Promise<void> {
-    this.#checking++;
+    // An address seen for the first time held nothing of ours yet: nothing to wait for, or to lose.
+    const known = this.#lineages.has(address);
+    if (known) this.#checking++;
+    else this.#lineages.set(address, null); // a reconnect before INFO answers is checked
     let now: Lineage | undefined;
     try {
       now = lineageOf(await connection.info('replication'));
@@ -198,8 +201,8 @@ export class DatasetWatch {
     }
     const before = this.#lineages.get(address);
     this.#lineages.set(address, now ?? null);
-    // An address seen for the first time held nothing of ours yet.
-    if (before !== undefined && !(before && now && continues(before, now))) this.#onLost?.(keys);
+    if (!known) return;
     this.#checking--;
+    if (!(before && now && continues(before, now))) this.#onLost?.(keys);
   }
 }

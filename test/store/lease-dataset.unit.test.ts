@@ -126,9 +126,13 @@ describe('DatasetWatch', () => {
     expect(lost).toHaveLength(2);
   });
 
-  test('checking from each ready until INFO answers', async () => {
+  test('checking from each reconnect until INFO answers (the first connection: not)', async () => {
     const { watch, conn } = watched();
+    conn.hold = true;
+    conn.emit('ready');
     expect(watch.checking).toBe(false);
+    conn.answer(info(A));
+    await flush();
     conn.hold = true;
     conn.emit('ready');
     expect(watch.checking).toBe(true);
