@@ -238,13 +238,13 @@ function screenDescriptors(
   if (!hasLists(limiters)) return { matches, limiters };
   const remote = descriptors.flatMap((d) => d.entries).find((e) => e.key === 'remote_address');
   const subject = { address: remote && parseAddress(remote.value), token: undefined };
-  const kept = matches.map((m) => {
-    if (!m) return undefined;
-    const verdict = listVerdict(m.limiter, subject);
-    if (verdict === 'exempt') metrics.limiterDecision(m.limiter.name, 'exempt');
-    return verdict === 'exempt' ? undefined : m;
-  });
-  const left = limiters.filter((l) => listVerdict(l, subject) !== 'exempt');
+  // Counted exempt once per limiter, as on HTTP, however many descriptors matched it.
+  const left: CompiledLimiter[] = [];
+  for (const l of limiters) {
+    if (listVerdict(l, subject) === 'exempt') metrics.limiterDecision(l.name, 'exempt');
+    else left.push(l);
+  }
+  const kept = matches.map((m) => (m && left.includes(m.limiter) ? m : undefined));
   const denier = kept.find((m) => m && !m.limiter.shadow && listVerdict(m.limiter, subject) === 'denied');
   if (!denier) return { matches: kept, limiters: left };
   metrics.limiterDecision(denier.limiter.name, 'denied');

@@ -41,6 +41,19 @@ export const unheld = (limit: number): Held => ({
   pending: undefined,
 });
 
+/**
+ * What is held of a window whose Redis came back without it (restarted empty): the slice was
+ * counted in data that is gone, so it is neither spent nor given back; the window leases afresh.
+ * A lease in flight keeps its holder, and its grant starts the window anew (no window named).
+ */
+export function forget(h: Held): void {
+  h.left = 0;
+  h.count = 0;
+  h.resetAtMs = 0;
+  h.endsAt = 0;
+  h.exact = false;
+}
+
 /** Only fixed windows lease; a window carrying a ban is checked where the ban is. */
 const leases = (w: WindowRequest): boolean =>
   w.lease !== undefined && w.algorithm === undefined && w.ban === undefined;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { MIN_SLICE } from '../limits/window-maths/lease.js';
+import type { DatasetWatch } from './redis-connection.js';
 
 // The lease scripts (docs/limiting.md#leases): one takes a slice of a fixed window's remaining
 // budget and counts it, one gives an unspent slice back. A fixed window's key is the batch
@@ -96,6 +97,8 @@ export interface LeaseBackend {
   lease(ask: LeaseAsk): Promise<LeaseGrant>;
   /** Gives `unspent` of a slice back to the window ending at `endsAt`; resolves what was given back. */
   returnLease(key: string, unspent: number, endsAt: number): Promise<number>;
+  /** Tells when a Redis came back without the data slices were leased from (redis-connection.ts). */
+  readonly dataset?: Pick<DatasetWatch, 'checking' | 'onLost'>;
 }
 
 /** Errors that mean the script did not run, so sending it again cannot count twice. */

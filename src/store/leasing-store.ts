@@ -1,6 +1,17 @@
 import { MIN_SLICE } from '../limits/window-maths/lease.js';
-import { EXACT, heldResult, LEASE, LOCAL, mergeGrant, unheld, wayOf, type Held } from './lease-holdings.js';
+import {
+  EXACT,
+  forget,
+  heldResult,
+  LEASE,
+  LOCAL,
+  mergeGrant,
+  unheld,
+  wayOf,
+  type Held,
+} from './lease-holdings.js';
 import type { LeaseBackend, LeaseGrant } from './lease-script.js';
+import type { KeysOn } from './redis-connection.js';
 import {
   StoreUnavailableError,
   WrappingStore,
@@ -10,6 +21,7 @@ import {
   type WindowResult,
   type WindowStore,
 } from './window-store.js';
+import { observedCall } from './observed-call.js';
 import { withTimeout } from './with-timeout.js';
 
 export interface LeasingStoreOptions {
@@ -46,7 +58,8 @@ export interface LeaseStats {
  * until the store answers, and puts it back when the store refuses (a refused request spends
  * nothing). Requests waiting for a window's slice share one lease. When what remains is too
  * small for a slice, the window is counted exactly (the inner store) until it resets. Unspent
- * slices are given back at close; those of a window that ended are lost with it.
+ * slices are given back at close; those of a window that ended are lost with it, and those of a
+ * Redis that came back without its data are dropped (the backend's dataset watch tells).
  */
 export class LeasingStore extends WrappingStore implements ResultTap {
   readonly #backend: LeaseBackend;
@@ -57,6 +70,7 @@ export class LeasingStore extends WrappingStore implements ResultTap {
   readonly #maxKeys: number;
   readonly #sweeper: NodeJS.Timeout;
   readonly #observer: StoreObserver | undefined;
+  readonly #dataset: LeaseBackend['dataset'];
   readonly stats: LeaseStats = { leases: 0, granted: 0, returned: 0, localHits: 0 };
   #closing: Promise<void> | undefined;
   #tap: ((requests: readonly WindowRequest[], results: WindowResult[]) => void) | undefined;
@@ -69,6 +83,8 @@ export class LeasingStore extends WrappingStore implements ResultTap {
     this.#now = options.now ?? steadyNow;
     this.#maxKeys = options.maxKeys ?? DEFAULT_LEASED_KEYS;
     this.#observer = options.observer;
+    this.#dataset = backend.dataset;
+    this.#dataset?.onLost((keys) => this.#dropLost(keys));
     this.#sweeper = setInterval(() => this.#sweep(), options.sweepIntervalMs ?? 10_000);
     this.#sweeper.unref();
   }
@@ -119,6 +135,8 @@ export class LeasingStore extends WrappingStore implements ResultTap {
   /** `leased`: the windows a lease was already asked for on this request's behalf. */
   #hitLeased(windows: readonly WindowRequest[], leased: Set<string> | undefined): Promise<WindowResult[]> {
     if (this.#closing) return this.#innerHit(windows); // closing: the slices are going back
+    // Reconnected to a Redis not yet known to hold what was leased: nothing spent from a slice.
+    if (this.#dataset?.checking) return this.#innerHit(windows);
     const now = this.#now();
     const n = windows.length;
     const local = new Array<Held | undefined>(n);
@@ -225,7 +243,7 @@ export class LeasingStore extends WrappingStore implements ResultTap {
     // A calendar window's period is the time to its boundary (the store key's expiry).
     const ask = { key: w.key, limit: w.limit, periodMs: w.periodMs, divisor, max: rule.max, need };
     this.stats.leases++;
-    const pending = this.#observed(this.#backend.lease(ask)).then(
+    const pending = observedCall(this.#observer, this.#timeoutMs, this.#backend.lease(ask)).then(
       (grant) => this.#granted(w, grant, sentAt, divisor),
       (err: unknown) => {
         const held = this.#held.get(w.key);
@@ -258,41 +276,23 @@ export class LeasingStore extends WrappingStore implements ResultTap {
     if (unspent <= 0 || h.resetAtMs <= this.#now()) return;
     h.left = 0;
     try {
-      this.stats.returned += await this.#observed(this.#backend.returnLease(key, unspent, h.endsAt));
+      this.stats.returned += await observedCall(
+        this.#observer,
+        this.#timeoutMs,
+        this.#backend.returnLease(key, unspent, h.endsAt),
+      );
     } catch {
       // Not given back: the window under-admits by it until it ends (the documented bound).
     }
   }
 
-  /**
-   * One round trip for the store metrics, as the batching store's: its time once answered, an
-   * error when it fails, or when it is still unanswered at the timeout (then once only).
-   */
-  #observed<T>(call: Promise<T>): Promise<T> {
-    const observer = this.#observer;
-    if (!observer) return call;
-    const started = performance.now();
-    let late = false;
-    const timer = setTimeout(() => {
-      late = true;
-      observer.storeError();
-    }, this.#timeoutMs);
-    const done = () => {
-      clearTimeout(timer);
-      observer.storeRoundTrip((performance.now() - started) / 1000);
-    };
-    return call.then(
-      (value) => {
-        done();
-        observer.storeAnswered?.();
-        return value;
-      },
-      (err: unknown) => {
-        done();
-        if (!late) observer.storeError();
-        throw err;
-      },
-    );
+  /** Redis came back without these keys' windows: their slices are dropped (under-admission only). */
+  #dropLost(keys: KeysOn): void {
+    for (const [key, h] of this.#held) {
+      if (!keys(key)) continue;
+      forget(h);
+      if (!h.pending) this.#held.delete(key);
+    }
   }
 
   #sweep(): void {

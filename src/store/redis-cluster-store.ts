@@ -12,7 +12,7 @@ import {
 } from './batch-window-script.js';
 import type { BatchWindowStore, SettleRequest } from './batching-store.js';
 import type { ConnectionOptions } from 'node:tls';
-import { clusterSeeds } from './redis-connection.js';
+import { clusterSeeds, DatasetWatch } from './redis-connection.js';
 import { probeScript } from './readiness-probe.js';
 import { liftBanOn, listBansOn } from './redis-bans.js';
 import { quit, redisClientOptions, whenReady } from './redis-store.js';
@@ -50,6 +50,12 @@ const DID_NOT_RUN = /^(?:NOSCRIPT|MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
 
 const connectNode = (node: Redis) => {
   if (node.status === 'wait') node.connect().catch(() => undefined); // failures surface as 'node error'
+};
+
+/** Whether a key's slot is served by the master at `address` (or the slot map does not say). */
+const onMaster = (client: Cluster, address: string) => (key: string) => {
+  const master = client.slots[calculateSlot(key)]?.[0];
+  return master === undefined || master === address;
 };
 
 /**
@@ -104,6 +110,8 @@ export function groupBySlot(requests: readonly Pick<WindowRequest, 'key'>[]): nu
  */
 export class RedisClusterStore implements WindowStore, BatchWindowStore {
   readonly client: Cluster;
+  /** [lease] Whether each master reached after a reconnect still holds the leased windows of its slots. */
+  readonly dataset = new DatasetWatch();
   readonly #connectTimeoutMs: number;
   readonly #described: string;
   readonly #probeKey: string;
@@ -135,6 +143,10 @@ export class RedisClusterStore implements WindowStore, BatchWindowStore {
     // refuses ("Connection is closed.") every other command sent while that connection opens.
     // Auto-pipelining hid this by queueing; with one batch call per turn, connect every node as
     // soon as it is known instead.
+    this.client.on('+node', (node: Redis) => {
+      const address = `${node.options.host}:${node.options.port}`;
+      this.dataset.watch(node, address, onMaster(this.client, address));
+    });
     this.client.on('+node', connectNode);
     this.client.on('ready', () => this.client.nodes('all').forEach(connectNode));
   }

@@ -126,3 +126,83 @@ export function settingsFault(err: unknown): string | undefined {
   }
   return undefined;
 }
+
+/** A Redis server's data history, from INFO replication (docs/limiting.md#leases, "When Redis is lost"). */
+export interface Lineage {
+  /** master_replid: the history of this server's data (a replica carries its master's). */
+  readonly id: string;
+  /** master_replid2: the history a promoted replica carries on (its old master's); zeros when none. */
+  readonly previous: string;
+}
+
+/** The lineage INFO replication reports, or undefined when the fields are missing. */
+export function lineageOf(info: string): Lineage | undefined {
+  const id = /^master_replid:(\w+)/m.exec(info)?.[1];
+  return id ? { id, previous: /^master_replid2:(\w+)/m.exec(info)?.[1] ?? '' } : undefined;
+}
+
+/**
+ * Whether a server reached after a reconnect holds the data of the one before it: the same history
+ * (the same process, or one restarted from its own snapshot), or a replica of it promoted in its
+ * place. A server restarted empty starts a history of its own.
+ */
+export const continues = (before: Lineage, after: Lineage): boolean =>
+  after.id === before.id || after.previous === before.id;
+
+/** Which keys a lost server held: every key (one Redis), or those of its slots (a cluster master). */
+export type KeysOn = (key: string) => boolean;
+
+/** What DatasetWatch needs of a connection: its 'ready', and INFO. */
+export interface WatchedConnection {
+  on(event: 'ready', listener: () => void): unknown;
+  info(section: 'replication'): Promise<string>;
+}
+
+/**
+ * How a store tells its leasing store that a Redis came back without its data (restarted empty):
+ * at each 'ready' of a watched connection, INFO replication is read and compared, by address, with
+ * what that address had before. A slice leased from the lost data is no longer counted anywhere,
+ * so it must not be spent. Until the answer, `checking` is true (held slices are not spent); an
+ * answer that cannot be read (INFO refused, the connection lost again) counts as lost: dropping
+ * slices only under-admits.
+ */
+export class DatasetWatch {
+  /** Checks in flight. */
+  #checking = 0;
+  /** By address; null: not known (INFO could not be read). */
+  readonly #lineages = new Map<string, Lineage | null>();
+  #onLost: ((keys: KeysOn) => void) | undefined;
+
+  /** A watched connection reconnected to an address and its server is not read yet. */
+  get checking(): boolean {
+    return this.#checking > 0;
+  }
+
+  /** The one listener (the leasing store): called with the keys whose data was lost. */
+  onLost(listener: (keys: KeysOn) => void): void {
+    this.#onLost = listener;
+  }
+
+  /** Checks the server behind `connection` (at `address`, host:port) at each of its 'ready'. */
+  watch(connection: WatchedConnection, address: string, keys: KeysOn): void {
+    connection.on('ready', () => void this.#check(connection, address, keys));
+  }
+
+  async #check(connection: WatchedConnection, address: string, keys: KeysOn): Promise<void> {
+    // An address seen for the first time held nothing of ours yet: nothing to wait for, or to lose.
+    const known = this.#lineages.has(address);
+    if (known) this.#checking++;
+    else this.#lineages.set(address, null); // a reconnect before INFO answers is checked
+    let now: Lineage | undefined;
+    try {
+      now = lineageOf(await connection.info('replication'));
+    } catch {
+      now = undefined;
+    }
+    const before = this.#lineages.get(address);
+    this.#lineages.set(address, now ?? null);
+    if (!known) return;
+    this.#checking--;
+    if (!(before && now && continues(before, now))) this.#onLost?.(keys);
+  }
+}

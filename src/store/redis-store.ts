@@ -9,7 +9,7 @@ import {
   type BatchedRequest,
 } from './batch-window-script.js';
 import { BATCH_WINDOW_COMMAND } from './redis-commands.js';
-import { redactedUrl, settingsFault, StoreConfigError } from './redis-connection.js';
+import { DatasetWatch, redactedUrl, settingsFault, StoreConfigError } from './redis-connection.js';
 import type { ConnectionOptions } from 'node:tls';
 import { probeScript } from './readiness-probe.js';
 import { liftBanOn, listBansOn } from './redis-bans.js';
@@ -61,6 +61,8 @@ export function redisClientOptions(o: Pick<RedisStoreOptions, 'connectTimeoutMs'
  */
 export class RedisStore implements WindowStore, BatchWindowStore {
   readonly client: Redis;
+  /** [lease] Whether the server reached after a reconnect still holds the leased windows. */
+  readonly dataset = new DatasetWatch();
   readonly #connectTimeoutMs: number;
   readonly #described: string;
   readonly #probeKey: string;
@@ -76,6 +78,8 @@ export class RedisStore implements WindowStore, BatchWindowStore {
     const warn = options.logger ? throttledWarn(options.logger, 'redis store error') : undefined;
     this.client.on('error', (err: Error) => warn?.({ err: err.message }));
     this.client.defineCommand(BATCH_WINDOW_COMMAND, { lua: BATCH_WINDOW_LUA });
+    const { host, port } = this.client.options;
+    this.dataset.watch(this.client, `${host}:${port}`, () => true);
   }
 
   hitBatch(batch: readonly BatchedRequest[], settle: SettleRequest): void {

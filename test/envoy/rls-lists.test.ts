@@ -3,9 +3,11 @@
 import { expect } from 'vitest';
 import { gatewayTest } from '../helpers/fixtures.js';
 import { gatewayYaml, REDIS_STORE } from '../helpers/gateway.js';
+import { sampleValue, scrape } from '../helpers/prometheus.js';
 import { rlsClient, UNMATCHED } from '../helpers/rls-client.js';
 
-const CONFIG = gatewayYaml(`
+const CONFIG = gatewayYaml(
+  `
 rateLimitService: { host: 127.0.0.1, port: 0 }
 ${REDIS_STORE}
 upstreams: { app: { url: '\${UPSTREAM_URL}' } }
@@ -18,7 +20,9 @@ limiters:
     ban: { after: 1, within: 1h, for: 1h }
 routes:
   - { name: all, paths: ['/*'], upstream: app }
-`);
+`,
+  { admin: true },
+);
 
 const test = gatewayTest({ config: CONFIG }).extend('rls', { scope: 'file' }, rlsClient);
 
@@ -61,4 +65,25 @@ test('allowed: OK uncounted; denied: OVER_LIMIT; banned after a refusal, with Re
   ]);
   // Another address is not banned.
   expect((await rls.shouldRateLimit(from('192.0.2.2'))).overallCode).toBe('OK');
+});
+
+test('a limiter two descriptors match is counted exempt once per call, as an HTTP request is', async ({
+  rls,
+  gateway,
+}) => {
+  const metric = 'tollgate_requests_total{limiter="per-ip",decision="exempt"}';
+  const before = sampleValue(await scrape(gateway.adminUrl!), metric) ?? 0;
+  const twice = {
+    domain: 'edge',
+    descriptors: [
+      { entries: [{ key: 'remote_address', value: '198.51.100.5' }] },
+      { entries: [{ key: 'remote_address', value: '198.51.100.5' }] },
+    ],
+  };
+  for (let i = 0; i < 3; i++) {
+    const answer = await rls.shouldRateLimit(twice);
+    expect(answer.overallCode).toBe('OK');
+    expect(answer.statuses).toEqual([UNMATCHED, UNMATCHED]);
+  }
+  expect(sampleValue(await scrape(gateway.adminUrl!), metric)).toBe(before + 3);
 });

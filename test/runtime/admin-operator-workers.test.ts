@@ -5,6 +5,7 @@
 import { expect } from 'vitest';
 import { chromium } from '../helpers/fixtures.js';
 import { gatewayYaml, REDIS_STORE, send } from '../helpers/gateway.js';
+import { pageProblems } from '../helpers/page-problems.js';
 import { sampleValue, scrape } from '../helpers/prometheus.js';
 import { workersGatewayTest } from '../helpers/workers-gateway.js';
 
@@ -94,11 +95,7 @@ test(
 
     // The page, in Chromium: server-rendered from the summed view, under its CSP.
     const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
-    const violations: string[] = [];
-    page.on('console', (m) => {
-      if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text());
-    });
-    page.on('pageerror', (e) => violations.push(e.message));
+    const violations = pageProblems(page);
     const res = await page.goto(`${gp.adminUrl}/ui`);
     expect(res!.status()).toBe(200);
     expect(await page.locator('#scope').innerText()).toBe(

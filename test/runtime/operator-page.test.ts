@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { chromium, test as serversTest } from '../helpers/fixtures.js';
 import { gatewayYaml, send } from '../helpers/gateway.js';
+import { pageProblems } from '../helpers/page-problems.js';
 
 const config = gatewayYaml(`
 admin: { host: 127.0.0.1, port: 0, token: operator-token-123 }
@@ -56,11 +57,7 @@ test('the operator page: live rates, near-limit, top keys, refusals, store and c
   await traffic(2); // 198.51.100.7: 8 of 10; its 5th request on is past the shadow limiter's 4
 
   const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
-  const violations: string[] = [];
-  page.on('console', (m) => {
-    if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text());
-  });
-  page.on('pageerror', (e) => violations.push(e.message));
+  const violations = pageProblems(page);
   const res = await page.goto(`${gateway.adminUrl}/ui`);
   expect(res!.status()).toBe(200);
 
@@ -110,4 +107,22 @@ test('the operator page: live rates, near-limit, top keys, refusals, store and c
   mkdirSync(folder, { recursive: true });
   await page.screenshot({ path: join(folder, 'operator.png'), fullPage: true });
   await page.close();
+});
+
+test('the listener the page tests share sees a CSP refusal and a script error', async ({ browser }) => {
+  const page = await browser.newPage();
+  const problems = pageProblems(page);
+  await page.setContent(
+    `<meta http-equiv="Content-Security-Policy" content="script-src 'none'"><script>1</script>`,
+  );
+  await expect.poll(() => problems.length).toBe(1);
+  expect(problems[0]).toMatch(/inline script violates the following Content Security Policy directive/);
+
+  const strict = await browser.newPage();
+  const [some, all] = [pageProblems(strict), pageProblems(strict, { consoleErrors: true })];
+  await strict.setContent(`<script>console.error('logged'); throw new Error('thrown')</script>`);
+  await expect.poll(() => all.length).toBe(2);
+  expect(some).toEqual(['thrown']);
+  expect([...all].sort()).toEqual(['logged', 'thrown']);
+  await Promise.all([page.close(), strict.close()]);
 });

@@ -3,122 +3,20 @@
 // limit; a crashed instance's slice is lost only to its window (at most max + cost − 1), a stopped
 // one's goes back; a Redis that restarts is waited out by each limiter's onStoreError, and leases
 // resume after it.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Redis } from 'ioredis';
-import { Pool } from 'undici';
 import { describe, expect } from 'vitest';
 import { underAdmissionBound } from '../../src/limits/window-maths/lease.js';
-import { startGatewayProcess, type CliProcess } from '../helpers/cli.js';
-import { test as serversTest } from '../helpers/fixtures.js';
-import { gatewayYaml, send } from '../helpers/gateway.js';
+import { send } from '../helpers/gateway.js';
+import {
+  expectCleanStop,
+  leaseConfig,
+  leaseProcessTest as test,
+  seenUnder,
+  Traffic,
+  windowOf,
+} from '../helpers/lease-processes.js';
 import { sampleValue, scrape } from '../helpers/prometheus.js';
 import { RedisServer } from '../helpers/redis-server.js';
-import type { TestUpstream } from '../helpers/upstream.js';
-import { sleep, waitFor } from '../helpers/wait.js';
-
-interface LeaseSetup {
-  readonly redisUrl: string;
-  readonly upstreamUrl: string;
-  /** The store's key prefix: one per test, so each starts on fresh windows. */
-  readonly prefix: string;
-  readonly limit: number;
-  readonly max: number;
-  readonly onError?: 'open' | 'closed' | 'local';
-}
-
-/** One leased limiter on every path: one hot key (every request comes from 127.0.0.1), an hour long. */
-const leaseConfig = (s: LeaseSetup) =>
-  gatewayYaml(
-    `
-shutdown: { drainTimeout: 2s }
-store:
-  onError: ${s.onError ?? 'closed'}
-  redis: { url: '${s.redisUrl}', commandTimeout: 2s, keyPrefix: '${s.prefix}' }
-upstreams:
-  app: { url: '${s.upstreamUrl}' }
-limiters:
-  hot:
-    lease: { max: ${s.max}, spread: 1 }
-    windows: [{ limit: ${s.limit}, period: 1h, key: [ip] }]
-routes:
-  - { name: api, paths: ['/*'], upstream: app, limiters: [hot] }
-`,
-    { admin: true },
-  );
-
-/** GET `path` from `concurrency` loops until stopped; each answer's status (0: no answer). */
-class Traffic {
-  readonly statuses: number[] = [];
-  #stopped = false;
-  readonly #done: Promise<void>;
-
-  constructor(url: string, path: string, concurrency: number) {
-    const pool = new Pool(url, { connections: concurrency });
-    const loop = async () => {
-      while (!this.#stopped) {
-        try {
-          this.statuses.push((await send(`${url}${path}`, { dispatcher: pool })).status);
-        } catch {
-          this.statuses.push(0);
-          await sleep(10); // the instance is gone: do not spin
-        }
-      }
-    };
-    const loops = Array.from({ length: concurrency }, loop);
-    this.#done = Promise.all(loops).then(() => pool.destroy());
-  }
-
-  count(status: number): number {
-    return this.statuses.filter((s) => s === status).length;
-  }
-
-  /** Stops sending and waits for the answers in flight. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    await this.#done;
-  }
-}
-
-const seenUnder = (upstream: TestUpstream, path: string) =>
-  upstream.seen.filter((r) => r.url.startsWith(path)).length;
-
-/** The hot window's count in Redis (0 when the key is gone) and the key's time to live. */
-async function windowOf(client: Redis, prefix: string): Promise<{ count: number; pttl: number }> {
-  const keys = await client.keys(`${prefix}{*}:hot:*`);
-  expect(keys.length).toBeLessThanOrEqual(1);
-  if (keys.length === 0) return { count: 0, pttl: -2 };
-  return { count: Number(await client.get(keys[0]!)), pttl: await client.pttl(keys[0]!) };
-}
-
-/** No unhandled rejection or crash: the process is still up, and its stop is clean. */
-async function expectCleanStop(gp: CliProcess): Promise<void> {
-  expect(gp.running).toBe(true);
-  expect(await gp.stop()).toBe(0);
-  expect(gp.stderr).toBe('');
-  expect(gp.logs().filter((l) => Number(l['level']) >= 50)).toEqual([]);
-}
-
-const test = serversTest
-  .extend('dir', { scope: 'file' }, async ({}, { onCleanup }) => {
-    const dir = await mkdtemp(join(tmpdir(), 'tollgate-lease-'));
-    onCleanup(() => rm(dir, { recursive: true, force: true }));
-    return dir;
-  })
-  .extend('startProcess', async ({ dir }, { onCleanup }) => {
-    const started: CliProcess[] = [];
-    onCleanup(async () => {
-      await Promise.all(started.map((p) => p.stop()));
-    });
-    return async (text: string): Promise<CliProcess> => {
-      const file = join(await mkdtemp(join(dir, 'gw-')), 'gateway.yaml');
-      await writeFile(file, text);
-      const gp = await startGatewayProcess(file, { admin: true });
-      started.push(gp);
-      return gp;
-    };
-  });
+import { waitFor } from '../helpers/wait.js';
 
 describe('two instances share a hot key', () => {
   test('SIGKILL mid-traffic: never over the limit, the survivor admits on, only the dead slice is lost', async ({
@@ -278,39 +176,6 @@ describe('redis-server killed and restarted while a slice is held', () => {
       }
     },
   );
-
-  test('an empty restart under a held slice: the new window admits the held slice beyond its limit, no more', async ({
-    upstream,
-    startProcess,
-  }) => {
-    const server = await RedisServer.start();
-    const client = server.client();
-    client.on('error', () => {});
-    try {
-      const prefix = 'empty:';
-      const s = { redisUrl: server.url, upstreamUrl: upstream.url, prefix, limit: LIMIT, max: MAX };
-      const gp = await startProcess(leaseConfig(s));
-      const get = async () => (await send(`${gp.url}/empty`)).status;
-      for (let i = 0; i < 5; i++) expect(await get()).toBe(200);
-      await server.kill();
-      await server.restart(); // no persistence: every window is gone
-      await waitFor(
-        () => client.exists(`${prefix}{instances}`),
-        (n) => n === 1,
-        { timeoutMs: 20_000, what: 'the gateway to reconnect' },
-      );
-      const statuses = [];
-      for (let i = 0; i < HELD + LIMIT + 1; i++) statuses.push(await get());
-      // The 15 held (counted in the lost window), then the new window's 60 exactly.
-      expect(statuses).toEqual([...new Array(HELD + LIMIT).fill(200), 429]);
-      expect(HELD).toBeLessThanOrEqual(underAdmissionBound(1, MAX)); // the documented excess
-      await expectCleanStop(gp);
-      expect((await windowOf(client, prefix)).count).toBe(LIMIT);
-    } finally {
-      client.disconnect();
-      await server.kill();
-    }
-  });
 
   test('SIGTERM while redis-server is frozen: the stop ends, the slice is lost only to its window', async ({
     upstream,

@@ -4,8 +4,7 @@ import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import type { StreamRequestBody } from '../../proxy/stream-request.js';
 import { http1Headers } from './h2-adapters.js';
-
-type Listener = (...args: unknown[]) => void;
+import { StreamEvents } from './stream-events.js';
 
 /** Event-loop turns ended since start: a request born in an earlier one has had its frames read. */
 let turn = 0;
@@ -42,7 +41,7 @@ const ignore = (): void => {};
  * HEADERS is taken whole from the stream's buffer (wholeBody), with no listener or timer. Trailers
  * are ignored (no listener).
  */
-export class StreamRequest implements StreamRequestBody {
+export class StreamRequest extends StreamEvents implements StreamRequestBody {
   readonly httpVersionMajor = 2;
   readonly httpVersionMinor = 0;
   readonly httpVersion = '2.0';
@@ -53,11 +52,12 @@ export class StreamRequest implements StreamRequestBody {
   #body: Readable | undefined;
 
   constructor(
-    readonly stream: ServerHttp2Stream,
+    stream: ServerHttp2Stream,
     h2Headers: IncomingHttpHeaders,
     /** The connection's TLS socket (node's own `session.socket` is a proxy). */
     readonly socket: Socket,
   ) {
+    super(stream);
     this.method = h2Headers[':method'] as string;
     this.url = h2Headers[':path'] as string;
     this.headers = http1Headers(h2Headers, stream.endAfterHeaders);
@@ -128,24 +128,5 @@ export class StreamRequest implements StreamRequestBody {
     });
     this.#body = body;
     return body;
-  }
-
-  on(event: string, listener: Listener): this {
-    this.stream.on(event, listener);
-    return this;
-  }
-
-  once(event: string, listener: Listener): this {
-    this.stream.once(event, listener);
-    return this;
-  }
-
-  off(event: string, listener: Listener): this {
-    this.stream.off(event, listener);
-    return this;
-  }
-
-  removeListener(event: string, listener: Listener): this {
-    return this.off(event, listener);
   }
 }

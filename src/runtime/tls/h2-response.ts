@@ -1,6 +1,7 @@
 import type { OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http';
 import { constants, type ServerHttp2Stream } from 'node:http2';
 import { resetByGateway } from './h2-adapters.js';
+import { StreamEvents } from './stream-events.js';
 
 /**
  * Header names that are HTTP/1.1 connection framing: HTTP/2 forbids them (nghttp2 refuses a
@@ -19,8 +20,6 @@ const CONNECTION_SPECIFIC = new Set([
 const droppedHeader = (name: string, value: OutgoingHttpHeader): boolean =>
   CONNECTION_SPECIFIC.has(name) || (name === 'te' && value !== 'trailers');
 
-type Listener = (...args: unknown[]) => void;
-
 /**
  * An HTTP/2 response with what the request path (src/http, src/proxy) uses of an HTTP/1.1 one,
  * written straight to its stream with the core API: headers by `stream.respond`, the body by
@@ -34,14 +33,12 @@ type Listener = (...args: unknown[]) => void;
  * ends (so it would read as finished): a response cut off by the client reads as unfinished, and
  * its upstream request is cancelled.
  */
-export class StreamResponse {
+export class StreamResponse extends StreamEvents {
   statusCode = 200;
   /** Headers set before writeHead (setHeader), merged into it; most responses set none. */
   #headers: OutgoingHttpHeaders | undefined;
   /** end() was called: later writes are dropped, as a response that ended takes no more. */
   #ending = false;
-
-  constructor(readonly stream: ServerHttp2Stream) {}
 
   get headersSent(): boolean {
     return this.stream.headersSent;
@@ -148,25 +145,6 @@ export class StreamResponse {
       this.stream.destroy(error);
     }
     return this;
-  }
-
-  on(event: string, listener: Listener): this {
-    this.stream.on(event, listener);
-    return this;
-  }
-
-  once(event: string, listener: Listener): this {
-    this.stream.once(event, listener);
-    return this;
-  }
-
-  off(event: string, listener: Listener): this {
-    this.stream.off(event, listener);
-    return this;
-  }
-
-  removeListener(event: string, listener: Listener): this {
-    return this.off(event, listener);
   }
 }
 

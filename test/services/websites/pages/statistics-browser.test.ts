@@ -12,6 +12,7 @@ import { HitRecorder } from '../../../../src/services/websites/analytics/recorde
 import { launchChromium } from '../../../helpers/browser.js';
 import { ALICE_KEY, newDataDir, startEmbeddedGateway } from '../../../helpers/embedded.js';
 import { send } from '../../../helpers/gateway.js';
+import { pageProblems } from '../../../helpers/page-problems.js';
 import { hit } from '../../../helpers/pages.js';
 
 const SHOTS = 'docs/images';
@@ -90,8 +91,7 @@ async function open(
 ): Promise<{ page: Page; close: () => Promise<void> }> {
   const context = await browser.newContext({ viewport: { width, height: 900 } });
   const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
+  const errors = pageProblems(page);
   const response = await page.goto(url);
   expect(response!.status()).toBe(200);
   return {

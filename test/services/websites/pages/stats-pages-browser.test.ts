@@ -13,6 +13,7 @@ import { clientAddresses } from '../../../helpers/clients.js';
 import { ALICE_KEY, BOB_KEY } from '../../../helpers/embedded.js';
 import { chromium, embeddedTest } from '../../../helpers/fixtures.js';
 import { send } from '../../../helpers/gateway.js';
+import { pageProblems } from '../../../helpers/page-problems.js';
 import { waitFor } from '../../../helpers/wait.js';
 import { REPORT_PASSWORD, seed, SITE_PASSWORD, SITES, XSS } from '../../../helpers/pages.js';
 
@@ -56,11 +57,7 @@ describe('statistics pages', SETUP, () => {
     visitor,
   }) => {
     const { context, page } = await visitor();
-    const scriptErrors: string[] = [];
-    page.on('pageerror', (err) => scriptErrors.push(err.message));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') scriptErrors.push(msg.text());
-    });
+    const scriptErrors = pageProblems(page, { consoleErrors: true });
     const response = await page.goto(`${base}/${SITES.public}`);
     expect(response!.status()).toBe(200);
     await expect.poll(() => page.locator('#chart').getAttribute('data-drawn')).toBe('true');
