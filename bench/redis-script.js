@@ -5,7 +5,8 @@
 // (INFO cpu) before and after. Beside each: the floor, the same call as the last checkout's (same
 // KEYS and ARGV) to a script that does nothing, and to one that only builds a reply of the same
 // length, so what the script's own work costs is told apart from what any script call of that size
-// costs. (A batch's identical requests go as one run since the runs change: see docs/store.md.)
+// costs. A batch of identical requests goes as one run (see docs/store.md), so the floors' ARGV
+// and reply are a run's.
 // Each checkout named (default: this one) must be built (its dist/store/batch-window-script.js).
 // Settings: REQUESTS (per cell, 40000), SIZES (comma-separated batch sizes, 1,8,32), TRIALS (5).
 import { createHash } from 'node:crypto';
