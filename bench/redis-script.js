@@ -2,9 +2,11 @@
 // gateway left out. For each algorithm and batch size it sends batches as the gateway builds them
 // (every request of a batch on one key, as one client's requests are; and, for fixed windows,
 // every request on a key of its own), one EVALSHA at a time, and reads redis-server's CPU
-// (INFO cpu) before and after. Beside each: the floor, the same call (same KEYS and ARGV) to a
-// script that does nothing, and to one that only builds a reply of the same length, so what the
-// script's own work costs is told apart from what any script call of that size costs.
+// (INFO cpu) before and after. Beside each: the floor, the same call as the last checkout's (same
+// KEYS and ARGV) to a script that does nothing, and to one that only builds a reply of the same
+// length, so what the script's own work costs is told apart from what any script call of that size
+// costs. A batch of identical requests goes as one run (see docs/store.md), so the floors' ARGV
+// and reply are a run's.
 // Each checkout named (default: this one) must be built (its dist/store/batch-window-script.js).
 // Settings: REQUESTS (per cell, 40000), SIZES (comma-separated batch sizes, 1,8,32), TRIALS (5).
 import { createHash } from 'node:crypto';
@@ -37,10 +39,9 @@ function batchOf(algorithm, size, shared, run) {
 }
 
 // The floors: a script that returns at once, and one that returns as many values as the window
-// script would (blocked + 2 per fixed window, + 3 per other), without reading any key.
+// script does (its reply's length, appended to ARGV), without reading any key.
 const EMPTY_LUA = 'return 0';
-const REPLY_LUA =
-  'local t = {} for i = 1, tonumber(ARGV[1]) * (1 + tonumber(ARGV[#ARGV])) do t[i] = 0 end return t';
+const REPLY_LUA = 'local t = {} for i = 1, tonumber(ARGV[#ARGV]) do t[i] = 0 end return t';
 
 const sha1 = (s) => createHash('sha1').update(s).digest('hex');
 
@@ -103,11 +104,11 @@ async function main() {
           await redis.evalsha(build.sha, ...args); // the keys exist: a steady state, not a first hit
           row.push(await measure(redis, build.sha, args, calls, size));
         }
-        // The floors take this build's arguments, and the reply length through the last ARGV.
-        const args = [
-          ...builds[0].args(batchOf(algorithm, size, shared, run++)),
-          algorithm === 'fixed' ? 2 : 3,
-        ];
+        // The floors take the last build's arguments, and its reply's length as one more ARGV.
+        const last = builds[builds.length - 1];
+        const floorArgs = last.args(batchOf(algorithm, size, shared, run++));
+        const replied = await redis.evalsha(last.sha, ...floorArgs);
+        const args = [...floorArgs, replied.length];
         row.push(await measure(redis, sha1(EMPTY_LUA), args, calls, size));
         row.push(await measure(redis, sha1(REPLY_LUA), args, calls, size));
         console.log(row.join('\t'));

@@ -10,6 +10,7 @@ import {
   parseBatchReply,
   type BatchedRequest,
 } from './batch-window-script.js';
+import { runLengths } from './batch-window-runs.js';
 import type { BatchWindowStore, SettleRequest } from './batching-store.js';
 import type { ConnectionOptions } from 'node:tls';
 import { clusterSeeds, DatasetWatch } from './redis-connection.js';
@@ -189,8 +190,9 @@ export class RedisClusterStore implements WindowStore, BatchWindowStore {
     waiting.forEach((n, request) => n === 0 && queueMicrotask(() => settle(request, [])));
     for (const parts of bySlot.values()) {
       const sub = parts.map((p) => p.indexes.map((i) => batch[p.request]![i]!));
-      this.#run(batchScriptArgs(sub))
-        .then((reply) => parseBatchReply(sub, reply, Date.now()))
+      const runs = runLengths(sub);
+      this.#run(batchScriptArgs(sub, undefined, runs))
+        .then((reply) => parseBatchReply(sub, reply, Date.now(), runs))
         .then(
           (parsed) =>
             parts.forEach((p, k) => {

@@ -8,6 +8,7 @@ import {
   parseBatchReply,
   type BatchedRequest,
 } from './batch-window-script.js';
+import { runLengths } from './batch-window-runs.js';
 import { BATCH_WINDOW_COMMAND } from './redis-commands.js';
 import { DatasetWatch, redactedUrl, settingsFault, StoreConfigError } from './redis-connection.js';
 import type { ConnectionOptions } from 'node:tls';
@@ -87,10 +88,11 @@ export class RedisStore implements WindowStore, BatchWindowStore {
       const error = new StoreUnavailableError(`redis: ${(err as Error).message}`, { cause: err });
       for (let i = 0; i < batch.length; i++) settle(i, error);
     };
-    this.client.tollgateWindowBatch(...batchScriptArgs(batch)).then((reply) => {
+    const runs = runLengths(batch);
+    this.client.tollgateWindowBatch(...batchScriptArgs(batch, undefined, runs)).then((reply) => {
       let results: WindowResult[][];
       try {
-        results = parseBatchReply(batch, reply, Date.now());
+        results = parseBatchReply(batch, reply, Date.now(), runs);
       } catch (err) {
         return fail(err);
       }

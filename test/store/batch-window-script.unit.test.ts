@@ -1,6 +1,7 @@
 // The batch script's wire format: what is sent for a batch, and how its flat reply is read back.
 import { describe, expect, test } from 'vitest';
 import { batchScriptArgs, parseBatchReply } from '../../src/store/batch-window-script.js';
+import { noRuns, runLengths } from '../../src/store/batch-window-runs.js';
 import type { WindowRequest } from '../../src/store/window-store.js';
 
 const w = (key: string, limit: number, periodMs: number, enforce = true, cost?: number): WindowRequest => ({
@@ -20,7 +21,7 @@ describe('batchScriptArgs', () => {
       2,
       'a', // spec 1's key
       'b', // spec 2's key
-      2, // requests
+      2, // entries: two requests, different
       '', // the time: Redis' own
       -2, // specs: 2, each on a key of its own (negative)
       2, // spec 1: limit, period, mode (fixed, enforced), cost (absent is 1)
@@ -44,7 +45,49 @@ describe('batchScriptArgs', () => {
 
   test('a batch of many requests on one key sends the key and its spec once', () => {
     const same = Array.from({ length: 5 }, () => [w('k', 100, 60_000)]);
-    expect(batchScriptArgs(same)).toEqual([1, 'k', 5, '', -1, 100, 60_000, '1', 1, 1, 1, 1, 1, 1]);
+    expect(batchScriptArgs(same, undefined, noRuns(same))).toEqual([
+      1,
+      'k',
+      5,
+      '',
+      -1,
+      100,
+      60_000,
+      '1',
+      1,
+      1,
+      1,
+      1,
+      1,
+      1,
+    ]);
+  });
+
+  test('identical requests in a row go as one run: "*n", then the request once', () => {
+    const a = w('a', 9, 60_000);
+    const b = w('b', 5, 1000, false);
+    const batch = [[a, b], [{ ...a }, { ...b }], [a, b], [a], [a], [b, a]];
+    expect(runLengths(batch)).toEqual([3, 2, 1]);
+    expect(batchScriptArgs(batch)).toEqual([
+      ...[2, 'a', 'b'],
+      ...[3, '', -2],
+      ...[9, 60_000, '1', 1],
+      ...[5, 1000, '0', 1],
+      ...['*3', -2, 1, 2], // three requests of windows a and b
+      ...['*2', 1], // two of a alone
+      ...[-2, 2, 1], // b then a: another request
+    ]);
+  });
+
+  test('no run across another cost, a ban, or two windows on one key', () => {
+    const a = w('a', 9, 60_000);
+    const banned: WindowRequest = {
+      ...a,
+      ban: { key: 'ban', strikesKey: 'strikes', after: 2, withinMs: 1000, forMs: 1000, span: 1 },
+    };
+    expect(runLengths([[a], [w('a', 9, 60_000, true, 2)], [banned], [banned], [a, a], [a, a], [a]])).toEqual([
+      1, 1, 1, 1, 1, 1, 1,
+    ]);
   });
 
   test('another cost, shadow flag or algorithm on the same key is a spec of its own', () => {
@@ -87,13 +130,50 @@ describe('parseBatchReply', () => {
   test('with a cost, the window had room when the count before plus the cost is within the limit', () => {
     const costly = [[w('a', 10, 60_000, true, 4)], [w('a', 10, 60_000, true, 4)]];
     // First: 6 → 10 (counted, room exactly); second: refused at 10, not counted.
-    expect(parseBatchReply(costly, [0, 10, 60_000, 1, 10, 59_000], 0)).toEqual([
+    expect(parseBatchReply(costly, [0, 10, 60_000, 1, 10, 59_000], 0, noRuns(costly))).toEqual([
       [{ count: 10, limit: 10, resetAtMs: 60_000, allowed: true }],
       [{ count: 10, limit: 10, resetAtMs: 59_000, allowed: false }],
     ]);
     // Refused with room for fewer hits than the cost: 8 of 10 cannot take 4.
     expect(parseBatchReply([[w('a', 10, 60_000, true, 4)]], [1, 8, 30_000], 0)).toEqual([
       [{ count: 8, limit: 10, resetAtMs: 30_000, allowed: false }],
+    ]);
+  });
+
+  test('a run: the first `counted` requests counted, each seeing the hits before it', () => {
+    const costly = [[w('a', 10, 60_000, true, 4)], [w('a', 10, 60_000, true, 4)]];
+    // The same two requests as a run: one counted; the key held 6 with 59,000 ms left.
+    expect(parseBatchReply(costly, [1, 0, 6, 59_000], 0)).toEqual([
+      [{ count: 10, limit: 10, resetAtMs: 59_000, allowed: true }],
+      [{ count: 10, limit: 10, resetAtMs: 59_000, allowed: false }],
+    ]);
+    // A new key (PTTL -2): counted requests see a whole period; none counted, as the script says.
+    const three = Array.from({ length: 3 }, () => [w('a', 1, 60_000)]);
+    expect(parseBatchReply(three, [1, 0, 0, -2], 5).map((r) => r[0])).toEqual([
+      { count: 1, limit: 1, resetAtMs: 60_005, allowed: true },
+      { count: 1, limit: 1, resetAtMs: 60_005, allowed: false },
+      { count: 1, limit: 1, resetAtMs: 60_005, allowed: false },
+    ]);
+  });
+
+  test('a sliding run and a token-bucket run, from their state before and the time in Redis', () => {
+    const sliding: WindowRequest = { ...w('s', 4, 1000), algorithm: 'sliding' };
+    const slid = Array.from({ length: 3 }, () => [sliding]);
+    // Window 5 (5,000–6,000) at 5,500 holding 1, the previous window 2: used ⌈2 × 500 / 1000⌉ + 1 = 2.
+    expect(parseBatchReply(slid, [2, 5_500, 5, 1, 2], 100)).toEqual([
+      // 3 of 4: another passes now. 4 of 4: the next passes once the previous window's weight
+      // ⌈2 × (1000 − e) / 1000⌉ reaches 0, at the window's end (6,000: 500 ms on).
+      [{ count: 3, limit: 4, resetAtMs: 100 + 1_500, allowed: true, retryAtMs: 100 }],
+      [{ count: 4, limit: 4, resetAtMs: 100 + 1_500, allowed: true, retryAtMs: 100 + 500 }],
+      [{ count: 4, limit: 4, resetAtMs: 100 + 1_500, allowed: false, retryAtMs: 100 + 500 }],
+    ]);
+    const bucket: WindowRequest = { ...w('t', 2, 1000), algorithm: 'token-bucket', rate: 4 };
+    const drained = Array.from({ length: 3 }, () => [bucket]);
+    // A full bucket (TAT = now = 9,000): two tokens of 250 ms each, then empty.
+    expect(parseBatchReply(drained, [2, 9_000, 9_000, 0], 0)).toEqual([
+      [{ count: 1, limit: 2, resetAtMs: 250, allowed: true, retryAtMs: 0 }],
+      [{ count: 2, limit: 2, resetAtMs: 500, allowed: true, retryAtMs: 250 }],
+      [{ count: 2, limit: 2, resetAtMs: 500, allowed: false, retryAtMs: 250 }],
     ]);
   });
 
