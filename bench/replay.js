@@ -6,9 +6,10 @@
 // Settings: BENCH_ROUNDS (3), BENCH_LINES (1000000), BENCH_ONLY (comma-separated scenario ids),
 // BENCH_CLI (default dist/cli.js, to measure another build the same way), BENCH_COMPARE=<checkout>
 // (that checkout's build replays the same log just before this one in every round: paired figures,
-// each round's ratio, for a busy host).
+// each round's ratio, for a busy host; and the two builds' --json reports must be byte for byte the
+// same, else the bench fails). BENCH_LOGS=<dir>: the generated logs are kept there and reused.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, openSync, closeSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, openSync, closeSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ROOT, onPath } from './lib/processes.js';
@@ -56,9 +57,10 @@ export const SCENARIOS = [
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 function generate(dir, format) {
-  const file = join(dir, `${format}.log`);
+  const file = join(dir, `${format}-${lines}.log`);
   if (existsSync(file)) return file;
-  const out = openSync(file, 'w');
+  // Written aside, then renamed: a kept log is always a whole one.
+  const out = openSync(`${file}.part`, 'w');
   try {
     execFileSync(
       process.execPath,
@@ -78,6 +80,7 @@ function generate(dir, format) {
   } finally {
     closeSync(out);
   }
+  renameSync(`${file}.part`, file);
   return file;
 }
 
@@ -99,12 +102,20 @@ function replayOnce(scenario, log, build = cli) {
   const m = /replayed (\d+) lines in ([\d.]+) s: (\d+) lines\/s, (\d+) lines per CPU second/.exec(run.stderr);
   if (run.status !== 0 || !m)
     throw new Error(`${scenario.id}: replay failed (${run.status}):\n${run.stderr}`);
-  return { lines: Number(m[1]), seconds: Number(m[2]), perSecond: Number(m[3]), perCpuSecond: Number(m[4]) };
+  return {
+    lines: Number(m[1]),
+    seconds: Number(m[2]),
+    perSecond: Number(m[3]),
+    perCpuSecond: Number(m[4]),
+    report: run.stdout,
+  };
 }
 
 if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npm run build\``);
 if (compare && !existsSync(compare)) throw new Error(`BENCH_COMPARE: ${compare} is missing (build it first)`);
-const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-replay-'));
+const kept = process.env.BENCH_LOGS;
+if (kept) mkdirSync(kept, { recursive: true });
+const dir = kept ?? mkdtempSync(join(tmpdir(), 'tollgate-bench-replay-'));
 try {
   const chosen = SCENARIOS.filter((s) => only.length === 0 || only.includes(s.id));
   if (chosen.length === 0) throw new Error(`no scenario: ${SCENARIOS.map((s) => s.id).join(', ')}`);
@@ -129,12 +140,14 @@ try {
     if (compare) {
       const pairs = runs.map((r, i) => `${base[i].perCpuSecond} → ${r.perCpuSecond}`).join(', ');
       const ratio = median(runs.map((r, i) => r.perCpuSecond / base[i].perCpuSecond));
+      const same = runs.every((r, i) => r.report === base[i].report);
       console.log(
         `[bench:replay] ${scenario.id}: against ${compare}, lines per CPU second a round: ${pairs} ` +
-          `(median ratio ${ratio.toFixed(2)}×)`,
+          `(median ratio ${ratio.toFixed(2)}×); --json reports ${same ? 'byte for byte the same' : 'DIFFER'}`,
       );
+      if (!same) process.exitCode = 1;
     }
   }
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  if (!kept) rmSync(dir, { recursive: true, force: true });
 }

@@ -2,8 +2,8 @@
  * One config's what-if over a log: every request routed by the compiled rules, keyed by the
  * gateway's identity and key code (identityOf, planWindows), screened, tiered and priced by the
  * gateway's policy functions, counted in replay's store (the memory store's maths) on the log's
- * clock and decided as the gateway decides (countRequest's steps, in its order). Nothing leaves
- * the process.
+ * clock and decided as the gateway decides (countRequest's steps, in its order; decide's verdict
+ * read by verdict.ts, without the headers' report). Nothing leaves the process.
  */
 import type { WorkspaceTokenStore } from '../../credentials/workspace-token.js';
 import { describePeer, type Peer } from '../../identity/peer.js';
@@ -16,7 +16,6 @@ import {
   postCharges,
   windowCosts,
 } from '../../limits/charging.js';
-import { decide } from '../../limits/decision.js';
 import { hasLists, screen } from '../../limits/exemption.js';
 import { OverrideTable } from '../../limits/overrides.js';
 import { planWindows, type PartValues } from '../../limits/plan.js';
@@ -37,6 +36,7 @@ import {
   type TierSources,
 } from './policies.js';
 import { ReplayStore, type ReplayWindows, type Slot } from './replay-store.js';
+import { verdict } from './verdict.js';
 
 /** One key of one limiter: its requests, refusals and peak use of the limit (0..1, counted requests). */
 export interface KeyStats {
@@ -215,8 +215,7 @@ export class Simulation {
   feed(rec: LogRecord, nowMs: number): void {
     this.#now = nowMs;
     if (++this.#fed % SWEEP_EVERY === 0) this.#store.sweep(nowMs);
-    const target = canonicalTarget(rec.target);
-    const route = this.#table.router.matchPath(rec.host, rec.method, target.matchPath);
+    const route = this.#table.router.matchPath(rec.host, rec.method, matchPathOf(rec.target));
     if (!route) {
       this.unrouted++;
       return;
@@ -277,12 +276,12 @@ export class Simulation {
       this.limiters.get(ban.limiter.name)!.banned++;
       return;
     }
-    const decision = decide(windows, results, nowMs);
-    if (!decision.allowed) routeStats.refused++;
-    else if (decision.shadowLimited) routeStats.shadowRefused++;
+    const decision = verdict(windows, results);
+    if (decision === 'refused') routeStats.refused++;
+    else if (decision === 'shadow-refused') routeStats.shadowRefused++;
     if (info.bans) for (const name of bansStarted(windows, results)) this.limiters.get(name)!.bansStarted++;
     this.#count(route, info.stats, keyed, windows, results, exempt);
-    if (decision.allowed && route.deferred && costs) {
+    if (decision !== 'refused' && route.deferred && costs) {
       const headers = chargedHeaders(windows, rec, this.warnings);
       const { charges } = postCharges(windows, costs, rec.status ?? 0, headers);
       const charged = chargeRequests(planned, charges);
@@ -420,6 +419,18 @@ export class Simulation {
     }
     return peer;
   }
+}
+
+/** The last target canonicalised, and its match path: a line both simulations replay is canonicalised once. */
+let lastTarget = '/';
+let lastMatchPath = canonicalTarget(lastTarget).matchPath;
+
+function matchPathOf(target: string): string {
+  if (target !== lastTarget) {
+    lastMatchPath = canonicalTarget(target).matchPath;
+    lastTarget = target;
+  }
+  return lastMatchPath;
 }
 
 /** The level under `level` for `value`, made when new. */
