@@ -1,4 +1,6 @@
 import type { ServerResponse } from 'node:http';
+// Imported, not the global: Node 20's global `performance` is a lazy getter, run on every access.
+import { performance } from 'node:perf_hooks';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { sendError } from './responses.js';
 

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+// Imported, not the global: Node 20's global `performance` is a lazy getter, run on every access.
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { CompiledRoute } from '../rules/compile.js';
 import type { CorsRoute } from '../rules/model.js';

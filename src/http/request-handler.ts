@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+// Imported, not the global: Node 20's global `performance` is a lazy getter, run on every access.
+import { performance } from 'node:perf_hooks';
 import type { Admission } from '../limits/admission.js';
 import { declaresTooLarge } from '../proxy/body-limit.js';
 import type { LiveStreams } from '../proxy/live-streams.js';

@@ -66,9 +66,36 @@ export function windowKey(
 ): string {
   const w = limiter.windows[windowIndex]!;
   // A route's limiters always name key parts (the config loader refuses others on a route).
-  let key = `${prefix}{${values(limiter.tagPart!)}}${w.keyStem}`;
+  const tag = values(limiter.tagPart!);
+  if (w.otherParts.length === 0 && !w.calendar) return builtKey(prefix, tag, w.keyStem);
+  let key = `${prefix}{${tag}}${w.keyStem}`;
   for (const part of w.otherParts) key += `:${values(part)}`;
   if (w.calendar) key += `@${w.calendar.periodAt(nowMs ?? Date.now()).startMs}`;
+  return key;
+}
+
+/**
+ * The keys of one-part windows already built, by stem, then by tag value (for one prefix at a
+ * time): a client's key is concatenated, flattened and hashed (on its first Map lookup) once,
+ * not on every request. A stem's map is cleared when it holds KEYS_PER_STEM keys, so it stays
+ * bounded whatever the traffic.
+ */
+const KEYS_PER_STEM = 4096;
+const builtKeys = new Map<string, Map<string, string>>();
+let builtPrefix: string | undefined;
+
+function builtKey(prefix: string, tag: string, stem: string): string {
+  if (prefix !== builtPrefix) {
+    builtKeys.clear();
+    builtPrefix = prefix;
+  }
+  let keys = builtKeys.get(stem);
+  if (keys === undefined) builtKeys.set(stem, (keys = new Map()));
+  let key = keys.get(tag);
+  if (key === undefined) {
+    if (keys.size >= KEYS_PER_STEM) keys.clear();
+    keys.set(tag, (key = `${prefix}{${tag}}${stem}`));
+  }
   return key;
 }
 

@@ -68,6 +68,24 @@ describe('window keys', () => {
     );
   });
 
+  test('property: a one-part window key is the same string, built or reused, across prefixes and past the cache bound', () => {
+    // widget-init's second window is keyed by ip alone: its key comes from the cache of built keys.
+    const plain = (prefix: string, tag: string) => `${prefix}{${tag}}${widgetInit.windows[1]!.keyStem}`;
+    const tags = fc.oneof(fc.constantFrom('a', 'b', 'c'), fc.string({ maxLength: 12 }));
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom('tg:', 'other:', ''), tags), { minLength: 1, maxLength: 60 }),
+        (hits) => {
+          for (const [prefix, tag] of hits)
+            expect(windowKey(prefix, widgetInit, 1, () => tag)).toBe(plain(prefix, tag));
+        },
+      ),
+    );
+    // More distinct tags than one stem keeps: every key still exact, old ones rebuilt as needed.
+    for (let i = 0; i < 9000; i++)
+      expect(windowKey('tg:', widgetInit, 1, () => `t${i % 4500}`)).toBe(plain('tg:', `t${i % 4500}`));
+  });
+
   test('shadow limiters are planned but not enforced', () => {
     const shadow = compileLimiter(
       's',
