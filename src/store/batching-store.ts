@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { BatchedRequest } from './batch-window-script.js';
 import { atTurnEnd } from './turn-end.js';
 import {

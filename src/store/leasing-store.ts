@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { MIN_SLICE } from '../limits/window-maths/lease.js';
 import {
   EXACT,
