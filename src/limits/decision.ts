@@ -96,7 +96,16 @@ function report(w: RouteWindow, r: WindowResult, remaining: number, nowMs: numbe
   };
 }
 
-function spentPolicies(windows: readonly RouteWindow[], results: readonly WindowResult[]): string[] {
+/** A window's name alone, as a refusal's violated policies: one shared array per window. */
+const onlyPolicy = new WeakMap<RouteWindow, readonly string[]>();
+
+function spentPolicies(windows: readonly RouteWindow[], results: readonly WindowResult[]): readonly string[] {
+  if (windows.length === 1) {
+    const w = windows[0]!;
+    let names = onlyPolicy.get(w);
+    if (!names) onlyPolicy.set(w, (names = Object.freeze([w.policyName])));
+    return names;
+  }
   const names: string[] = [];
   for (let i = 0; i < results.length; i++) {
     if (!windows[i]!.limiter.shadow && !results[i]!.allowed) names.push(windows[i]!.policyName);

@@ -9,11 +9,10 @@ import {
 
 interface SpentWindow {
   readonly limit: number;
-  readonly resetAtMs: number;
-  /** Sliding and token bucket: when the next request passes; refused from the cache until then. */
-  readonly retryAtMs: number | undefined;
   /** Until when the cache refuses: retryAtMs, or (fixed) resetAtMs. */
   readonly untilMs: number;
+  /** The refusal the cache answers with, built once per entry (a result is only read, never written). */
+  readonly result: WindowResult;
 }
 
 /**
@@ -52,37 +51,45 @@ export class OverLimitCache extends WrappingStore {
   // inner store's promise (an async function would add its own promise and a tick to both).
   hit(requests: readonly WindowRequest[]): Promise<WindowResult[]> {
     const now = this.now();
+    // One window (most routes): its cached refusal, with no per-window array besides the answer.
+    if (requests.length === 1) {
+      const spent = this.#cachedFor(requests[0]!, now);
+      if (spent) return Promise.resolve([spent.result]);
+      return this.#miss(requests);
+    }
     let cached: (SpentWindow | undefined)[] | undefined;
     // Only when every window may be cached: a window the cache cannot speak for (a shadow limiter,
     // or overLimitCache: false) could change the answer (a later Retry-After, a shadow verdict).
     if (allCacheable(requests)) {
       for (let i = 0; i < requests.length; i++) {
-        const r = requests[i]!;
-        const spent = this.#spent.get(r.key);
-        if (spent && spent.limit === r.limit && spent.untilMs > now) (cached ??= [])[i] = spent;
+        const spent = this.#cachedFor(requests[i]!, now);
+        if (spent) (cached ??= [])[i] = spent;
       }
     }
-    if (cached) {
-      // Refused as the store would refuse it: nothing is counted. Windows not in the cache are
-      // reported as untouched; the decision reports a spent window.
-      const results: WindowResult[] = new Array(requests.length);
-      for (let i = 0; i < requests.length; i++) {
-        const r = requests[i]!;
-        const spent = cached[i];
-        results[i] = !spent
-          ? { count: 0, limit: r.limit, resetAtMs: now + r.periodMs, allowed: true }
-          : spent.retryAtMs === undefined
-            ? { count: r.limit, limit: r.limit, resetAtMs: spent.resetAtMs, allowed: false }
-            : {
-                count: r.limit,
-                limit: r.limit,
-                resetAtMs: spent.resetAtMs,
-                allowed: false,
-                retryAtMs: spent.retryAtMs,
-              };
-      }
-      return Promise.resolve(results);
+    if (!cached) return this.#miss(requests);
+    // Refused as the store would refuse it: nothing is counted. Windows not in the cache are
+    // reported as untouched; the decision reports a spent window.
+    const results: WindowResult[] = new Array(requests.length);
+    for (let i = 0; i < requests.length; i++) {
+      const r = requests[i]!;
+      results[i] = cached[i]?.result ?? {
+        count: 0,
+        limit: r.limit,
+        resetAtMs: now + r.periodMs,
+        allowed: true,
+      };
     }
+    return Promise.resolve(results);
+  }
+
+  /** The window's cached refusal, if it may answer for `r` now. */
+  #cachedFor(r: WindowRequest, now: number): SpentWindow | undefined {
+    if (!r.cacheWhenSpent) return undefined;
+    const spent = this.#spent.get(r.key);
+    return spent && spent.limit === r.limit && spent.untilMs > now ? spent : undefined;
+  }
+
+  #miss(requests: readonly WindowRequest[]): Promise<WindowResult[]> {
     if (this.#tapped) return this.inner.hit(requests);
     return this.inner.hit(requests).then((results) => this.#remember(requests, results));
   }
@@ -94,21 +101,13 @@ export class OverLimitCache extends WrappingStore {
       const result = results[i]!;
       if (!r.cacheWhenSpent || result.count < r.limit) continue;
       const retryAtMs = result.retryAtMs;
-      if (retryAtMs === undefined) {
-        this.#spent.set(r.key, {
-          limit: r.limit,
-          resetAtMs: result.resetAtMs,
-          retryAtMs,
-          untilMs: result.resetAtMs,
-        });
-      } else if ((r.cost ?? 1) === 1) {
-        this.#spent.set(r.key, {
-          limit: r.limit,
-          resetAtMs: result.resetAtMs,
-          retryAtMs,
-          untilMs: retryAtMs,
-        });
-      }
+      // Sliding and token bucket: only a cost-1 request's retry time is every request's.
+      if (retryAtMs !== undefined && (r.cost ?? 1) !== 1) continue;
+      this.#spent.set(r.key, {
+        limit: r.limit,
+        untilMs: retryAtMs ?? result.resetAtMs,
+        result: spentResult(r.limit, result.resetAtMs, retryAtMs),
+      });
     }
     return results;
   }
@@ -117,6 +116,13 @@ export class OverLimitCache extends WrappingStore {
     this.#spent.clear();
     return super.close();
   }
+}
+
+/** A spent window's answer: two literals, so a fixed window's carries no retryAtMs at all. */
+function spentResult(limit: number, resetAtMs: number, retryAtMs: number | undefined): WindowResult {
+  return retryAtMs === undefined
+    ? { count: limit, limit, resetAtMs, allowed: false }
+    : { count: limit, limit, resetAtMs, allowed: false, retryAtMs };
 }
 
 function allCacheable(requests: readonly WindowRequest[]): boolean {
