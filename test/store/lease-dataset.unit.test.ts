@@ -226,4 +226,14 @@ describe('LeasingStore on a Redis that came back', () => {
     expect(backend.leases).toBe(1);
     await store.close();
   });
+
+  test('closing while the server is checked: nothing given back (it may be a new, empty window)', async () => {
+    const { backend, store } = await leased();
+    backend.conn.hold = true;
+    backend.conn.emit('ready');
+    await store.close();
+    expect(backend.returns).toEqual([]);
+    backend.conn.answer(info(B));
+    await flush();
+  });
 });
