@@ -10,37 +10,11 @@ import { noRuns, runLengths } from '../../src/store/batch-window-runs.js';
 import type { RedisStore } from '../../src/store/redis-store.js';
 import type { WindowRequest, WindowResult } from '../../src/store/window-store.js';
 import { redisStoreTest } from '../helpers/redis-store.js';
-import { AlgorithmModel, requestFor, type KeySpec } from '../limits/window-maths/reference-model.js';
+import { AlgorithmModel, requestFor } from '../limits/window-maths/reference-model.js';
+
+import { HOUR, KEYS, specArb, windowArb } from '../helpers/batch-arbitraries.js';
 
 const test = redisStoreTest();
-
-/** Fixed windows expire by Redis' own clock: an hour, longer than any replayed scenario. */
-const HOUR = 3_600_000;
-const KEYS = ['a', 'b', 'c'] as const;
-
-const specArb = fc
-  .record({
-    algorithm: fc.constantFrom<KeySpec['algorithm']>('fixed', 'sliding', 'token-bucket'),
-    limit: fc.integer({ min: 1, max: 12 }),
-    periodMs: fc.constantFrom(1000, 7000),
-    extra: fc.integer({ min: 0, max: 4 }),
-  })
-  .map((s): KeySpec => ({
-    algorithm: s.algorithm,
-    limit: s.limit,
-    periodMs: s.algorithm === 'fixed' ? HOUR : s.periodMs,
-    burst: s.algorithm === 'token-bucket' ? s.limit + s.extra : s.limit,
-  }));
-
-const windowArb = fc.record({
-  key: fc.constantFrom(...KEYS),
-  enforce: fc.constantFrom(true, true, true, false),
-  cost: fc.oneof(
-    { arbitrary: fc.constant(undefined), weight: 6 },
-    { arbitrary: fc.constant(0), weight: 1 },
-    { arbitrary: fc.integer({ min: 1, max: 14 }), weight: 2 },
-  ),
-});
 
 // A turn: requests each repeated 1 to 12 times in a row (a run when more than once).
 const scenarioArb = fc.record({

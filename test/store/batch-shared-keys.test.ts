@@ -10,39 +10,11 @@ import type { RedisStore } from '../../src/store/redis-store.js';
 import type { WindowResult } from '../../src/store/window-store.js';
 import { banScenario, model as banModel, requestsOf } from '../helpers/ban-model.js';
 import { decideBatch, redisStoreTest } from '../helpers/redis-store.js';
-import { AlgorithmModel, requestFor, type KeySpec } from '../limits/window-maths/reference-model.js';
+import { AlgorithmModel, requestFor } from '../limits/window-maths/reference-model.js';
+
+import { HOUR, KEYS, specArb, windowArb } from '../helpers/batch-arbitraries.js';
 
 const test = redisStoreTest();
-
-/** Fixed windows expire by Redis' own clock: an hour, longer than any replayed scenario. */
-const HOUR = 3_600_000;
-const KEYS = ['a', 'b', 'c'] as const;
-
-const specArb = fc
-  .record({
-    algorithm: fc.constantFrom<KeySpec['algorithm']>('fixed', 'sliding', 'token-bucket'),
-    limit: fc.integer({ min: 1, max: 12 }),
-    periodMs: fc.constantFrom(1000, 7000),
-    extra: fc.integer({ min: 0, max: 4 }),
-  })
-  .map((s): KeySpec => ({
-    algorithm: s.algorithm,
-    limit: s.limit,
-    periodMs: s.algorithm === 'fixed' ? HOUR : s.periodMs,
-    burst: s.algorithm === 'token-bucket' ? s.limit + s.extra : s.limit,
-  }));
-
-// A window: mostly enforced and of cost 1 (so many requests share one spec), sometimes a shadow
-// window, a check-only cost of 0 or a cost above the limit.
-const windowArb = fc.record({
-  key: fc.constantFrom(...KEYS),
-  enforce: fc.constantFrom(true, true, true, false),
-  cost: fc.oneof(
-    { arbitrary: fc.constant(undefined), weight: 6 },
-    { arbitrary: fc.constant(0), weight: 1 },
-    { arbitrary: fc.integer({ min: 1, max: 14 }), weight: 2 },
-  ),
-});
 
 const scenarioArb = fc.record({
   specs: fc.tuple(specArb, specArb, specArb),

@@ -34,15 +34,27 @@ async function untilRefused(urls: readonly string[]): Promise<number[]> {
 
 const admitted = (statuses: readonly number[]) => statuses.filter((s) => s === 200).length;
 
+/** A redis-server of the test's own and a client of it (which rides out the restart), then both gone. */
+async function onRedis(
+  run: (server: RedisServer, client: ReturnType<RedisServer['client']>) => Promise<void>,
+) {
+  const server = await RedisServer.start();
+  const client = server.client();
+  client.on('error', () => {});
+  try {
+    await run(server, client);
+  } finally {
+    client.disconnect();
+    await server.kill();
+  }
+}
+
 describe('redis-server restarted empty on the same port while slices are held', () => {
   test('one instance: the new window admits exactly its limit, the held slice is dropped', async ({
     upstream,
     startProcess,
   }) => {
-    const server = await RedisServer.start();
-    const client = server.client();
-    client.on('error', () => {});
-    try {
+    await onRedis(async (server, client) => {
       const prefix = 'empty:';
       const s = { redisUrl: server.url, upstreamUrl: upstream.url, prefix, limit: LIMIT, max: MAX };
       const gp = await startProcess(leaseConfig(s));
@@ -60,20 +72,14 @@ describe('redis-server restarted empty on the same port while slices are held', 
       expect(seenUnder(upstream, '/empty')).toBe(BEFORE + LIMIT);
       await expectCleanStop(gp);
       expect((await windowOf(client, prefix)).count).toBe(LIMIT);
-    } finally {
-      client.disconnect();
-      await server.kill();
-    }
+    });
   });
 
   test('two instances, both holding a slice: together they admit exactly the limit', async ({
     upstream,
     startProcess,
   }) => {
-    const server = await RedisServer.start();
-    const client = server.client();
-    client.on('error', () => {});
-    try {
+    await onRedis(async (server, client) => {
       const prefix = 'empty2:';
       const s = { redisUrl: server.url, upstreamUrl: upstream.url, prefix, limit: LIMIT, max: MAX };
       const [a, b] = [await startProcess(leaseConfig(s)), await startProcess(leaseConfig(s))];
@@ -95,10 +101,7 @@ describe('redis-server restarted empty on the same port while slices are held', 
       await expectCleanStop(a!);
       await expectCleanStop(b!);
       expect((await windowOf(client, prefix)).count).toBe(LIMIT);
-    } finally {
-      client.disconnect();
-      await server.kill();
-    }
+    });
   });
 });
 
