@@ -117,6 +117,11 @@ function parseBlock(body: readonly string[], firstLine: number): Command[] {
 }
 
 /** A command without its trailing shell comment (a "#" outside quotes, after a blank). */
+/** The first API key in a text. Not `\b` at its end: a key may end in "-", and "-" then a newline is no word boundary. */
+export function findApiKey(text: string): string | undefined {
+  return /\btg_[\w-]{32}(?![\w-])/.exec(text)?.[0];
+}
+
 export function withoutComment(text: string): string {
   let quote: string | undefined;
   for (let i = 0; i < text.length; i++) {
@@ -145,7 +150,7 @@ const MASKS: readonly { readonly shown: string; readonly real: string; readonly 
   },
   // A workspace token (id|secret) and an API key.
   { shown: String.raw`\b[0-9a-f]{12}\|[\w-]{40}`, real: String.raw`[0-9a-f]{12}\|[\w-]{40}`, carry: true },
-  { shown: String.raw`\btg_[\w-]{32}\b`, real: String.raw`tg_[\w-]{32}`, carry: true },
+  { shown: String.raw`\btg_[\w-]{32}(?![\w-])`, real: String.raw`tg_[\w-]{32}`, carry: true },
   {
     shown: String.raw`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`,
     real: String.raw`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`,

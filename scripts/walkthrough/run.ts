@@ -16,6 +16,7 @@ import {
   withoutComment,
   type Command,
   type Step,
+  findApiKey,
 } from './parse.js';
 
 const COMMAND_TIMEOUT_MS = 60_000;
@@ -107,7 +108,7 @@ class Gateway {
     } catch {
       // no such file: the log line has it
     }
-    return /\btg_[\w-]{32}\b/.exec(text)?.[0];
+    return findApiKey(text);
   }
 
   async stop(): Promise<void> {

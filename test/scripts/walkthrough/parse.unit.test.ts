@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import {
+  findApiKey,
   firstMissingLine,
   matcherFor,
   matchOutput,
@@ -67,6 +68,21 @@ describe('walkthrough steps', () => {
   test('a trailing comment is cut outside quotes only', () => {
     expect(withoutComment("curl -d 'a # b' x   # note")).toBe("curl -d 'a # b' x");
     expect(withoutComment('echo a#b')).toBe('echo a#b');
+  });
+});
+
+describe('the first-start API key', () => {
+  test('is found whatever its last character, "-" included (no word boundary before a newline)', () => {
+    for (const last of ['-', '_', 'a', '9']) {
+      const key = `tg_${'Ab1_-'.repeat(6)}x${last}`;
+      expect(findApiKey(`created user "admin"; its API key:\n${key}\n`)).toBe(key);
+      expect(findApiKey(`${key}`)).toBe(key);
+    }
+  });
+
+  test('is not found in a longer token', () => {
+    expect(findApiKey(`tg_${'a'.repeat(33)}`)).toBeUndefined();
+    expect(findApiKey(`tg_${'a'.repeat(32)}-x`)).toBeUndefined();
   });
 });
 
