@@ -77,10 +77,12 @@ export function windowKey(
 /**
  * The keys of one-part windows already built, by stem, then by tag value (for one prefix at a
  * time): a client's key is concatenated, flattened and hashed (on its first Map lookup) once,
- * not on every request. A stem's map is cleared when it holds KEYS_PER_STEM keys, so it stays
- * bounded whatever the traffic.
+ * not on every request. A stem's map is cleared when it holds KEYS_PER_STEM keys, and all of
+ * them when STEMS are held (reloads that rename limiters leave stems no window uses), so the
+ * cache stays bounded whatever the traffic and however many reloads.
  */
 const KEYS_PER_STEM = 4096;
+const STEMS = 256;
 const builtKeys = new Map<string, Map<string, string>>();
 let builtPrefix: string | undefined;
 
@@ -90,13 +92,23 @@ function builtKey(prefix: string, tag: string, stem: string): string {
     builtPrefix = prefix;
   }
   let keys = builtKeys.get(stem);
-  if (keys === undefined) builtKeys.set(stem, (keys = new Map()));
+  if (keys === undefined) {
+    if (builtKeys.size >= STEMS) builtKeys.clear();
+    builtKeys.set(stem, (keys = new Map()));
+  }
   let key = keys.get(tag);
   if (key === undefined) {
     if (keys.size >= KEYS_PER_STEM) keys.clear();
     keys.set(tag, (key = `${prefix}{${tag}}${stem}`));
   }
   return key;
+}
+
+/** How many built keys the cache holds, over all stems (for the bound's test). */
+export function builtKeysHeld(): number {
+  let held = 0;
+  for (const keys of builtKeys.values()) held += keys.size;
+  return held;
 }
 
 /**

@@ -3,6 +3,7 @@ import { describe, expect, test } from 'vitest';
 import { compileLimiter, compileRoute, type CompiledLimiter } from '../../src/rules/compile.js';
 import { hashPart } from '../../src/identity/hash.js';
 import { planWindows, windowKey } from '../../src/limits/plan.js';
+import { builtKeysHeld } from '../../src/limits/keys.js';
 
 const widgetInit = compileLimiter(
   'widget-init',
@@ -84,6 +85,28 @@ describe('window keys', () => {
     // More distinct tags than one stem keeps: every key still exact, old ones rebuilt as needed.
     for (let i = 0; i < 9000; i++)
       expect(windowKey('tg:', widgetInit, 1, () => `t${i % 4500}`)).toBe(plain('tg:', `t${i % 4500}`));
+  });
+
+  test('the built-key cache stays bounded when reloads keep renaming limiters', () => {
+    // Each round is a reload that renames the limiter: a new stem, whose old one no window uses.
+    for (let round = 0; round < 600; round++) {
+      const renamed = compileLimiter(
+        `renamed-${round}`,
+        {
+          message: '',
+          shadow: false,
+          overLimitCache: true,
+          windows: [{ limit: 5, period: 1000, key: ['ip'] }],
+        },
+        'open',
+      );
+      for (let i = 0; i < 40; i++) {
+        expect(windowKey('tg:', renamed, 0, () => `c${i}`)).toBe(`tg:{c${i}}${renamed.windows[0]!.keyStem}`);
+      }
+    }
+    // 600 stems of 40 keys each were built; at most 256 stems are held.
+    expect(builtKeysHeld()).toBeLessThanOrEqual(256 * 40);
+    expect(builtKeysHeld()).toBeGreaterThan(0);
   });
 
   test('shadow limiters are planned but not enforced', () => {
