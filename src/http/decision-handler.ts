@@ -7,16 +7,15 @@ import {
   answerHealthCheck,
   isHealthCheck,
   keepCount,
-  observeResponse,
   malformedRequest,
   preflightOf,
   requestShell,
   routeOf,
   settle,
   shed,
-  type ListenerContext,
-  type RequestContext,
 } from './request-context.js';
+import { observeResponse } from './access-log.js';
+import type { ListenerContext, RequestContext } from './context.js';
 import { addRetryAfter, errorBody, sendError, sendRefusal } from './responses.js';
 
 export interface DecisionContext extends ListenerContext {

@@ -8,7 +8,7 @@ import type { ResponseHook } from '../proxy/upstream-pool.js';
 import type { CompiledLimiter, RouteWindow } from '../rules/compile.js';
 import { atTurnEnd } from '../store/turn-end.js';
 import type { WindowRequest, WindowResult, WindowStore } from '../store/window-store.js';
-import type { RoutedContext } from './request-context.js';
+import type { RoutedContext } from './context.js';
 import type { DeferredCharge } from './count-request.js';
 
 /** Charges the deferred windows of a request for a response of `status`. */

@@ -1,14 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-// Imported, not the global: Node 20's global `performance` is a lazy getter, run on every access.
-import { performance } from 'node:perf_hooks';
-import type { Logger } from 'pino';
 import type { CompiledRoute } from '../rules/compile.js';
 import type { CorsRoute } from '../rules/model.js';
-import { walkForwardedFor } from '../net/client-ip.js';
-import { peerOf, type Peer } from '../identity/peer.js';
-import { hashPart } from '../identity/hash.js';
-import { clientIpKey, connectionStrips, type RequestIdentity } from '../identity/resolve.js';
+import { peerOf } from '../identity/peer.js';
+import { connectionStrips } from '../identity/resolve.js';
 import { windowKey } from '../limits/keys.js';
 import { addRateLimitHeaders, partitionKey } from '../limits/rate-limit-headers.js';
 import type { Refusal } from '../limits/refusal.js';
@@ -18,80 +13,21 @@ import type { GatewayMetrics, LimiterDecision } from '../metrics/gateway-metrics
 import { acceptableRequestId } from '../proxy/headers.js';
 import { methodRefusal } from '../routing/method.js';
 import type { CanonicalTarget } from '../routing/request-target.js';
-import type { LocalFallback } from '../store/local-fallback.js';
-import type { WindowStore } from '../store/window-store.js';
+import { observeResponse } from './access-log.js';
+import type { ListenerContext, RequestContext, RoutedContext } from './context.js';
 import { preflightRoute, setCorsHeaders } from './cors.js';
-import { recordDecisions, type Counted, type LimitOutcome, type Limiting } from './count-request.js';
+import { recordDecisions, type Counted, type Limiting } from './count-request.js';
 import { shedLoad } from './load-shedding.js';
 import { answerReadyz } from './readyz.js';
-import type { RequestTier } from './request-tier.js';
 import { sendError, sendJson } from './responses.js';
-import type { GatewayState } from './state.js';
 
 /**
  * The request shell both listener kinds share (the proxy, request-handler.ts, and the decision
  * listener, decision-handler.ts): the request id and the one context object of a request, the 500
- * guard, the access log, the health checks, load shedding, and the route + CORS step. Each
- * listener runs its own stages between them.
+ * guard, the health checks, load shedding, and the route + CORS step. Each
+ * listener runs its own stages between them. The access log is access-log.ts; the context
+ * objects' shapes, context.ts.
  */
-
-/** What both listener kinds are given, once per listener. */
-export interface ListenerContext {
-  readonly state: () => GatewayState;
-  readonly store: WindowStore;
-  /** Counts onStoreError: local limiters while the store fails. */
-  readonly fallback?: LocalFallback;
-  readonly logger: Logger;
-  readonly metrics: GatewayMetrics;
-  /** Send the IETF RateLimit-Policy / RateLimit headers too. */
-  readonly ietfHeaders: boolean;
-}
-
-/** One request, from its first step to its access-log line: the only object the shell makes for it. */
-export interface RequestContext {
-  readonly listener: ListenerContext;
-  readonly limiting: Limiting;
-  /** Logged on a decision listener's lines; undefined (not logged) on a proxy's. */
-  readonly decision: true | undefined;
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
-  readonly requestId: string;
-  /** One table for the whole request, even across a reload. */
-  readonly state: GatewayState;
-  /**
-   * The gateway's own headers, passed to whatever answers: X-Request-Id, then the X-RateLimit-*
-   * ones. Not res.setHeader: a response with no header set beforehand takes Node's fast writeHead.
-   */
-  readonly headers: Record<string, string>;
-  /** As logged: the request's method and path (a decision listener's: the original request's). */
-  method: string | undefined;
-  path: string | undefined;
-  /** The route matched, a preflight's too, as logged. */
-  routeName: string | undefined;
-  /** Set by routeOf; read through a RoutedContext. */
-  route: CompiledRoute | undefined;
-  /** The connection's peer: set when routed, or when the access log needs it. */
-  peer: Peer | undefined;
-  /** Set by keepCount when the route has limiters. */
-  identity: RequestIdentity | undefined;
-  /** What came of the request for its limiters, as logged; final once settled. */
-  outcome: LimitOutcome;
-  /** Set by keepCount: each limiter's verdict, counted in the metrics by `settle`, once. */
-  verdicts: readonly (LimiterDecision | undefined)[] | undefined;
-  /**
-   * Set by keepCount on a route with tiers or while overrides are set (with log.keyParts, also by a
-   * list naming workspaces): the tier and what the verified credentials said.
-   */
-  tier: RequestTier | undefined;
-  /** log.keyParts on a chargeAfter route: the cost the upstream reported, as charged (post-charge.ts). */
-  charged: number | undefined;
-}
-
-/** A request with its route (and its peer): what counting and the later stages read. */
-export interface RoutedContext extends RequestContext {
-  readonly route: CompiledRoute;
-  readonly peer: Peer;
-}
 
 /**
  * A listener's request function: each request gets its id (the client's X-Request-Id when
@@ -152,112 +88,6 @@ function openRequest(
     tier: undefined,
     charged: undefined,
   };
-}
-
-/**
- * The one close hook of a request: when its response closes, it is counted in the metrics (by
- * route and status, with its time: tollgate_responses_total, tollgate_request_duration_seconds)
- * and, when `level` is on, its access-log line written (info, or debug for the health checks,
- * which probes ask every few seconds). Called once per request, before anything answers it.
- */
-export function observeResponse(c: RequestContext, level: 'info' | 'debug'): void {
-  const { logger, metrics } = c.listener;
-  const log = logger.isLevelEnabled(level);
-  const started = performance.now();
-  // Read now: an HTTP/2 stream's socket is gone once it closed.
-  if (log) c.peer ??= peerOf(c.req.socket, c.state.identity);
-  metrics.opened();
-  // 'on', not 'once': a response emits 'close' once, and 'once' adds a wrapper per request.
-  c.res.on('close', () => {
-    const elapsedMs = performance.now() - started;
-    // No answer begun: the client left first (nginx's 499).
-    const status = c.res.headersSent ? c.res.statusCode : CLIENT_LEFT;
-    metrics.response(c.routeName ?? '', status, elapsedMs / 1000);
-    if (!log) return;
-    logger[level]({
-      reqId: c.requestId,
-      decision: c.decision,
-      method: c.method,
-      path: c.path,
-      client: loggedClient(c),
-      status: c.res.statusCode,
-      route: c.routeName,
-      limit: c.outcome,
-      ms: Math.round(elapsedMs * 100) / 100,
-      aborted: !c.res.writableFinished || undefined,
-      ...(c.state.table.config.log.keyParts ? keyPartsLogged(c) : undefined),
-    });
-  });
-}
-
-/** The status counted for a response the client left before it began. */
-export const CLIENT_LEFT = 499;
-
-/** The `client` field: the address in full, hashed as a key part is (log.clientAddress), or none. */
-function loggedClient(c: RequestContext): string | undefined {
-  const mode = c.state.table.config.log.clientAddress;
-  if (mode === 'none') return undefined;
-  const address = clientAddress(c);
-  return mode === 'hashed' ? hashPart(`ip=${address}`) : address;
-}
-
-/**
- * What log.keyParts adds to an access line. Undefined fields are left out; a credential's null:
- * checked, and the request had none verified (replay then knows it is none, not unlogged).
- */
-interface KeyPartsFields {
-  readonly host: string | undefined;
-  readonly keys: Record<string, string>;
-  readonly bytes: number | undefined;
-  readonly charged: number | undefined;
-  readonly tier: string | null | undefined;
-  readonly token: string | null | undefined;
-  readonly workspace: string | null | undefined;
-  readonly sub: string | null | undefined;
-}
-
-/**
- * log.keyParts: the Host, the hashed key parts (as counted, a bad credential's fallback
- * included; ip and user_agent always), the body's declared size, the cost the upstream reported
- * (chargeAfter), and what the request's verified credentials said (the tier they name, the
- * workspace token's id and workspace, the JWT's subject), so `tollgate replay` can key, cost and
- * tier a candidate's limiters. Never a secret: a workspace token's id is the part before its "|".
- */
-function keyPartsLogged(c: RequestContext): KeyPartsFields {
-  const keys: Record<string, string> = c.identity ? Object.fromEntries(c.identity.hashed) : {};
-  const headers = c.req.headers;
-  if (keys['ip'] === undefined) {
-    const ip = clientIpKey(c.state.identity, c.peer!, headers);
-    keys['ip'] = ip === c.peer!.key ? c.peer!.keyHash : hashPart(`ip=${ip}`);
-  }
-  keys['user_agent'] ??= hashPart(`ua=${headers['user-agent'] ?? ''}`);
-  // A decision listener routes the original request, whose host a proxy sends as X-Forwarded-Host.
-  const forwardedHost = c.decision ? headers['x-forwarded-host'] : undefined;
-  const host = typeof forwardedHost === 'string' ? forwardedHost : headers.host;
-  // The declared body size, for a candidate's cost from body bytes.
-  const length = headers['content-length'];
-  const { tier } = c;
-  // The tier step's token, else the one counting verified (a route keyed by it).
-  const counted = c.identity?.workspaceToken;
-  const token = tier?.token !== undefined ? tier.token : counted && (counted.ok ? counted.id : null);
-  return {
-    host,
-    keys,
-    bytes: length === undefined ? undefined : Number(length),
-    charged: c.charged,
-    tier: tier?.named,
-    token,
-    workspace: tier?.workspace,
-    sub: tier?.sub,
-  };
-}
-
-/** The client's address as resolved for limiting (the X-Forwarded-For walk from a trusted peer), in full. */
-function clientAddress(c: RequestContext): string {
-  const peer = c.peer!;
-  const forwardedFor = c.req.headers['x-forwarded-for'];
-  if (!peer.trusted || !peer.addr || forwardedFor === undefined) return peer.text;
-  return walkForwardedFor(peer.addr, forwardedFor, c.state.identity.trustedProxies).toString();
 }
 
 /** True for the health checks both listener kinds answer: GET or HEAD /healthz and /readyz. */

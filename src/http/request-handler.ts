@@ -18,17 +18,15 @@ import {
   isHealthCheck,
   keepCount,
   connectionRefusal,
-  observeResponse,
   malformedRequest,
   preflightOf,
   requestShell,
   routeOf,
   settle,
   shed,
-  type ListenerContext,
-  type RequestContext,
-  type RoutedContext,
 } from './request-context.js';
+import { observeResponse } from './access-log.js';
+import type { ListenerContext, RequestContext, RoutedContext } from './context.js';
 import { bodyAtHand, requestBody, sendTooLarge } from './request-body.js';
 import { sendError, sendRefusal } from './responses.js';
 

@@ -2,7 +2,7 @@
 // the costs summed in arrival order; an overshoot is still audited request by request.
 import { describe, expect, test } from 'vitest';
 import { ChargeBatch, type Pending } from '../../src/http/post-charge.js';
-import type { RoutedContext } from '../../src/http/request-context.js';
+import type { RoutedContext } from '../../src/http/context.js';
 import type { CompiledLimiter, RouteWindow } from '../../src/rules/model.js';
 import type { WindowRequest, WindowResult, WindowStore } from '../../src/store/window-store.js';
 

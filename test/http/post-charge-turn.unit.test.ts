@@ -2,7 +2,7 @@
 // charge batch is gathered at the end of the turn before the store's batch is sent (turn-end.ts).
 import { describe, expect, test } from 'vitest';
 import { ChargeBatch, type Pending } from '../../src/http/post-charge.js';
-import type { RoutedContext } from '../../src/http/request-context.js';
+import type { RoutedContext } from '../../src/http/context.js';
 import type { CompiledLimiter, RouteWindow } from '../../src/rules/model.js';
 import { BatchingStore, type BatchWindowStore } from '../../src/store/batching-store.js';
 import { atTurnEnd } from '../../src/store/turn-end.js';
