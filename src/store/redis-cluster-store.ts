@@ -146,7 +146,9 @@ export class RedisClusterStore implements WindowStore, BatchWindowStore {
     // soon as it is known instead.
     this.client.on('+node', (node: Redis) => {
       const address = `${node.options.host}:${node.options.port}`;
-      this.dataset.watch(node, address, onMaster(this.client, address));
+      // By node id: a master that comes back empty at a new address (its nodes.conf kept) is known.
+      const id = async () => `node ${String(await node.call('CLUSTER', 'MYID'))}`;
+      this.dataset.watch(node, id, onMaster(this.client, address));
     });
     this.client.on('+node', connectNode);
     this.client.on('ready', () => this.client.nodes('all').forEach(connectNode));

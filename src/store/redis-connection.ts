@@ -159,21 +159,27 @@ export interface WatchedConnection {
 }
 
 /**
+ * Who a watched server is: its address (host:port), or a lookup of a name that outlives the
+ * address (a Redis Cluster node's id, kept in its nodes.conf when it comes back elsewhere).
+ */
+export type ServerName = string | (() => Promise<string>);
+
+/**
  * How a store tells its leasing store that a Redis came back without its data (restarted empty):
- * at each 'ready' of a watched connection, INFO replication is read and compared, by address, with
- * what that address had before. A slice leased from the lost data is no longer counted anywhere,
- * so it must not be spent. Until the answer, `checking` is true (held slices are not spent); an
- * answer that cannot be read (INFO refused, the connection lost again) counts as lost: dropping
- * slices only under-admits.
+ * at each 'ready' of a watched connection, INFO replication is read and compared, by the server's
+ * name, with what that server had before. A slice leased from the lost data is no longer counted
+ * anywhere, so it must not be spent. Until the answer, `checking` is true (held slices are not
+ * spent); an answer that cannot be read (INFO or the name refused, the connection lost again)
+ * counts as lost: dropping slices only under-admits.
  */
 export class DatasetWatch {
   /** Checks in flight. */
   #checking = 0;
-  /** By address; null: not known (INFO could not be read). */
+  /** By server name; null: not known (INFO could not be read). */
   readonly #lineages = new Map<string, Lineage | null>();
   #onLost: ((keys: KeysOn) => void) | undefined;
 
-  /** A watched connection reconnected to an address and its server is not read yet. */
+  /** A watched connection reconnected to a known server and it is not read yet. */
   get checking(): boolean {
     return this.#checking > 0;
   }
@@ -183,24 +189,38 @@ export class DatasetWatch {
     this.#onLost = listener;
   }
 
-  /** Checks the server behind `connection` (at `address`, host:port) at each of its 'ready'. */
-  watch(connection: WatchedConnection, address: string, keys: KeysOn): void {
-    connection.on('ready', () => void this.#check(connection, address, keys));
+  /** Checks the server behind `connection` at each of its 'ready'. */
+  watch(connection: WatchedConnection, name: ServerName, keys: KeysOn): void {
+    connection.on('ready', () => void this.#check(connection, name, keys));
   }
 
-  async #check(connection: WatchedConnection, address: string, keys: KeysOn): Promise<void> {
-    // An address seen for the first time held nothing of ours yet: nothing to wait for, or to lose.
-    const known = this.#lineages.has(address);
+  async #check(connection: WatchedConnection, name: ServerName, keys: KeysOn): Promise<void> {
+    let server: string;
+    if (typeof name === 'string') server = name;
+    else {
+      // Not known yet whether this is a first connection: counted exactly until it is.
+      this.#checking++;
+      try {
+        server = await name();
+      } catch {
+        this.#onLost?.(keys);
+        return;
+      } finally {
+        this.#checking--;
+      }
+    }
+    // A server seen for the first time held nothing of ours yet: nothing to wait for, or to lose.
+    const known = this.#lineages.has(server);
     if (known) this.#checking++;
-    else this.#lineages.set(address, null); // a reconnect before INFO answers is checked
+    else this.#lineages.set(server, null); // a reconnect before INFO answers is checked
     let now: Lineage | undefined;
     try {
       now = lineageOf(await connection.info('replication'));
     } catch {
       now = undefined;
     }
-    const before = this.#lineages.get(address);
-    this.#lineages.set(address, now ?? null);
+    const before = this.#lineages.get(server);
+    this.#lineages.set(server, now ?? null);
     if (!known) return;
     this.#checking--;
     if (!(before && now && continues(before, now))) this.#onLost?.(keys);

@@ -1,6 +1,6 @@
 // How a store tells its leasing store that a Redis came back without its data (DatasetWatch in
 // src/store/redis-connection.ts), and what the leasing store does with it: INFO replication read
-// at each 'ready', compared by address; a history of its own (restarted empty) or an unreadable
+// at each 'ready', compared by address (a Redis Cluster node: by its id); a history of its own (restarted empty) or an unreadable
 // INFO drops the slices held; the same history, or a replica promoted from it, keeps them.
 import { EventEmitter } from 'node:events';
 import { describe, expect, test } from 'vitest';
@@ -139,6 +139,54 @@ describe('DatasetWatch', () => {
     conn.answer(info(A));
     await flush();
     expect(watch.checking).toBe(false);
+  });
+});
+
+describe('DatasetWatch, servers named by a lookup (a Redis Cluster node id)', () => {
+  /** A watch of two connections (two addresses) whose servers are named by `ids`' answers. */
+  function byId(ids: Record<string, () => Promise<string>>) {
+    const watch = new DatasetWatch();
+    const lost: KeysOn[] = [];
+    watch.onLost((k) => lost.push(k));
+    const conns: Record<string, FakeConnection> = {};
+    for (const [address, id] of Object.entries(ids)) {
+      conns[address] = new FakeConnection();
+      watch.watch(conns[address], id, (key) => key === address);
+    }
+    return { watch, lost, conns };
+  }
+
+  test('a node back empty at a new address, its id kept: lost, with the keys the new connection serves', async () => {
+    const { lost, conns } = byId({ old: async () => 'n1', new: async () => 'n1' });
+    await conns['old']!.ready(info(A));
+    expect(lost).toEqual([]);
+    await conns['new']!.ready(info(B));
+    expect(lost.map((keys) => keys('new'))).toEqual([true]);
+  });
+
+  test('the same node, its data kept, at a new address: nothing lost; another node first seen: nothing lost', async () => {
+    const { lost, conns } = byId({ old: async () => 'n1', new: async () => 'n1', other: async () => 'n2' });
+    await conns['old']!.ready(info(A));
+    await conns['new']!.ready(info(A));
+    await conns['other']!.ready(info(B));
+    expect(lost).toEqual([]);
+  });
+
+  test('checking while the id is asked, even at a first connection; an id that cannot be read: lost', async () => {
+    let answer: (id: string) => void = () => {};
+    let refuse = false;
+    const { watch, lost, conns } = byId({
+      n: () => (refuse ? Promise.reject(new Error('NOPERM')) : new Promise((resolve) => (answer = resolve))),
+    });
+    conns['n']!.answers.push(info(A));
+    conns['n']!.emit('ready');
+    expect(watch.checking).toBe(true);
+    answer('n1');
+    await flush();
+    expect(watch.checking).toBe(false);
+    refuse = true;
+    await conns['n']!.ready(info(A));
+    expect([lost.length, watch.checking]).toEqual([1, false]);
   });
 });
 
