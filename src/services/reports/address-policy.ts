@@ -1,3 +1,5 @@
+import { promises as dns } from 'node:dns';
+import { isIPv6, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 const bracketless = (ip: string) => (ip.startsWith('[') && ip.endsWith(']') ? ip.slice(1, -1) : ip);
@@ -46,4 +48,53 @@ export function isPublicAddress(ip: string): boolean {
 export function ipLiteral(hostname: string): string | undefined {
   const bare = bracketless(hostname);
   return ipaddr.isValid(bare) ? bare : undefined;
+}
+
+/** Resolves a host name to its addresses (all of them). */
+export type Resolver = (hostname: string) => Promise<string[]>;
+
+/** Refuses addresses: used before every hop and again on the address actually connected to. */
+export interface AddressGuard {
+  readonly resolve: Resolver;
+  allowed(ip: string): boolean;
+}
+
+export const systemResolver: Resolver = async (hostname) =>
+  (await dns.lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+
+/** The error code of a host refused for a non-public address. */
+export const NOT_PUBLIC_CODE = 'ERR_ADDRESS_NOT_PUBLIC';
+
+/** Checks every address a host resolves to; one refused address refuses the host. */
+export async function guardedAddresses(guard: AddressGuard, hostname: string): Promise<string[]> {
+  const literal = ipLiteral(hostname);
+  const addresses = literal ? [literal] : await guard.resolve(hostname);
+  if (addresses.length === 0) throw Object.assign(new Error(hostname), { code: 'ENOTFOUND' });
+  if (addresses.some((a) => !guard.allowed(a))) {
+    throw Object.assign(new Error(`${hostname}: address not public`), { code: NOT_PUBLIC_CODE });
+  }
+  return addresses;
+}
+
+/**
+ * The socket's own lookup: the guard judges the addresses the connection is really made to, so a
+ * host that resolves to a public address for the check and a private one for the connection
+ * (DNS rebinding) is still refused.
+ */
+export function guardedLookup(guard: AddressGuard): LookupFunction {
+  return (hostname, options, callback) => {
+    guardedAddresses(guard, hostname).then(
+      (addresses) => {
+        const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
+        const entries = addresses
+          .map((address) => ({ address, family: isIPv6(address) ? 6 : 4 }))
+          .filter((e) => !family || e.family === family);
+        if (entries.length === 0) {
+          callback(Object.assign(new Error(hostname), { code: 'ENOTFOUND' }), '');
+        } else if (options.all) callback(null, entries);
+        else callback(null, entries[0]!.address, entries[0]!.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, ''),
+    );
+  };
 }

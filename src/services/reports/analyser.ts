@@ -1,6 +1,7 @@
 import { HttpError } from '../kit/errors.js';
 import { AnalysisRefused, type AnalysisPool } from './analysis-pool.js';
-import { FetchFailure, type PageFetcher } from './fetch-page.js';
+import { FetchFailure } from './fetch-failure.js';
+import type { PageFetcher } from './fetch-page.js';
 import { resultFor, score } from './score.js';
 import type { Analysis } from './store.js';
 

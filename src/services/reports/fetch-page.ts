@@ -1,18 +1,9 @@
-import { promises as dns } from 'node:dns';
-import { isIPv6, type LookupFunction } from 'node:net';
+/** Fetching a page for a report: redirects followed, every address guarded, the body bounded and decoded. */
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { Agent, request, type Dispatcher } from 'undici';
-import { ipLiteral } from './address-policy.js';
-
-/** Resolves a host name to its addresses (all of them). */
-export type Resolver = (hostname: string) => Promise<string[]>;
-
-/** Refuses addresses: used before every hop and again on the address actually connected to. */
-export interface AddressGuard {
-  readonly resolve: Resolver;
-  allowed(ip: string): boolean;
-}
+import { guardedAddresses, guardedLookup, type AddressGuard } from './address-policy.js';
+import { errorCode, failureMessage, failureReason, FetchFailure } from './fetch-failure.js';
 
 export interface FetchSettings {
   /** Over the whole fetch, redirects and body included (ms). */
@@ -36,140 +27,12 @@ export interface FetchedPage {
   readonly loadTimeMs: number;
 }
 
-export type FetchFailureReason =
-  | 'dns'
-  | 'connect'
-  | 'tls'
-  | 'timeout'
-  | 'status'
-  | 'not_html'
-  | 'too_large'
-  | 'redirects'
-  | 'bad_redirect'
-  | 'not_public'
-  | 'decode'
-  | 'other';
-
-/** A page that could not be fetched; `message` is what the client reads on `url`. */
-export class FetchFailure extends Error {
-  constructor(
-    readonly reason: FetchFailureReason,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-export const systemResolver: Resolver = async (hostname) =>
-  (await dns.lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
-
-const NOT_PUBLIC_CODE = 'ERR_ADDRESS_NOT_PUBLIC';
 const HTML_TYPES = ['text/html', 'application/xhtml+xml'];
 const USER_AGENT = 'Mozilla/5.0 (compatible; tollgate-analyzer/1.0)';
 
 const gunzip = promisify(zlib.gunzip);
 const inflate = promisify(zlib.inflate);
 const brotli = promisify(zlib.brotliDecompress);
-
-function plural(n: number, unit: string): string {
-  return `${n} ${unit}${n === 1 ? '' : 's'}`;
-}
-
-/** 5242880 → "5 MB"; sizes that are not whole MB or KB are given in bytes. */
-export function sizeText(bytes: number): string {
-  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MB`;
-  if (bytes % 1024 === 0) return `${bytes / 1024} KB`;
-  return plural(bytes, 'byte');
-}
-
-/** The messages of the 422 on `url`, for settings in force. */
-export function failureMessage(reason: FetchFailureReason, settings: FetchSettings, status = 0): string {
-  switch (reason) {
-    case 'dns':
-      return 'Could not resolve the host.';
-    case 'connect':
-      return 'Could not connect to the host.';
-    case 'tls':
-      return 'Could not establish a secure connection to the host.';
-    case 'timeout':
-      return `The page took longer than ${plural(settings.timeout / 1000, 'second')} to load.`;
-    case 'status':
-      return `The page answered with HTTP status ${status}.`;
-    case 'not_html':
-      return 'The page is not an HTML document.';
-    case 'too_large':
-      return `The page is larger than ${sizeText(settings.maxSize)}.`;
-    case 'redirects':
-      return 'Too many redirects.';
-    case 'bad_redirect':
-      return 'The page redirected to an address that is not http or https.';
-    case 'not_public':
-      return 'The address is not public: refusing to fetch it.';
-    case 'decode':
-      return 'The page could not be decompressed.';
-    case 'other':
-      return 'Could not fetch the page.';
-  }
-}
-
-/** Checks every address a host resolves to; one refused address refuses the host. */
-async function guardedAddresses(guard: AddressGuard, hostname: string): Promise<string[]> {
-  const literal = ipLiteral(hostname);
-  const addresses = literal ? [literal] : await guard.resolve(hostname);
-  if (addresses.length === 0) throw Object.assign(new Error(hostname), { code: 'ENOTFOUND' });
-  if (addresses.some((a) => !guard.allowed(a))) {
-    throw Object.assign(new Error(`${hostname}: address not public`), { code: NOT_PUBLIC_CODE });
-  }
-  return addresses;
-}
-
-/**
- * The socket's own lookup: the guard judges the addresses the connection is really made to, so a
- * host that resolves to a public address for the check and a private one for the connection
- * (DNS rebinding) is still refused.
- */
-function guardedLookup(guard: AddressGuard): LookupFunction {
-  return (hostname, options, callback) => {
-    guardedAddresses(guard, hostname).then(
-      (addresses) => {
-        const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
-        const entries = addresses
-          .map((address) => ({ address, family: isIPv6(address) ? 6 : 4 }))
-          .filter((e) => !family || e.family === family);
-        if (entries.length === 0) {
-          callback(Object.assign(new Error(hostname), { code: 'ENOTFOUND' }), '');
-        } else if (options.all) callback(null, entries);
-        else callback(null, entries[0]!.address, entries[0]!.family);
-      },
-      (err: NodeJS.ErrnoException) => callback(err, ''),
-    );
-  };
-}
-
-function errorCode(err: unknown): string | undefined {
-  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 4; depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
-
-/** What went wrong, from an error of DNS, the socket, TLS or undici. */
-function failureReason(err: unknown, signal: AbortSignal): FetchFailureReason {
-  if (signal.aborted) return 'timeout';
-  const code = errorCode(err) ?? '';
-  if (code === NOT_PUBLIC_CODE) return 'not_public';
-  if (['ENOTFOUND', 'EAI_AGAIN', 'ENODATA', 'EAI_NODATA', 'EAI_FAIL'].includes(code)) return 'dns';
-  if (
-    ['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT'].includes(code)
-  )
-    return 'timeout';
-  if (/CERT|TLS|SSL/.test(code)) return 'tls';
-  if (['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET'].includes(code))
-    return 'connect';
-  return 'other';
-}
 
 /** A slow resolver must not outlast the fetch's deadline. */
 function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {

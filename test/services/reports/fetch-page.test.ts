@@ -1,10 +1,7 @@
 import { createServer } from 'node:net';
 import { test as base, describe, expect } from 'vitest';
-import {
-  PageFetcher,
-  type AddressGuard,
-  type FetchSettings,
-} from '../../../src/services/reports/fetch-page.js';
+import { PageFetcher, type FetchSettings } from '../../../src/services/reports/fetch-page.js';
+import type { AddressGuard } from '../../../src/services/reports/address-policy.js';
 import { DECENT_PAGE, GOOD_PAGE, TestPages } from '../../helpers/test-pages.js';
 
 const SETTINGS: FetchSettings = { timeout: 10_000, maxRedirects: 5, maxSize: 5 * 1024 * 1024 };
@@ -192,8 +189,8 @@ describe('page fetcher: address guard', () => {
   });
 
   test('the system resolver refuses loopback names and literals', async ({ pages }) => {
-    const { isPublicAddress } = await import('../../../src/services/reports/address-policy.js');
-    const { systemResolver } = await import('../../../src/services/reports/fetch-page.js');
+    const { isPublicAddress, systemResolver } =
+      await import('../../../src/services/reports/address-policy.js');
     const guarded = new PageFetcher(SETTINGS, { resolve: systemResolver, allowed: isPublicAddress });
     await withFetcher(guarded, async (f) => {
       for (const url of [
