@@ -5,8 +5,8 @@
 // can avoid. Each response gets a fresh X-Request-Id (as tollgate makes one per request) and the
 // window's X-RateLimit-Reset and Retry-After of a fixed window of PERIOD_SEC (default 1 h),
 // formatted per request. The body is read by nobody, as tollgate leaves a refused one unread.
-// Like the bench's flood routes (a limit of 1), the first request is answered 200 (the bench's
-// probe checks that), every later one 429.
+// Like the bench's flood routes (a limit of 1), the first POST is answered 200 (the bench's probe
+// checks that), every later one 429; anything else (the bench's readiness GET /healthz) 200.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 
@@ -20,8 +20,8 @@ const ENCODING = process.env.FLOOR_ENCODING ?? 'utf8';
 let first = true;
 
 const server = createServer((req, res) => {
-  if (first) {
-    first = false;
+  if (first || req.method !== 'POST') {
+    if (req.method === 'POST') first = false;
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2' });
     res.end('{}');
     return;
