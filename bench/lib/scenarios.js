@@ -144,6 +144,11 @@ export const SCENARIOS = [
     '/bench/flood-nocache',
     'bench-flood-nocache',
   ),
+  script('refusal-floor', "bare node:http answering the 429 path's bytes: its floor", 'refusal-floor', {
+    path: '/bench/flood',
+    expect: 429,
+    limit: '1',
+  }),
   script('rlf', 'rate-limiter-flexible (Redis) + http-proxy: the Node peer', 'rlf-http-proxy', {
     redis: true,
     limit: HUGE_LIMIT,

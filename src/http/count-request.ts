@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { CompiledLimiter, CompiledRoute, RouteWindow } from '../rules/compile.js';
+import type { CompiledRoute, RouteWindow } from '../rules/compile.js';
 import type { Peer } from '../identity/peer.js';
 import { identityOf, needsCredentials, resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
 import { decide, type Decision, type RateLimitReport } from '../limits/decision.js';
@@ -12,14 +12,15 @@ import {
   namesWorkspaces,
   screen,
   withWorkspace,
-  type Screening,
 } from '../limits/exemption.js';
 import { admissionRequests, admissionResults, windowCosts } from '../limits/charging.js';
 import type { Refusal } from '../limits/refusal.js';
 import type { GatewayMetrics, LimiterDecision } from '../metrics/gateway-metrics.js';
 import type { LocalFallback } from '../store/local-fallback.js';
-import type { WindowRequest, WindowResult, WindowStore } from '../store/window-store.js';
+import type { WindowRequest, WindowStore } from '../store/window-store.js';
+import { refusedNow } from '../store/over-limit-cache.js';
 import { localPlan, type LocalPlan } from './local-plan.js';
+import { NO_LISTS, verdictsOf, type Lists, type WindowVerdict } from './verdicts.js';
 import type { GatewayState } from './state.js';
 import { needsTier, requestTier, withListedWorkspace, type RequestTier } from './request-tier.js';
 
@@ -30,18 +31,8 @@ import { needsTier, requestTier, withListedWorkspace, type RequestTier } from '.
  * Counting is not admission: the in-flight caps are admit.ts's, taken after counting.
  */
 
-/** What a limiter's windows said of a request, before anything that follows counting. */
-type WindowVerdict = Extract<
-  LimiterDecision,
-  | 'allowed'
-  | 'limited'
-  | 'shadow_limited'
-  | 'store_error'
-  | 'exempt'
-  | 'denied'
-  | 'banned'
-  | 'length_required'
->;
+export { recordDecisions } from './verdicts.js';
+export { credentialRefusal } from './credential-refusal.js';
 
 /** How the limiters treated a request, as logged; 'unlimited' when no limiter saw it. */
 export type LimitOutcome = LimiterDecision | 'unlimited';
@@ -177,7 +168,8 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
   }
   const requests = costs ? admissionRequests(windows, planned, costs) : planned;
   try {
-    let results = await lim.store.hit(requests);
+    // A flooding key's refusal from the over-limit cache is taken at once: no await, no turn.
+    let results = refusedNow(lim.store, requests) ?? (await lim.store.hit(requests));
     if (costs) results = admissionResults(windows, costs, results);
     const now = Date.now();
     const ban = bannedBy(windows, results, now); // [bans] refused, no window counted
@@ -214,10 +206,6 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
     return { identity, outcome: 'store_error', report: undefined, refusal: undefined, verdicts, tier };
   }
 }
-
-/** What the allow and deny lists said of a request (exemption.ts); none for a route without lists. */
-type Lists = Pick<Screening, 'exempt' | 'shadowDenied'>;
-const NO_LISTS: Lists = { exempt: [], shadowDenied: [] };
 
 /** The decision as counting reports it: a 429 refusal when refused. */
 function counted(
@@ -273,110 +261,4 @@ async function countLocally(
     }
   });
   return counted(identity, decision, verdicts);
-}
-
-/**
- * Each of the route's limiters' verdict over the windows counted: exempt (its allow list named the
- * request), limited (it refused), shadow_limited (a shadow limiter's window was spent, or its deny
- * list named the request), or allowed; store_error for a limiter outside `counted`.
- */
-function verdictsOf(
-  route: CompiledRoute,
-  windows: readonly RouteWindow[],
-  results: readonly WindowResult[],
-  blockedBy: CompiledLimiter | undefined,
-  lists: Lists,
-  counted: readonly CompiledLimiter[] = route.limiters,
-): readonly WindowVerdict[] {
-  // The common case, with no array or closure made per request: every limiter allowed it.
-  if (blockedBy === undefined && lists === NO_LISTS && counted === route.limiters && !hasShadow(route))
-    return allAllowed(route.limiters.length);
-  return route.limiters.map((limiter) => {
-    if (lists.exempt.includes(limiter)) return 'exempt';
-    if (!counted.includes(limiter)) return 'store_error';
-    if (limiter === blockedBy) return 'limited';
-    if (!limiter.shadow) return 'allowed';
-    if (lists.shadowDenied.includes(limiter)) return 'shadow_limited';
-    return windows.some((w, i) => w.limiter === limiter && !results[i]!.allowed)
-      ? 'shadow_limited'
-      : 'allowed';
-  });
-}
-
-/** Shared, frozen: verdicts are only read (settle, recordDecisions). */
-const ALL_ALLOWED: (readonly WindowVerdict[])[] = [];
-const allAllowed = (n: number): readonly WindowVerdict[] =>
-  (ALL_ALLOWED[n] ??= Object.freeze(new Array<WindowVerdict>(n).fill('allowed')));
-
-function hasShadow(route: CompiledRoute): boolean {
-  for (const limiter of route.limiters) if (limiter.shadow) return true;
-  return false;
-}
-
-/**
- * Counts the request under each of its limiters, once its fate is known: under `refused` (a
- * refusal that followed counting) for every limiter that counted it, else under each limiter's own
- * verdict. An exempt limiter stays exempt; a limiter that never saw the request is left out.
- */
-export function recordDecisions(
-  metrics: GatewayMetrics,
-  route: CompiledRoute,
-  verdicts: readonly (LimiterDecision | undefined)[],
-  refused: LimiterDecision | undefined,
-): void {
-  let logged = false; // one recent refusal per request (a 429's is logged with its key when counted)
-  for (let i = 0; i < route.limiters.length; i++) {
-    const verdict = verdicts[i];
-    if (verdict === undefined) continue;
-    const name = route.limiters[i]!.name;
-    metrics.limiterDecision(name, refused && verdict !== 'exempt' ? refused : verdict);
-    if (logged || !(refused ? verdict !== 'exempt' : verdict === 'banned' || verdict === 'denied')) continue;
-    metrics.nearLimit.refusal(route.name, name, refused ?? verdict);
-    logged = true;
-  }
-}
-
-/** The same codes and messages as the embedded widget service's, so clients see one vocabulary. */
-const JWT_ERRORS = {
-  missing: {
-    status: 401,
-    decision: 'unauthorized',
-    code: 'missing_token',
-    message: 'Visitor token missing.',
-  },
-  expired: {
-    status: 401,
-    decision: 'unauthorized',
-    code: 'token_expired',
-    message: 'Visitor token has expired.',
-  },
-  invalid: {
-    status: 401,
-    decision: 'unauthorized',
-    code: 'invalid_token',
-    message: 'Visitor token is invalid.',
-  },
-} as const satisfies Record<string, Refusal>;
-
-const TOKEN_MISSING: Refusal = {
-  status: 401,
-  decision: 'unauthorized',
-  code: 'missing_token',
-  message: 'API token missing.',
-};
-const TOKEN_INVALID: Refusal = {
-  status: 401,
-  decision: 'unauthorized',
-  code: 'invalid_token',
-  message: 'API token is invalid or has been revoked.',
-};
-
-/** The 401 when an enforcing limiter keys on a credential the request lacks. The request was already counted. */
-export function credentialRefusal(route: CompiledRoute, identity: RequestIdentity): Refusal | undefined {
-  if (route.requiresJwt && identity.jwt && !identity.jwt.ok) return JWT_ERRORS[identity.jwt.reason];
-  const token = identity.workspaceToken;
-  if (route.requiresWorkspaceToken && token && !token.ok) {
-    return token.reason === 'missing' ? TOKEN_MISSING : TOKEN_INVALID;
-  }
-  return undefined;
 }

@@ -14,7 +14,7 @@ export function sendJson(
   body: string,
   headers: Record<string, string> = {},
 ): void {
-  writeJson(res, status, body, String(Buffer.byteLength(body)), { ...headers });
+  writeJson(res, status, body, String(Buffer.byteLength(body)), { ...headers }, 'application/json', 'utf8');
 }
 
 /** Writes a JSON response with `headers` (added to, not copied); a response already started is cut. */
@@ -24,7 +24,8 @@ function writeJson(
   body: string,
   length: string,
   headers: Record<string, string>,
-  type = 'application/json',
+  type: string,
+  encoding: BufferEncoding,
 ): void {
   if (res.headersSent) {
     res.destroy();
@@ -35,7 +36,7 @@ function writeJson(
   // An answer before the body arrived closes the connection, lingering (see lingering-close.ts).
   if (closesAfterAnswer(res, headers['connection'] === 'close')) headers['connection'] = 'close';
   res.writeHead(status, headers);
-  res.end(body);
+  res.end(body, encoding);
 }
 
 export function sendError(
@@ -48,13 +49,23 @@ export function sendError(
   sendJson(res, status, errorBody(code, message), headers);
 }
 
-/** A JSON body built once, with its Content-Length. */
+/** A JSON body built once, with its Content-Length and the encoding it is written in. */
 interface PreparedBody {
   readonly text: string;
   readonly length: string;
+  /**
+   * latin1 when the text is ASCII (the same bytes): Node writes the response's head and body,
+   * joined in one string, in the body's encoding, and latin1 copies it byte for byte where UTF-8
+   * would first flatten and encode it (the head is latin1 too, as Node writes a head alone).
+   */
+  readonly encoding: BufferEncoding;
 }
 
-const prepared = (text: string): PreparedBody => ({ text, length: String(Buffer.byteLength(text)) });
+function prepared(text: string): PreparedBody {
+  const bytes = Buffer.byteLength(text);
+  // As many UTF-8 bytes as UTF-16 units: every character is ASCII.
+  return { text, length: String(bytes), encoding: bytes === text.length ? 'latin1' : 'utf8' };
+}
 
 /** Each limiter's 429 body, built at its first refusal; a reload's new limiters get their own. */
 const refusalBodies = new WeakMap<CompiledLimiter, PreparedBody>();
@@ -93,7 +104,7 @@ export function sendRateLimited(
     body = prepared(errorBody('rate_limited', limiter.message));
     refusalBodies.set(limiter, body);
   }
-  writeJson(res, 429, body.text, body.length, headers);
+  writeJson(res, 429, body.text, body.length, headers, 'application/json', body.encoding);
 }
 
 function sendProblem(
@@ -107,7 +118,7 @@ function sendProblem(
   const key = violatedPolicies.join(' '); // policy names hold no space
   let body = bodies.get(key);
   if (!body) bodies.set(key, (body = prepared(problemBody(limiter.message, violatedPolicies))));
-  writeJson(res, 429, body.text, body.length, headers, 'application/problem+json');
+  writeJson(res, 429, body.text, body.length, headers, 'application/problem+json', body.encoding);
 }
 
 /** Adds a refusal's Retry-After to `headers` (before headers that must follow it). */

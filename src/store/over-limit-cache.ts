@@ -13,6 +13,8 @@ interface SpentWindow {
   readonly untilMs: number;
   /** The refusal the cache answers with, built once per entry (a result is only read, never written). */
   readonly result: WindowResult;
+  /** The same, as a one-window request's answer (refusedNow). */
+  readonly results: readonly WindowResult[];
 }
 
 /**
@@ -82,6 +84,15 @@ export class OverLimitCache extends WrappingStore {
     return Promise.resolve(results);
   }
 
+  /**
+   * What hit() would answer a one-window request the cache refuses, at once: no promise, no turn
+   * of the microtask queue, no array. Undefined when hit() must be asked (a miss, or more windows).
+   */
+  refusedNow(requests: readonly WindowRequest[]): readonly WindowResult[] | undefined {
+    if (requests.length !== 1) return undefined;
+    return this.#cachedFor(requests[0]!, this.now())?.results;
+  }
+
   /** The window's cached refusal, if it may answer for `r` now. */
   #cachedFor(r: WindowRequest, now: number): SpentWindow | undefined {
     if (!r.cacheWhenSpent) return undefined;
@@ -103,10 +114,12 @@ export class OverLimitCache extends WrappingStore {
       const retryAtMs = result.retryAtMs;
       // Sliding and token bucket: only a cost-1 request's retry time is every request's.
       if (retryAtMs !== undefined && (r.cost ?? 1) !== 1) continue;
+      const spent = spentResult(r.limit, result.resetAtMs, retryAtMs);
       this.#spent.set(r.key, {
         limit: r.limit,
         untilMs: retryAtMs ?? result.resetAtMs,
-        result: spentResult(r.limit, result.resetAtMs, retryAtMs),
+        result: spent,
+        results: Object.freeze([spent]),
       });
     }
     return results;
@@ -123,6 +136,17 @@ function spentResult(limit: number, resetAtMs: number, retryAtMs: number | undef
   return retryAtMs === undefined
     ? { count: limit, limit, resetAtMs, allowed: false }
     : { count: limit, limit, resetAtMs, allowed: false, retryAtMs };
+}
+
+/**
+ * The over-limit cache's answer to `requests` right now, when `store` is one and refuses them
+ * from its entries (OverLimitCache.refusedNow); undefined otherwise: ask store.hit().
+ */
+export function refusedNow(
+  store: WindowStore,
+  requests: readonly WindowRequest[],
+): readonly WindowResult[] | undefined {
+  return store instanceof OverLimitCache ? store.refusedNow(requests) : undefined;
 }
 
 function allCacheable(requests: readonly WindowRequest[]): boolean {

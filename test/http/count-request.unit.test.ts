@@ -7,6 +7,8 @@ import { buildState, closeState } from '../../src/runtime/build-state.js';
 import { GatewayMetrics } from '../../src/metrics/gateway-metrics.js';
 import { loadConfigText } from '../../src/rules/load.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
+import { OverLimitCache } from '../../src/store/over-limit-cache.js';
+import type { WindowRequest, WindowStore } from '../../src/store/window-store.js';
 
 const YAML = `
 listeners: [{ host: 127.0.0.1, port: 0 }]
@@ -115,6 +117,57 @@ routes: [{ name: r, paths: ["/*"], upstream: app, limiters: [three, watch, five]
       { outcome: 'shadow_limited', verdicts: ['allowed', 'shadow_limited', 'allowed'] },
       { outcome: 'limited', verdicts: ['limited', 'shadow_limited', 'allowed'] },
     ]);
+    await closeState(state);
+  });
+
+  // The shared verdicts of a refusal (no lists, no shadow limiter): each route's own, by the
+  // limiter that refused, and the over-limit cache's refusal taken without a store call.
+  test('verdicts of a refusal name the limiter that refused, per route, from the cache too', async () => {
+    const { state, request } = await setUp(`
+listeners: [{ host: 127.0.0.1, port: 0 }]
+identity: { trustedProxies: 127.0.0.1 }
+upstreams: { app: { url: "http://127.0.0.1:9" } }
+limiters:
+  five: { windows: [{ limit: 5, period: 1m, key: [ip] }] }
+  one: { windows: [{ limit: 1, period: 1m, key: [ip] }] }
+routes:
+  - { name: a, paths: ["/a"], upstream: app, limiters: [five, one] }
+  - { name: b, paths: ["/b"], upstream: app, limiters: [one, five] }
+  - { name: c, paths: ["/c"], upstream: app, limiters: [one] }
+`);
+    const inner = new MemoryStore({ maxKeys: 100, sweepIntervalMs: 60_000 });
+    let calls = 0;
+    const counting = {
+      hit: (requests: readonly WindowRequest[]) => (calls++, inner.hit(requests)),
+      close: () => inner.close(),
+    } as WindowStore;
+    const store = new OverLimitCache(counting, 100);
+    const on = (path: string, id: string): CountedRequest => {
+      const c = request(id);
+      const route = state.table.router.matchPath('app.test', 'GET', path)!;
+      return { ...c, route, limiting: { ...c.limiting, store } };
+    };
+    const seen = [];
+    for (const [path, id] of [
+      ['/a', '1'],
+      ['/a', '2'],
+      ['/b', '3'],
+      ['/c', '4'],
+      ['/c', '5'],
+    ] as const) {
+      const { outcome, verdicts } = await countRequest(on(path, id));
+      seen.push({ outcome, verdicts });
+    }
+    expect(seen).toEqual([
+      { outcome: 'allowed', verdicts: ['allowed', 'allowed'] },
+      { outcome: 'limited', verdicts: ['allowed', 'limited'] },
+      { outcome: 'limited', verdicts: ['limited', 'allowed'] },
+      { outcome: 'limited', verdicts: ['limited'] },
+      { outcome: 'limited', verdicts: ['limited'] },
+    ]);
+    // The first request spent `one`: every refusal after it was the cache's, the store asked once.
+    expect(calls).toBe(1);
+    await store.close();
     await closeState(state);
   });
 });

@@ -2,7 +2,8 @@
 // sendError(res, 429, 'rate_limited', message, headers) writes: status, headers in the same order,
 // body and its byte length; and, like it, destroys a response whose headers were already sent.
 import type { Refusal } from '../../src/limits/refusal.js';
-import type { ServerResponse } from 'node:http';
+import { createServer, request, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, test } from 'vitest';
 import type { CompiledLimiter } from '../../src/rules/compile.js';
 import { problemBody, sendError, sendRateLimited, sendRefusal } from '../../src/http/responses.js';
@@ -137,5 +138,65 @@ describe('sendRateLimited with limitedBody: problem', () => {
     sendRefusal(actual.res, refusal, {}, 403);
     expect(actual.written.status).toBe(403);
     expect(actual.written.body).toBe('{"error":{"code":"rate_limited","message":"m"}}');
+  });
+});
+
+/** The status, Content-Length and body bytes a real socket carries for sendRateLimited. */
+async function onTheWire(
+  limiter: CompiledLimiter,
+): Promise<{ status?: number; length?: string; body: Buffer }> {
+  const server = createServer((_req, res) => sendRateLimited(res, limiter, rateHeaders(), ['l.0']));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = server.address() as AddressInfo;
+    return await new Promise((resolve, reject) => {
+      request({ port, host: '127.0.0.1', path: '/' }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode,
+            length: res.headers['content-length'],
+            body: Buffer.concat(chunks),
+          }),
+        );
+      })
+        .on('error', reject)
+        .end();
+    });
+  } finally {
+    server.close();
+  }
+}
+
+// An ASCII body is written as latin1 (the same bytes, no UTF-8 encoding pass); any other as UTF-8.
+describe('the bytes sent', () => {
+  test.each([
+    [
+      'ASCII',
+      limiter('Too Many Attempts.'),
+      '{"error":{"code":"rate_limited","message":"Too Many Attempts."}}',
+    ],
+    [
+      'non-ASCII',
+      limiter('Trop de requêtes « 😀 »'),
+      '{"error":{"code":"rate_limited","message":"Trop de requêtes « 😀 »"}}',
+    ],
+    [
+      'problem, non-ASCII',
+      {
+        name: 'p',
+        message: 'Zu viele Anfragen – später.',
+        limitedBody: 'problem',
+      } as unknown as CompiledLimiter,
+      problemBody('Zu viele Anfragen – später.', ['l.0']),
+    ],
+  ])('%s: the UTF-8 bytes of the body, and their count as Content-Length', async (_n, compiled, text) => {
+    const expected = Buffer.from(text, 'utf8');
+    expect(await onTheWire(compiled)).toEqual({
+      status: 429,
+      length: String(expected.length),
+      body: expected,
+    });
   });
 });

@@ -2,7 +2,7 @@
 // without retryAtMs, a sliding window's and token bucket's with it), for one window or several,
 // and every hit gets an array of its own (later stores, the ban book, write into it).
 import { describe, expect, test } from 'vitest';
-import { OverLimitCache } from '../../src/store/over-limit-cache.js';
+import { OverLimitCache, refusedNow } from '../../src/store/over-limit-cache.js';
 import type { WindowRequest, WindowResult, WindowStore } from '../../src/store/window-store.js';
 
 const fixed: WindowRequest = { key: 'f', limit: 2, periodMs: 60_000, enforce: true, cacheWhenSpent: true };
@@ -79,5 +79,40 @@ describe("a cached refusal is the store's answer", () => {
     await cache.hit([{ ...sliding, cost: 2 }]);
     await cache.hit([sliding]);
     expect(calls).toStrictEqual([1, 1]);
+  });
+});
+
+// refusedNow: a one-window request's cached refusal at once (counting takes it without an await).
+describe("refusedNow is hit()'s cached answer, synchronously", () => {
+  test.each([
+    ['fixed', fixed],
+    ['sliding', sliding],
+    ['token bucket', bucket],
+  ])('%s: what hit() answers, one frozen array per entry, no store call', async (_n, w) => {
+    const { store, calls } = spentStore();
+    const cache = new OverLimitCache(store, 10, () => 1_000);
+    expect(refusedNow(cache, [w])).toBeUndefined(); // nothing cached yet
+    const fromStore = await cache.hit([w]);
+    const now = refusedNow(cache, [w]);
+    expect(now).toStrictEqual(fromStore);
+    expect(now).toStrictEqual(await cache.hit([w]));
+    expect(refusedNow(cache, [w])).toBe(now);
+    expect(Object.isFrozen(now)).toBe(true);
+    expect(calls).toStrictEqual([1]);
+  });
+
+  test('undefined where hit() must be asked: two windows, another limit, past the retry time, another store', async () => {
+    let now = 1_000;
+    const { store } = spentStore();
+    const cache = new OverLimitCache(store, 10, () => now);
+    await cache.hit([fixed, sliding]);
+    expect(refusedNow(cache, [fixed])).toBeDefined();
+    expect(refusedNow(cache, [fixed, sliding])).toBeUndefined();
+    expect(refusedNow(cache, [{ ...fixed, limit: 3 }])).toBeUndefined();
+    expect(refusedNow(cache, [{ ...fixed, cacheWhenSpent: false }])).toBeUndefined();
+    now = 7_000;
+    expect(refusedNow(cache, [sliding])).toBeUndefined();
+    expect(refusedNow(cache, [fixed])).toBeDefined();
+    expect(refusedNow(store, [fixed])).toBeUndefined();
   });
 });
