@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { GatewayConfig } from '../config/schema.js';
-import { credentialRefusal, LENGTH_REQUIRED } from '../http/count-request.js';
+import { LENGTH_REQUIRED } from '../http/count-request.js';
+import { credentialRefusal } from '../http/credential-refusal.js';
 import { connectionRefusal, malformedRequest } from '../http/request-context.js';
 import { tooLargeMessage } from '../http/request-body.js';
 import type { RequestIdentity } from '../identity/resolve.js';

@@ -31,9 +31,6 @@ import { needsTier, requestTier, withListedWorkspace, type RequestTier } from '.
  * Counting is not admission: the in-flight caps are admit.ts's, taken after counting.
  */
 
-export { recordDecisions } from './verdicts.js';
-export { credentialRefusal } from './credential-refusal.js';
-
 /** How the limiters treated a request, as logged; 'unlimited' when no limiter saw it. */
 export type LimitOutcome = LimiterDecision | 'unlimited';
 

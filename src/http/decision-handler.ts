@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Refusal } from '../limits/refusal.js';
 import { canonicalTarget } from '../routing/request-target.js';
-import { countRequest, credentialRefusal } from './count-request.js';
+import { countRequest } from './count-request.js';
+import { credentialRefusal } from './credential-refusal.js';
 import { namesNoOriginal, originalRequest } from './original-request.js';
 import {
   answerHealthCheck,

@@ -11,7 +11,8 @@ import { throttledWarn } from '../logger.js';
 import { statusClass, type LimiterDecision } from '../metrics/gateway-metrics.js';
 import { admit } from './admit.js';
 import { answerPreflight } from './cors.js';
-import { countRequest, credentialRefusal, type DeferredCharge } from './count-request.js';
+import { countRequest, type DeferredCharge } from './count-request.js';
+import { credentialRefusal } from './credential-refusal.js';
 import { postCharge, postChargeHook } from './post-charge.js';
 import {
   answerHealthCheck,

@@ -2,7 +2,8 @@
 // the local limiters' windows are counted in process (at their share), the open ones are not,
 // and a closed one still answers 503.
 import { describe, expect, test } from 'vitest';
-import { countRequest, recordDecisions, type CountedRequest } from '../../src/http/count-request.js';
+import { countRequest, type CountedRequest } from '../../src/http/count-request.js';
+import { recordDecisions } from '../../src/http/verdicts.js';
 import { describePeer } from '../../src/identity/peer.js';
 import { GatewayMetrics } from '../../src/metrics/gateway-metrics.js';
 import { loadConfigText } from '../../src/rules/load.js';
