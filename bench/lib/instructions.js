@@ -8,7 +8,7 @@
 // cost of a request with the connections' set-up (TLS handshakes, SETTINGS) taken out.
 //
 // Settings: BENCH_ONLY (ids, default tollgate-tls-h1,tollgate-h2,tollgate-h2-m10), BENCH_REPEAT (1),
-// BENCH_INSTR_WARMUP (3000 requests), BENCH_INSTR_REQUESTS (2000: the long run's extra requests),
+// BENCH_INSTR_WARMUP (5000 requests), BENCH_INSTR_REQUESTS (2500: the long run's extra requests),
 // BENCH_CONNECTIONS (32). callgrind runs ~50× slower: one scenario takes a few minutes.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,8 +24,8 @@ import { SCENARIOS } from './scenarios.js';
 const env = (name, fallback) => Number(process.env[name] || fallback);
 const only = (process.env.BENCH_ONLY || 'tollgate-tls-h1,tollgate-h2,tollgate-h2-m10').split(',');
 const repeat = env('BENCH_REPEAT', 1);
-const warmup = env('BENCH_INSTR_WARMUP', 3000);
-const measured = env('BENCH_INSTR_REQUESTS', 2000);
+const warmup = env('BENCH_INSTR_WARMUP', 5000);
+const measured = env('BENCH_INSTR_REQUESTS', 2500);
 const connections = env('BENCH_CONNECTIONS', 32);
 const SHORT = 500;
 const BODY = '{"event":"bench"}';
