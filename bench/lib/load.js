@@ -142,7 +142,7 @@ export function h2loadLoad({ port, path, seconds, connections, body, h1 = false,
   });
 }
 
-/** The CPU time the shell of h2loadLoad reports for h2load, in µs (clock ticks of 1/100 s). */
+/** The CPU time the shell of h2loadLoad reports for h2load (in clock ticks), in µs. */
 function clientCpuUs(out) {
   const m = /^H2LOAD_CPU (\d+) (\d+)$/m.exec(out);
   return m ? ((Number(m[1]) + Number(m[2])) * 1e6) / clockTicks : undefined;

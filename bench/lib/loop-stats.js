@@ -1,8 +1,9 @@
-// How a server's work was cut into system calls and event-loop sleeps over a measured window, from
-// /proc: read and write calls of the whole process (/proc/<pid>/io syscr, syscw) and how often its
-// main thread blocked (/proc/<pid>/status voluntary_ctxt_switches: an epoll wait with nothing
-// ready). Per request, they say how many requests each read carried: a server whose load generator
-// is slower in one round reads fewer requests per call, and pays more CPU per request for it.
+// How a server process (its main process; cluster workers apart) cut its work into system calls
+// and event-loop sleeps over a measured window, from /proc: read and write calls of the whole
+// process (/proc/<pid>/io syscr, syscw) and how often its main thread blocked (/proc/<pid>/status
+// voluntary_ctxt_switches: an epoll wait with nothing ready). Per request, they say how many
+// requests each read carried: a server whose load generator is slower in one round reads fewer
+// requests per call, and would pay more CPU per request for it.
 import { readFileSync } from 'node:fs';
 
 const field = (text, name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? NaN);
