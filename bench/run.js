@@ -43,6 +43,7 @@ import {
   waitForHttp,
   waitForRedis,
 } from './lib/processes.js';
+import { loopBetween, sampleLoop } from './lib/loop-stats.js';
 import { summariseProfile } from './lib/profile-summary.js';
 import { startRedisCluster } from './lib/redis-cluster.js';
 import { redisBetween, redisSnapshot, shardSnapshots, shardsBetween } from './lib/redis-stats.js';
@@ -321,11 +322,13 @@ async function runScenario(scenario, ctx, { profileName } = {}) {
     const redisBefore = watchRedis ? await redisSnapshot(redis) : undefined;
     const shardsBefore = shards ? await shardSnapshots(shards) : undefined;
     const cpuBefore = cpuTimeAvailable ? sampleTree(pid) : undefined;
+    const loopBefore = sampleLoop(pid);
     const cpusBefore = sampleCpus();
     const fromUs = nowUs();
     const result = await load(settings.duration);
     const toUs = nowUs();
     const cpusAfter = sampleCpus();
+    const loopAfter = sampleLoop(pid);
     const cpuAfter = cpuTimeAvailable ? sampleTree(pid) : undefined;
     const redisAfter = watchRedis ? await redisSnapshot(redis) : undefined;
     const shardsAfter = shards ? await shardSnapshots(shards) : undefined;
@@ -362,6 +365,10 @@ async function runScenario(scenario, ctx, { profileName } = {}) {
         statusCodes: result.statusCodes,
         cpuUs: cpuTime?.cpuUs,
         cpuPerReq: cpuTime ? cpuTime.cpuUs / result.responses : undefined,
+        // The server's read/write calls and main-thread sleeps per request, and the load
+        // generator's own CPU per request (h2load): what moves CPU µs per request between rounds.
+        loop: loopBetween(loopBefore, loopAfter, result.responses),
+        clientCpuPerReq: result.clientCpuUs !== undefined ? result.clientCpuUs / result.responses : undefined,
         // Share of one CPU the server's processes used during the window: near 100% when pinned
         // means its CPU was what bounded the throughput.
         cpuBusy: cpuTime ? cpuTime.cpuUs / windowUs : undefined,
@@ -434,6 +441,11 @@ function describeRun(r) {
     r.othersOnServerCpu !== undefined
       ? `others took ${Math.round(r.othersOnServerCpu * 100)}% of its CPU, shared CPU ${Math.round(r.sharedCpuBusy * 100)}% busy`
       : '',
+    r.loop
+      ? `${r.loop.readsPerReq.toFixed(2)} reads, ${r.loop.writesPerReq.toFixed(2)} writes, ` +
+        `${r.loop.sleepsPerReq.toFixed(2)} sleeps/req`
+      : '',
+    r.clientCpuPerReq !== undefined ? `h2load ${r.clientCpuPerReq.toFixed(1)} CPU µs/req` : '',
     `p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms`,
     `${r.unexpected} unexpected, ${r.errors} errors`,
     r.redis ? `${r.redis.scriptCallsPerResponse.toFixed(3)} script calls/response` : '',

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { clockTicks } from './cpu-time.js';
 
 const WRK_SCRIPT = fileURLToPath(new URL('../wrk/post.lua', import.meta.url));
 const SUMMARY_PREFIX = 'WRK_SUMMARY ';
@@ -100,7 +101,14 @@ export function h2loadLoad({ port, path, seconds, connections, body, h1 = false,
     ...(h1 ? ['--h1'] : []),
     `https://127.0.0.1:${port}${path}`,
   ];
-  return runTool('h2load', args, seconds, process.env).then(({ code, signal, out }) => {
+  // Through a shell that prints its children's CPU time (/proc/self/stat cutime + cstime) once
+  // h2load has exited: the load generator's own cost per request.
+  const shell = [
+    '-c',
+    'h2load "$@"; s=$?; echo "H2LOAD_CPU $(cut -d" " -f16,17 /proc/$$/stat)"; exit $s',
+    'sh',
+  ];
+  return runTool('sh', [...shell, ...args], seconds, process.env).then(({ code, signal, out }) => {
     const finished = /finished in ([\d.]+)s, ([\d.]+) req\/s/.exec(out);
     const requests =
       /requests: \d+ total, \d+ started, (\d+) done, \d+ succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/.exec(
@@ -129,8 +137,15 @@ export function h2loadLoad({ port, path, seconds, connections, body, h1 = false,
       errors: Number(requests[2]) + Number(requests[3]) + Number(requests[4]),
       non2xx: responses - ok,
       statusCodes: { 200: ok },
+      clientCpuUs: clientCpuUs(out),
     };
   });
+}
+
+/** The CPU time the shell of h2loadLoad reports for h2load (in clock ticks), in µs. */
+function clientCpuUs(out) {
+  const m = /^H2LOAD_CPU (\d+) (\d+)$/m.exec(out);
+  return m ? ((Number(m[1]) + Number(m[2])) * 1e6) / clockTicks : undefined;
 }
 
 /**

@@ -37,10 +37,15 @@ export function onPath(command) {
  * Starts `node [nodeArgs] script [args]` from the repository root, with the lifeline preloaded so
  * the child stops when the bench does. With `cpu`, it starts under `taskset -c <cpu>` (taskset
  * execs node, so the pid is node's, and every thread and child it makes inherits the CPU). Keeps
- * the last lines of its output; JSON lines (pino) are also handed to `onJson`.
+ * the last lines of its output; JSON lines (pino) are also handed to `onJson`. `wrapper` runs
+ * node under another command (valgrind), which must keep node's pid.
  */
-export function startNode(name, script, { args = [], nodeArgs = [], env = {}, onJson, cpu } = {}) {
-  const nodeCommand = [process.execPath, '--import', LIFELINE, ...nodeArgs, script, ...args];
+export function startNode(
+  name,
+  script,
+  { args = [], nodeArgs = [], env = {}, onJson, cpu, wrapper = [] } = {},
+) {
+  const nodeCommand = [...wrapper, process.execPath, '--import', LIFELINE, ...nodeArgs, script, ...args];
   const [command, ...commandArgs] =
     cpu === undefined ? nodeCommand : ['taskset', '-c', String(cpu), ...nodeCommand];
   const child = spawn(command, commandArgs, {

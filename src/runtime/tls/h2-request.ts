@@ -38,8 +38,8 @@ const ignore = (): void => {};
  * The body is the stream's readable side, read in place: its events ('data', 'end', 'close',
  * 'error') are the stream's, and `read`, `resume`, `readableLength`, `readableFlowing`,
  * `readableEnded`, `destroyed` read it. A body the client ended with the frames read with its
- * HEADERS is taken whole from the stream's buffer (wholeBody), with no listener or timer. Trailers
- * are ignored (no listener).
+ * HEADERS is taken whole from the stream's buffer (wholeBody), with no listener or timer; its 'end'
+ * then comes when the stream closes. Trailers are ignored (no listener).
  */
 export class StreamRequest extends StreamEvents implements StreamRequestBody {
   readonly httpVersionMajor = 2;
@@ -108,10 +108,13 @@ export class StreamRequest extends StreamEvents implements StreamRequestBody {
     // checked it against a Content-Length). Node's readable state has no public flag for it.
     const state = (stream as unknown as { _readableState?: { ended?: boolean } })._readableState;
     if (state?.ended !== true || stream.readableFlowing || stream.destroyed) return undefined;
-    if (stream.readableLength > limit) return undefined;
-    const body = (stream.read() as Buffer | null) ?? Buffer.alloc(0);
-    stream.resume(); // so 'end' follows, as it would with a 'data' listener
-    return body;
+    const length = stream.readableLength;
+    if (length > limit) return undefined;
+    // Exactly the bytes buffered, not past them: the end is not read yet, so 'end' comes when
+    // the stream closes. Node then waits for the response's last write before destroying the
+    // stream; had 'end' been emitted, the stream would be destroyed first, and Node 20 makes an
+    // ERR_STREAM_DESTROYED (stack trace and all, ~40k instructions) for that write's completion.
+    return length === 0 ? Buffer.alloc(0) : (stream.read(length) as Buffer);
   }
 
   bodyStream(): Readable {

@@ -153,7 +153,11 @@ export class SecureListener {
         destroySession(session, socket, new Error('rapid reset'), constants.NGHTTP2_ENHANCE_YOUR_CALM);
       }, GOAWAY_GRACE_MS).unref();
     };
-    session.on('stream', (stream: ServerHttp2Stream) => stream.once('close', () => onStreamClose(stream)));
+    // One listener per session, not a closure and a once-wrapper per stream ('close' comes once).
+    function onClose(this: ServerHttp2Stream): void {
+      onStreamClose(this);
+    }
+    session.on('stream', (stream: ServerHttp2Stream) => stream.on('close', onClose));
   }
 
   /** The drain's half-step: HTTP/2 sessions get GOAWAY (and close once their streams end); idle HTTP/1.1 connections close. */

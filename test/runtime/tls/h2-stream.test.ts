@@ -26,6 +26,14 @@ interface Seen {
   readonly res: StreamResponse;
 }
 
+/** A /whole request's body as wholeBody took it, whether it ended, and its response at 'close'. */
+interface Whole {
+  body: string | undefined;
+  ended: boolean;
+  finishedAtClose: boolean | undefined;
+}
+const wholes: Whole[] = [];
+
 /** What the handler does per path; every request it sees is kept in `seen`. */
 function answer(req: StreamRequest, res: StreamResponse): void {
   switch (req.url) {
@@ -60,6 +68,18 @@ function answer(req: StreamRequest, res: StreamResponse): void {
       res.writeHead(200);
       res.write('a');
       res.destroy(new Error('upstream failed mid-body'));
+      return;
+    case '/whole':
+      // As the request path takes a small body: whole, once the frames read with HEADERS are in.
+      void (req.framesRead() ?? Promise.resolve()).then(() => {
+        const body = req.wholeBody(1024);
+        const seen: Whole = { body: body?.toString(), ended: false, finishedAtClose: undefined };
+        wholes.push(seen);
+        req.once('end', () => (seen.ended = true));
+        res.once('close', () => (seen.finishedAtClose = res.writableFinished));
+        res.writeHead(200);
+        res.end(body ?? '');
+      });
       return;
     default:
       res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '5' });
@@ -241,6 +261,24 @@ describe('HTTP/2 streams served by the core API', () => {
     expect(other).toMatchObject({ status: 417, text: '' });
     expect(connect).toMatchObject({ status: 405, text: '' });
     expect(seen.slice(before).map((x) => x.req.url)).toEqual(['/continue']);
+  });
+
+  test("a body taken whole: its 'end' comes when the stream closes, and the stream closes only once the response's last write is done", async ({
+    tls: { session },
+  }) => {
+    const s = await session();
+    const before = wholes.length;
+    const reply = await h2Request(s, { ':path': '/whole', ':method': 'POST' }, '{"event":"bench"}');
+    await waitFor(
+      () => wholes[before]?.finishedAtClose,
+      (finished) => finished !== undefined,
+      { what: "the response's close" },
+    );
+    s.close();
+    expect(reply).toMatchObject({ status: 200, text: '{"event":"bench"}' });
+    // Destroyed before its last write completed, the response would read unfinished at 'close'
+    // (and node 20 makes an ERR_STREAM_DESTROYED, with its stack trace, for that write).
+    expect(wholes[before]).toEqual({ body: '{"event":"bench"}', ended: true, finishedAtClose: true });
   });
 
   test("a client's reset: the response reads closed, destroyed and unfinished; the gateway's own cut is marked as its own", async ({
