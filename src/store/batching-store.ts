@@ -50,7 +50,6 @@ interface Batch {
   readonly entries: Pending[];
   /** The batch window's timer, while the batch waits for more requests. */
   hold?: NodeJS.Timeout;
-  timer?: NodeJS.Timeout;
   /** performance.now() by which the store must have answered: set when the batch is written. */
   deadline: number;
   unsettled: number;
@@ -68,7 +67,10 @@ interface Batch {
  * when its timer fires the verdict waits for setImmediate: the poll phase before it reads whatever
  * the store's socket already holds. So a timer that fires late because the loop was busy (while
  * the reply sat unread in the socket) does not fail the batch, and an unanswering store still
- * fails it at the deadline, the check phase adding no wait of its own.
+ * fails it at the deadline, the check phase adding no wait of its own. Every batch has the same
+ * timeout, so the batches in flight reach their deadlines in the order they were written: one
+ * timer, for the oldest, serves them all (set about once per timeout under load, where a timer
+ * per batch was set and cleared per call), and a batch leaves the queue once answered.
  */
 export class BatchingStore extends WrappingStore<BatchWindowStore> implements ResultTap {
   readonly #timeoutMs: number;
@@ -77,6 +79,10 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> implements Re
   readonly #windowMs: number;
   readonly #observer: StoreObserver | undefined;
   #open: Batch | undefined;
+  /** Batches written and not yet answered or failed, oldest (earliest deadline) first. */
+  readonly #inFlight: Batch[] = [];
+  /** The deadline timer, for the oldest batch in flight (it may have been answered since). */
+  #deadlineTimer: NodeJS.Timeout | undefined;
   #tap: ((requests: readonly WindowRequest[], results: WindowResult[]) => void) | undefined;
 
   constructor(inner: BatchWindowStore, options: BatchingStoreOptions) {
@@ -124,7 +130,8 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> implements Re
     if (this.#open === batch) this.#open = undefined;
     batch.hold = undefined;
     batch.deadline = performance.now() + this.#timeoutMs;
-    batch.timer = setTimeout(() => this.#judge(batch), this.#timeoutMs);
+    this.#inFlight.push(batch);
+    if (this.#deadlineTimer === undefined) this.#deadlineTimer = setTimeout(this.#judge, this.#timeoutMs);
     // In order, cut where a chunk would exceed the request or window bound.
     let chunk: Pending[] = [];
     let windows = 0;
@@ -153,18 +160,41 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> implements Re
     }
   }
 
-  /** The deadline timer fired: fail what is still unanswered once the pending reply is read. */
-  #judge(batch: Batch): void {
-    if (batch.unsettled === 0) return;
-    const left = batch.deadline - performance.now();
+  /**
+   * The deadline timer fired: the batches past their deadline fail once the pending replies are
+   * read; the timer is set again for the oldest batch left.
+   */
+  readonly #judge = (): void => {
+    this.#deadlineTimer = undefined;
+    const inFlight = this.#inFlight;
+    const now = performance.now();
+    let due = 0;
+    while (due < inFlight.length && inFlight[due]!.deadline <= now) due++;
+    if (due > 0) {
+      const expired = inFlight.splice(0, due);
+      setImmediate(() => {
+        for (const batch of expired) this.#expire(batch);
+      });
+    }
+    this.#dropAnswered();
     // setTimeout rounds to whole milliseconds and may fire a fraction early.
-    if (left > 0) batch.timer = setTimeout(() => this.#judge(batch), Math.ceil(left));
-    else setImmediate(() => this.#expire(batch));
-  }
+    if (inFlight.length > 0)
+      this.#deadlineTimer = setTimeout(this.#judge, Math.ceil(inFlight[0]!.deadline - now));
+  };
 
   #expire(batch: Batch): void {
+    if (batch.unsettled === 0) return;
     const err = new StoreUnavailableError(`no reply within ${this.#timeoutMs}ms`);
     for (const p of batch.entries) this.#settle(batch, p, err);
+  }
+
+  /** Answered batches leave the front of the queue (replies mostly come in order). */
+  #dropAnswered(): void {
+    const inFlight = this.#inFlight;
+    let answered = 0;
+    while (answered < inFlight.length && inFlight[answered]!.unsettled === 0) answered++;
+    if (answered === 1) inFlight.shift();
+    else if (answered > 1) inFlight.splice(0, answered);
   }
 
   #settle(batch: Batch, p: Pending, outcome: WindowResult[] | Error): void {
@@ -181,7 +211,7 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> implements Re
       this.#tap?.(p.windows, outcome);
       p.resolve(outcome);
     }
-    if (--batch.unsettled === 0) clearTimeout(batch.timer);
+    if (--batch.unsettled === 0 && this.#inFlight[0] === batch) this.#dropAnswered();
   }
 }
 

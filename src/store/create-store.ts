@@ -42,7 +42,7 @@ export function createStoreParts(
   logger?: Logger,
   metrics?: GatewayMetrics,
 ): { readonly store: WindowStore; readonly fallback: LocalFallback } {
-  // The hits of one event-loop turn share one script call, under one deadline timer per batch.
+  // The hits of one event-loop turn share one script call, under a deadline per batch.
   // The batching store measures each request's round trip as it settles it (no wrapper of its
   // own per request), inside the cache, so cache hits do not count as store latency, and do not
   // end an outage of the local fallback either.

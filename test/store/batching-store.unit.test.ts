@@ -126,6 +126,27 @@ describe('BatchingStore settle', () => {
     expect(observer).toMatchObject({ trips: 2, errors: 1 });
   });
 
+  test('batches in flight together share one deadline timer: each unanswered one fails, answered ones keep their answer', async () => {
+    let calls = 0;
+    const { inner, batches } = scripted((_, settle) => {
+      if (calls++ === 1) settle(0, [result(1)]); // only the second batch is answered
+    });
+    const observer = counting();
+    const store = new BatchingStore(inner, { timeoutMs: 50, observer });
+    const nextTurn = () => new Promise((resolve) => setTimeout(resolve, 5));
+    const a = outcome(store.hit([window('a')]));
+    await nextTurn();
+    const b = outcome(store.hit([window('b')]));
+    await nextTurn();
+    const c = outcome(store.hit([window('c')]));
+    const answers = await Promise.all([a, b, c]);
+    expect(batches).toEqual([['a'], ['b'], ['c']]);
+    expect((answers[0] as Error).message).toBe('no reply within 50ms');
+    expect(answers[1]).toBe(1);
+    expect((answers[2] as Error).message).toBe('no reply within 50ms');
+    expect(observer).toMatchObject({ trips: 3, errors: 2 });
+  });
+
   test('a request without windows is answered at once, without the inner store', async () => {
     const { inner, batches } = scripted(() => {
       throw new Error('not called');
