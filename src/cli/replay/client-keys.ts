@@ -44,7 +44,12 @@ export interface RouteKeying {
   readonly statParts: readonly (readonly KeyPart[])[];
   /** Some window is a calendar one: its keys depend on the time (not planned once). */
   readonly calendar: boolean;
-  /** Keyed requests by the logged hashes (then, where one lacks, the address); by address and user agent. */
+  /**
+   * A line without logged keys is keyed by its address alone when every part is `ip`: the user
+   * agent is read for other parts only (a credential's fallback is the address too).
+   */
+  readonly byAddress: boolean;
+  /** Keyed requests by the logged hashes (then, where one lacks, the address); by address (and user agent). */
   readonly byLogged: KeyLevel;
   readonly byRaw: KeyLevel;
 }
@@ -57,6 +62,7 @@ export const routeKeying = (
   parts: [...route.parts],
   statParts,
   calendar: route.windows.some((w) => !!w.window.calendar),
+  byAddress: [...route.parts].every((p) => p === 'ip'),
   byLogged: new Map(),
   byRaw: new Map(),
 });
@@ -118,6 +124,9 @@ export class ClientKeys {
         if (n > 0) level = sublevel(level, logged[parts[n - 1]!]);
         last = rec.client;
       } else last = n > 0 ? logged[parts[n - 1]!] : undefined;
+    } else if (k.byAddress) {
+      level = k.byRaw;
+      last = rec.client;
     } else {
       level = sublevel(k.byRaw, rec.client);
       last = rec.userAgent;
