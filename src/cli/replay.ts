@@ -6,14 +6,8 @@ import { createGunzip } from 'node:zlib';
 import { OverrideTable } from '../limits/overrides.js';
 import { loadConfigFile } from '../rules/load.js';
 import { parseLine, type LogFormat } from './replay/log-formats.js';
-import {
-  diffReport,
-  diffText,
-  simulationReport,
-  simulationText,
-  type DiffReport,
-  type SimulationReport,
-} from './replay/report.js';
+import { diffReport, simulationReport, type DiffReport, type SimulationReport } from './replay/report.js';
+import { diffText, simulationText } from './replay/report-text.js';
 import { Simulation } from './replay/simulate.js';
 import { readOverridesFile } from './overrides-file.js';
 import { UsageError } from './usage-error.js';

@@ -23,32 +23,25 @@ import {
 } from '../../limits/window-maths/token-bucket.js';
 import { BanBook } from '../../store/ban-book.js';
 import type { WindowRequest, WindowResult } from '../../store/window-store.js';
+import { groupOf, Reused, set, Slot } from './slot.js';
 
-/** One window of one key: a fixed window's count, or a sliding window's counts, or a bucket's TAT. */
-export class Slot implements SlidingCounts, Bucket {
-  count = 0;
-  /** When the slot holds nothing any more (0: never counted). */
-  resetAtMs = 0;
-  /** Sliding and token bucket: counted at least once (else the maths starts from nothing). */
-  held = false;
-  window = 0;
-  current = 0;
-  previous = 0;
-  tat = 0;
-  frac = 0;
-  /** Swept or evicted: whoever holds it looks the key up again. */
-  gone = false;
-
-  constructor(
-    readonly key: string,
-    readonly group: Map<string, Slot>,
-  ) {}
-}
+export { Slot } from './slot.js';
 
 /** What a replay's simulation needs of a store (the memory store has the same, without the slots). */
 export interface ReplayWindows {
   /** Counts the request in its windows (all or nothing); `slots`, index by index, caches their slots. */
   hitNow(requests: readonly WindowRequest[], slots?: (Slot | undefined)[]): WindowResult[];
+  /**
+   * hitNow's decision, read at once: its results (without retryAtMs, which replay never reads)
+   * may be objects the next call reuses. With `keyed`, `requests` are the windows without their
+   * keys (shared by every client of a route, no bans), `keyed` the same with the client's keys:
+   * read only when a slot is looked up. The memory store has none: the simulation falls back.
+   */
+  decideNow?(
+    requests: readonly WindowRequest[],
+    slots?: (Slot | undefined)[],
+    keyed?: readonly WindowRequest[],
+  ): readonly WindowResult[];
   sweep(now: number): void;
   close(): Promise<void>;
 }
@@ -65,6 +58,9 @@ export class ReplayStore implements ReplayWindows {
   readonly #slots: Slot[] = [];
   readonly #rolled: (SlidingCounts | Bucket | undefined)[] = [];
   readonly #used: number[] = [];
+  /** decideNow's results, and its arrays of them by length. */
+  readonly #reused: Reused[] = [];
+  readonly #views: Reused[][] = [];
 
   constructor(options: { readonly maxKeys: number; readonly now: () => number }) {
     this.#maxKeys = options.maxKeys;
@@ -77,6 +73,24 @@ export class ReplayStore implements ReplayWindows {
   }
 
   hitNow(requests: readonly WindowRequest[], cached?: (Slot | undefined)[]): WindowResult[] {
+    return this.#hit(requests, cached, true) as WindowResult[];
+  }
+
+  decideNow(
+    requests: readonly WindowRequest[],
+    cached?: (Slot | undefined)[],
+    keyed?: readonly WindowRequest[],
+  ): readonly WindowResult[] {
+    return this.#hit(requests, cached, false, keyed);
+  }
+
+  /** `full`: new results, with retry times; else reused ones without (unless a ban is settled in them). */
+  #hit(
+    requests: readonly WindowRequest[],
+    cached: (Slot | undefined)[] | undefined,
+    full: boolean,
+    keyed: readonly WindowRequest[] = requests,
+  ): readonly WindowResult[] {
     const now = this.#now();
     const n = requests.length;
     let blocked = false;
@@ -85,7 +99,7 @@ export class ReplayStore implements ReplayWindows {
       const r = requests[i]!;
       let s = cached?.[i];
       if (s === undefined || s.gone) {
-        s = this.#slot(r, requests, now);
+        s = this.#slot(keyed[i]!, keyed, now);
         if (cached) cached[i] = s;
       }
       this.#slots[i] = s;
@@ -106,7 +120,9 @@ export class ReplayStore implements ReplayWindows {
     }
     const banned = bans && this.#bans.blocks(requests, now); // a live ban blocks: nothing counted
     if (banned) blocked = true;
-    const results: WindowResult[] = new Array(n);
+    // The ban book writes its fields into new results: never into reused ones.
+    const reuse = !full && !bans;
+    const results: WindowResult[] = reuse ? this.#view(n) : new Array(n);
     for (let i = 0; i < n; i++) {
       const r = requests[i]!;
       const s = this.#slots[i]!;
@@ -123,19 +139,23 @@ export class ReplayStore implements ReplayWindows {
           s.count += cost;
         }
         const counted = !blocked || live;
-        results[i] = {
-          count: counted ? s.count : 0,
-          limit: r.limit,
-          resetAtMs: counted ? s.resetAtMs : now + r.periodMs,
-          allowed,
-        };
-      } else results[i] = this.#count(r, s, this.#rolled[i]!, used, allowed, blocked, now);
+        const count = counted ? s.count : 0;
+        const resetAtMs = counted ? s.resetAtMs : now + r.periodMs;
+        if (reuse) set(results[i] as Reused, count, r.limit, resetAtMs, allowed);
+        else results[i] = { count, limit: r.limit, resetAtMs, allowed };
+      } else {
+        const out = reuse ? (results[i] as Reused) : undefined;
+        results[i] = this.#count(r, s, this.#rolled[i]!, used, allowed, blocked, now, out);
+      }
     }
     if (bans) this.#bans.settle(requests, results, banned, blocked, now);
     return results;
   }
 
-  /** A sliding window or token bucket: counted unless the request is blocked, and its result. */
+  /**
+   * A sliding window or token bucket: counted unless the request is blocked, and its result,
+   * written into `out` (without a retry time) when given.
+   */
   #count(
     r: WindowRequest,
     s: Slot,
@@ -144,6 +164,7 @@ export class ReplayStore implements ReplayWindows {
     allowed: boolean,
     blocked: boolean,
     now: number,
+    out: Reused | undefined,
   ): WindowResult {
     const cost = r.cost ?? 1;
     const count = blocked ? used : used + cost;
@@ -157,13 +178,10 @@ export class ReplayStore implements ReplayWindows {
         s.resetAtMs = slidingResetAt(s, now, r.periodMs);
         state = s;
       }
-      return {
-        count,
-        limit: r.limit,
-        allowed,
-        resetAtMs: slidingResetAt(state, now, r.periodMs),
-        retryAtMs: slidingRetryAt(state, now, r.periodMs, r.limit, cost),
-      };
+      const resetAtMs = slidingResetAt(state, now, r.periodMs);
+      if (out) return set(out, count, r.limit, resetAtMs, allowed);
+      const retryAtMs = slidingRetryAt(state, now, r.periodMs, r.limit, cost);
+      return { count, limit: r.limit, allowed, resetAtMs, retryAtMs };
     }
     let b = rolled as Bucket;
     if (!blocked) {
@@ -174,13 +192,20 @@ export class ReplayStore implements ReplayWindows {
       s.resetAtMs = bucketResetAt(s, now);
       b = s;
     }
-    return {
-      count,
-      limit: r.limit,
-      allowed,
-      resetAtMs: bucketResetAt(b, now),
-      retryAtMs: bucketRetryAt(b, now, r.periodMs, r.rate!, r.limit, cost),
-    };
+    const resetAtMs = bucketResetAt(b, now);
+    if (out) return set(out, count, r.limit, resetAtMs, allowed);
+    const retryAtMs = bucketRetryAt(b, now, r.periodMs, r.rate!, r.limit, cost);
+    return { count, limit: r.limit, allowed, resetAtMs, retryAtMs };
+  }
+
+  /** `n` reused results (the same objects for every length: one call's are read before the next). */
+  #view(n: number): Reused[] {
+    let view = this.#views[n];
+    if (view === undefined) {
+      while (this.#reused.length < n) this.#reused.push(new Reused());
+      this.#views[n] = view = this.#reused.slice(0, n);
+    }
+    return view;
   }
 
   /**
@@ -252,15 +277,3 @@ export class ReplayStore implements ReplayWindows {
 
 /** Slots held before a sweep is worth its read of every slot. */
 const SWEEP_FROM = 65_536;
-
-/** Group names, made once each (a string made per hit would be hashed afresh every time). */
-const groupNames = { sliding: new Map<number, string>(), 'token-bucket': new Map<number, string>() };
-
-/** The group a window's slot is in: the memory store's (fixed: the period or calendar boundary). */
-function groupOf(r: WindowRequest): number | string {
-  if (r.algorithm === undefined) return r.endsAtMs === undefined ? r.periodMs : `@${r.endsAtMs}`;
-  const names = groupNames[r.algorithm];
-  let name = names.get(r.periodMs);
-  if (name === undefined) names.set(r.periodMs, (name = `${r.algorithm}:${r.periodMs}`));
-  return name;
-}

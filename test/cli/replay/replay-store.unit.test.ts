@@ -9,7 +9,7 @@ import { simulationReport } from '../../../src/cli/replay/report.js';
 import { Simulation } from '../../../src/cli/replay/simulate.js';
 import { loadConfigText } from '../../../src/rules/load.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
-import type { WindowRequest } from '../../../src/store/window-store.js';
+import type { WindowRequest, WindowResult } from '../../../src/store/window-store.js';
 
 const T0 = Date.parse('2026-11-16T00:00:00Z');
 
@@ -88,6 +88,59 @@ describe('the same results as the memory store', () => {
       { numRuns: 300 },
     );
   });
+});
+
+/** What the simulation reads of a result (decideNow leaves the retry time out). */
+const decision = (r: WindowResult) => ({
+  count: r.count,
+  limit: r.limit,
+  resetAtMs: r.resetAtMs,
+  allowed: r.allowed,
+  bannedUntilMs: r.bannedUntilMs,
+  banStarted: r.banStarted,
+});
+
+test("decideNow decides as hitNow, from the client's requests or from the same without their keys", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(windowArb, { minLength: 1, maxLength: 3 }),
+      banArb,
+      fc.boolean(),
+      fc.array(eventArb, { maxLength: 80 }),
+      async (windows, ban, unkeyed, events) => {
+        let now = T0;
+        const slow = new ReplayStore({ maxKeys: 6, now: () => now });
+        const fast = new ReplayStore({ maxKeys: 6, now: () => now });
+        const slots = [new Map<string, (Slot | undefined)[]>(), new Map<string, (Slot | undefined)[]>()];
+        const cached = (i: number, id: string) => {
+          const c = slots[i]!.get(id) ?? [];
+          slots[i]!.set(id, c);
+          return c;
+        };
+        for (const e of events) {
+          now += e.gapMs;
+          // The simulation reads unkeyed requests only for windows without a ban.
+          const planned = planOf(windows, unkeyed ? undefined : ban, e.plan, e.client);
+          const requests = e.cost === undefined ? planned : planned.map((r) => ({ ...r, cost: e.cost }));
+          const id = `${e.plan}:${e.client}`;
+          const want = slow.hitNow(requests, cached(0, id)).map(decision);
+          const got = unkeyed
+            ? fast.decideNow(
+                requests.map((r) => ({ ...r, key: '' })),
+                cached(1, id),
+                requests,
+              )
+            : fast.decideNow(requests, cached(1, id));
+          expect(got.map(decision)).toEqual(want);
+          if (e.sweep) {
+            slow.sweep(now);
+            fast.sweep(now);
+          }
+        }
+      },
+    ),
+    { numRuns: 300 },
+  );
 });
 
 const config = `

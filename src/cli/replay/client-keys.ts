@@ -1,0 +1,188 @@
+/**
+ * A replayed request's keys on its route, by the gateway's identity and key code (identityOf,
+ * planWindows): made once per client and route, then found again by what they are made from (the
+ * logged hashes, else the client's address and user agent), so nothing is built per request.
+ * Reused, the same strings reach the Maps again and again (their hashes are kept).
+ */
+import type { WorkspaceTokenStore } from '../../credentials/workspace-token.js';
+import { describePeer, type Peer } from '../../identity/peer.js';
+import { identityOf, type IdentitySources } from '../../identity/resolve.js';
+import { planWindows, type PartValues } from '../../limits/plan.js';
+import { TrustedProxies } from '../../net/client-ip.js';
+import type { CompiledRoute } from '../../rules/compile.js';
+import type { KeyPart } from '../../rules/model.js';
+import type { WindowRequest } from '../../store/window-store.js';
+import type { LogRecord } from './log-formats.js';
+import type { Slot } from './replay-store.js';
+import type { StatKeys } from './stats.js';
+
+/** Replayed logs carry no credential: a part the log lacks is keyed as the gateway keys a missing one. */
+const MISSING_JWT = { ok: false, reason: 'missing' } as const;
+const MISSING_TOKEN = { ok: false, reason: 'missing' } as const;
+const NO_TOKENS: WorkspaceTokenStore = { verify: () => Promise.resolve(false) };
+/** Bounds of the caches of peers and keyed requests (cleared when full: a log's hot keys come back at once). */
+const CACHE_MAX = 100_000;
+
+/** A client's keys on one route: its parts' values, its statistics' keys and its store requests. */
+export interface Keyed extends StatKeys {
+  readonly values: PartValues;
+  /** planWindows(route.windows, …); undefined on a route with calendar windows (their keys move). */
+  readonly planned: readonly WindowRequest[] | undefined;
+  /** The store's slots of `planned`, index by index (filled by the store). */
+  readonly slots: (Slot | undefined)[];
+}
+
+/** Keyed requests found by what their keys are made from: a level per value, the last holds them. */
+type KeyLevel = Map<string | undefined, unknown>;
+
+/** What the keys of a route are made of, and its cache of them. */
+export interface RouteKeying {
+  readonly route: CompiledRoute;
+  /** route.parts as an array: walked every request, without an iterator. */
+  readonly parts: readonly KeyPart[];
+  /** Per limiter of the route: the parts its statistics' keys are made of. */
+  readonly statParts: readonly (readonly KeyPart[])[];
+  /** Some window is a calendar one: its keys depend on the time (not planned once). */
+  readonly calendar: boolean;
+  /**
+   * A line without logged keys is keyed by its address alone when every part is `ip`: the user
+   * agent is read for other parts only (a credential's fallback is the address too).
+   */
+  readonly byAddress: boolean;
+  /** Keyed requests by the logged hashes (then, where one lacks, the address); by address (and user agent). */
+  readonly byLogged: KeyLevel;
+  readonly byRaw: KeyLevel;
+}
+
+export const routeKeying = (
+  route: CompiledRoute,
+  statParts: readonly (readonly KeyPart[])[],
+): RouteKeying => ({
+  route,
+  parts: [...route.parts],
+  statParts,
+  calendar: route.windows.some((w) => !!w.window.calendar),
+  byAddress: [...route.parts].every((p) => p === 'ip'),
+  byLogged: new Map(),
+  byRaw: new Map(),
+});
+
+export class ClientKeys {
+  /** Requests keyed by a part the log does not carry, by part (keyed as if the part were missing). */
+  readonly missing = new Map<KeyPart, number>();
+  readonly #sources: IdentitySources;
+  readonly #peers = new Map<string, Peer>();
+  readonly #routes: RouteKeying[] = [];
+  /** Keyed requests cached (in the routes' levels), cleared when CACHE_MAX. */
+  #keyedCount = 0;
+
+  constructor(ipv6PrefixLength: number) {
+    this.#sources = {
+      // The logged address is the client's (a proxy in front logs its own real-IP result).
+      trustedProxies: new TrustedProxies([]),
+      ipv6PrefixLength,
+      jwt: undefined,
+      workspaceTokens: NO_TOKENS,
+    };
+  }
+
+  /** A route's keying, its cache cleared with the others'. */
+  add(keying: RouteKeying): RouteKeying {
+    this.#routes.push(keying);
+    return keying;
+  }
+
+  /** The request's keys on the route (counting the parts the line lacks). */
+  of(rec: LogRecord, k: RouteKeying): Keyed {
+    const { parts } = k;
+    const logged = rec.keys;
+    let lacking = false;
+    for (let i = 0; i < parts.length; i++) {
+      const p = parts[i]!;
+      if (logged?.[p] !== undefined) continue;
+      lacking = true;
+      // Derived from what the line has (the address, the user agent): not missing.
+      if (p === 'ip' ? rec.client !== undefined : p === 'user_agent' && rec.userAgent !== undefined) continue;
+      this.missing.set(p, (this.missing.get(p) ?? 0) + 1);
+    }
+    if (this.#keyedCount >= CACHE_MAX) {
+      for (const r of this.#routes) {
+        r.byLogged.clear();
+        r.byRaw.clear();
+      }
+      this.#keyedCount = 0;
+    }
+    // Found by the logged hashes (then, where one lacks, the address: the rest is derived from it
+    // alone), else by the address and user agent: a Map level per value, no string made per line.
+    let level: KeyLevel;
+    let last: string | undefined;
+    if (logged) {
+      level = k.byLogged;
+      const n = parts.length;
+      for (let i = 0; i < n - 1; i++) level = sublevel(level, logged[parts[i]!]);
+      if (lacking) {
+        if (n > 0) level = sublevel(level, logged[parts[n - 1]!]);
+        last = rec.client;
+      } else last = n > 0 ? logged[parts[n - 1]!] : undefined;
+    } else if (k.byAddress) {
+      level = k.byRaw;
+      last = rec.client;
+    } else {
+      level = sublevel(k.byRaw, rec.client);
+      last = rec.userAgent;
+    }
+    let keyed = level.get(last) as Keyed | undefined;
+    if (!keyed) {
+      keyed = this.#made(rec, k, logged && !lacking ? (p: KeyPart) => logged[p]! : this.#derived(k, rec));
+      this.#keyedCount++;
+      level.set(last, keyed);
+    }
+    return keyed;
+  }
+
+  peer(client: string): Peer {
+    let peer = this.#peers.get(client);
+    if (!peer) {
+      peer = describePeer(client, this.#sources);
+      if (this.#peers.size >= CACHE_MAX) this.#peers.clear();
+      this.#peers.set(client, peer);
+    }
+    return peer;
+  }
+
+  #made(rec: LogRecord, k: RouteKeying, values: PartValues): Keyed {
+    const known = new Map<KeyPart, string>();
+    for (const p of k.parts) known.set(p, values(p));
+    const fixed: PartValues = (p) => known.get(p)!;
+    return {
+      values: fixed,
+      // The values alone, space-separated.
+      statKeys: k.statParts.map((parts) => parts.map((p) => fixed(p)).join(' ')),
+      keyStats: [],
+      slots: [],
+      planned: k.calendar ? undefined : planWindows(k.route.windows, fixed, ''),
+    };
+  }
+
+  /** The hashed value of each part the route needs, derived from what the line has where it logs none. */
+  #derived(k: RouteKeying, rec: LogRecord): PartValues {
+    const logged = rec.keys;
+    const headers = rec.userAgent === undefined || logged ? {} : { 'user-agent': rec.userAgent };
+    const derived = identityOf(
+      this.#sources,
+      k.route.parts,
+      this.peer(rec.client ?? ''),
+      headers,
+      MISSING_JWT,
+      MISSING_TOKEN,
+    ).hashed;
+    return logged ? (p) => logged[p] ?? derived.get(p)! : (p) => derived.get(p)!;
+  }
+}
+
+/** The level under `level` for `value`, made when new. */
+function sublevel(level: KeyLevel, value: string | undefined): KeyLevel {
+  let next = level.get(value) as KeyLevel | undefined;
+  if (next === undefined) level.set(value, (next = new Map()));
+  return next;
+}
