@@ -6,18 +6,20 @@ import type { BanRequest, WindowRequest, WindowResult } from './window-store.js'
  * ban_check after its windows are read (a banned key blocks the request: nothing is counted), and
  * ban_count after they are counted (a refusal by the limiter's own windows is a strike).
  * A call without bans passes nothing more: its ARGV and reply are the window script's alone.
+ * BAN_SETUP_LUA runs at the start of every call (it reads KEYS and ARGV); BAN_LUA, the hooks, is
+ * defined once, before the call's function.
  */
-export const BAN_LUA = `
+export const BAN_SETUP_LUA = `
 -- [bans] src/store/ban-script.ts. When the last ARGV is 'bans', ARGV[#ARGV - 1] is where the ban
 -- entries start, each: request number, its first window (1-based in the request), the number of
 -- the limiter's windows from there, after, within ms, for ms, then each window's limit and cost.
 -- Their keys end KEYS, two per entry (ban, strikes), in order. Each entry adds one reply value
 -- after its request's windows: ms the ban has left when it refused the request, -1 when this
 -- request's refusal started the ban, else 0.
-local bans_of = {}
-local ban_request = 0
-local ban_ttl = {} -- by ban key: its PTTL, read once per call (and set when a ban starts)
+ban_request = 0
+bans_of = NO_BANS
 if ARGV[#ARGV] == 'bans' then
+  bans_of, ban_ttl = {}, {}
   local p = tonumber(ARGV[#ARGV - 1])
   local entries = {}
   while p < #ARGV - 1 do
@@ -43,6 +45,15 @@ if ARGV[#ARGV] == 'bans' then
     list[#list + 1] = e
   end
 end
+`;
+
+/** The ban hooks and their state, defined once (a function library's load; see BAN_SETUP_LUA). */
+export const BAN_LUA = `
+-- [bans] The state of one call's bans, set by its setup: by request number, its entries;
+-- the number of the request being decided; by ban key, its PTTL, read once per call (and set
+-- when a ban starts). A call without bans shares NO_BANS, which nothing writes.
+local NO_BANS = {}
+local bans_of, ban_request, ban_ttl
 -- Before counting: a live ban blocks the request. used: each window's use before it, by index.
 local function ban_check(used, blocked)
   ban_request = ban_request + 1

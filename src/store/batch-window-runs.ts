@@ -41,6 +41,13 @@ function runnable(windows: readonly WindowRequest[]): boolean {
   return true;
 }
 
+/**
+ * An entry of the batch script's ARGV at or above this marks a run of (the value - RUN_MARK)
+ * requests (spec numbers never come near it): a number, so the script reads every entry with one
+ * conversion.
+ */
+export const RUN_MARK = 2 ** 24;
+
 /** The batch cut into runs of identical requests, in order: each run's length (1: a request alone). */
 export function runLengths(batch: readonly (readonly WindowRequest[])[]): number[] {
   const runs: number[] = [];

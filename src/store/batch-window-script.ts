@@ -1,5 +1,5 @@
 import { banReplyCount, pushBanArgs, readBanReply } from './ban-script.js';
-import { readRun, runLengths, runReplyCount } from './batch-window-runs.js';
+import { readRun, RUN_MARK, runLengths, runReplyCount } from './batch-window-runs.js';
 import {
   scriptAlgorithmResult,
   scriptWindowResult,
@@ -34,8 +34,8 @@ interface Spec {
 /**
  * The batch script's key count, then its KEYS and ARGV (see BATCH_WINDOW_LUA): each distinct
  * window spec once (its key in KEYS, the rest in ARGV), then each request as the numbers of its
- * specs (one value for a request of one window), a run of identical requests as '*n' and the
- * request once (`runs`: runLengths of the batch, or noRuns). `nowMs`: the time the script counts
+ * specs (one value for a request of one window), a run of n identical requests as RUN_MARK + n
+ * and the request once (`runs`: runLengths of the batch, or noRuns). `nowMs`: the time the script counts
  * sliding windows and token buckets at; absent, Redis' own clock (the gateway never passes it).
  */
 export function batchScriptArgs(
@@ -71,7 +71,7 @@ export function batchScriptArgs(
   };
   for (let r = 0, run = 0; run < runs.length; r += runs[run++]!) {
     const windows = batch[r]!;
-    if (runs[run]! > 1) requestArgs.push(`*${runs[run]}`);
+    if (runs[run]! > 1) requestArgs.push(RUN_MARK + runs[run]!);
     if (windows.length === 1) {
       requestArgs.push(specNumber(windows[0]!));
       continue;

@@ -1,20 +1,15 @@
 import { once } from 'node:events';
-import { createHash } from 'node:crypto';
 import calculateSlot from 'cluster-key-slot';
-import { Cluster, Command, type Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { throttledWarn } from '../logger.js';
-import {
-  BATCH_WINDOW_LUA,
-  batchScriptArgs,
-  parseBatchReply,
-  type BatchedRequest,
-} from './batch-window-script.js';
+import { batchScriptArgs, parseBatchReply, type BatchedRequest } from './batch-window-script.js';
 import { runLengths } from './batch-window-runs.js';
 import type { BatchWindowStore, SettleRequest } from './batching-store.js';
 import type { ConnectionOptions } from 'node:tls';
 import { clusterSeeds, DatasetWatch } from './redis-connection.js';
 import { probeScript } from './readiness-probe.js';
+import { BatchScriptRunner } from './redis-function.js';
 import { liftBanOn, listBansOn } from './redis-bans.js';
 import { quit, redisClientOptions, whenReady } from './redis-store.js';
 import {
@@ -38,16 +33,11 @@ export interface RedisClusterStoreOptions {
   readonly logger?: Logger;
 }
 
-const SCRIPT_SHA = createHash('sha1').update(BATCH_WINDOW_LUA).digest('hex');
-
 /** The windows of one request that fall in one slot. */
 interface Part {
   readonly request: number;
   readonly indexes: readonly number[];
 }
-
-/** Errors that mean the script was not run (the node's refusals), so sending it again cannot count twice. */
-const DID_NOT_RUN = /^(?:NOSCRIPT|MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
 
 const connectNode = (node: Redis) => {
   if (node.status === 'wait') node.connect().catch(() => undefined); // failures surface as 'node error'
@@ -116,6 +106,7 @@ export class RedisClusterStore implements WindowStore, BatchWindowStore {
   readonly #connectTimeoutMs: number;
   readonly #described: string;
   readonly #probeKey: string;
+  readonly #script: BatchScriptRunner;
 
   constructor(options: RedisClusterStoreOptions) {
     this.#connectTimeoutMs = options.connectTimeoutMs;
@@ -152,6 +143,8 @@ export class RedisClusterStore implements WindowStore, BatchWindowStore {
     });
     this.client.on('+node', connectNode);
     this.client.on('ready', () => this.client.nodes('all').forEach(connectNode));
+    // A master without the library (new, failed over to, restarted empty) is loaded when it says so.
+    this.#script = new BatchScriptRunner(this.client, () => this.client.nodes('master'));
   }
 
   hit(requests: readonly WindowRequest[]): Promise<WindowResult[]> {
@@ -238,24 +231,12 @@ export class RedisClusterStore implements WindowStore, BatchWindowStore {
   }
 
   /**
-   * One slot's requests, in one script run. EVALSHA is a command ioredis knows the keys of, so the
-   * cluster client routes it by its first key (a script defined with defineCommand and a varying
-   * key count would be routed by the count).
+   * One slot's requests, in one script run: FCALL (or EVALSHA), which ioredis routes by its first
+   * key and follows through MOVED, ASK and TRYAGAIN; the batching store's deadline still holds.
    */
   async #run(args: [number, ...(string | number)[]]): Promise<unknown[]> {
     try {
-      return (await this.client.evalsha(SCRIPT_SHA, ...args)) as unknown[];
-    } catch (err) {
-      if (!DID_NOT_RUN.test((err as Error).message)) throw unavailable(err);
-    }
-    // The script did not run: not loaded on that node yet, or redirected. Sent again as EVAL,
-    // ioredis follows MOVED, ASK and TRYAGAIN; the batching store's deadline still holds.
-    const command = new Command('eval', [BATCH_WINDOW_LUA, ...args], {
-      replyEncoding: 'utf8',
-    });
-    void this.client.sendCommand(command);
-    try {
-      return (await command.promise) as unknown[];
+      return await this.#script.run(args);
     } catch (err) {
       throw unavailable(err);
     }

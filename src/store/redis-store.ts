@@ -2,14 +2,9 @@ import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { throttledWarn } from '../logger.js';
 import type { BatchWindowStore, SettleRequest } from './batching-store.js';
-import {
-  BATCH_WINDOW_LUA,
-  batchScriptArgs,
-  parseBatchReply,
-  type BatchedRequest,
-} from './batch-window-script.js';
+import { batchScriptArgs, parseBatchReply, type BatchedRequest } from './batch-window-script.js';
 import { runLengths } from './batch-window-runs.js';
-import { BATCH_WINDOW_COMMAND } from './redis-commands.js';
+import { BatchScriptRunner } from './redis-function.js';
 import { DatasetWatch, redactedUrl, settingsFault, StoreConfigError } from './redis-connection.js';
 import type { ConnectionOptions } from 'node:tls';
 import { probeScript } from './readiness-probe.js';
@@ -56,7 +51,7 @@ export function redisClientOptions(o: Pick<RedisStoreOptions, 'connectTimeoutMs'
 }
 
 /**
- * Fixed windows in Redis: every window of a batch of requests in one EVALSHA round trip
+ * Fixed windows in Redis: every window of a batch of requests in one FCALL round trip
  * (hitBatch, which BatchingStore feeds, under its deadline), or of one request (hit: a batch of
  * one, no deadline of its own, for tests and tools; the gateway always goes through BatchingStore).
  */
@@ -67,6 +62,7 @@ export class RedisStore implements WindowStore, BatchWindowStore {
   readonly #connectTimeoutMs: number;
   readonly #described: string;
   readonly #probeKey: string;
+  readonly #script: BatchScriptRunner;
 
   constructor(options: RedisStoreOptions) {
     this.#connectTimeoutMs = options.connectTimeoutMs;
@@ -78,7 +74,7 @@ export class RedisStore implements WindowStore, BatchWindowStore {
     // ioredis emits on every failed reconnect attempt.
     const warn = options.logger ? throttledWarn(options.logger, 'redis store error') : undefined;
     this.client.on('error', (err: Error) => warn?.({ err: err.message }));
-    this.client.defineCommand(BATCH_WINDOW_COMMAND, { lua: BATCH_WINDOW_LUA });
+    this.#script = new BatchScriptRunner(this.client, () => [this.client]);
     const { host, port } = this.client.options;
     this.dataset.watch(this.client, `${host}:${port}`, () => true);
   }
@@ -89,7 +85,7 @@ export class RedisStore implements WindowStore, BatchWindowStore {
       for (let i = 0; i < batch.length; i++) settle(i, error);
     };
     const runs = runLengths(batch);
-    this.client.tollgateWindowBatch(...batchScriptArgs(batch, undefined, runs)).then((reply) => {
+    this.runScript(batchScriptArgs(batch, undefined, runs)).then((reply) => {
       let results: WindowResult[][];
       try {
         results = parseBatchReply(batch, reply, Date.now(), runs);
@@ -98,6 +94,16 @@ export class RedisStore implements WindowStore, BatchWindowStore {
       }
       for (let i = 0; i < results.length; i++) settle(i, results[i]!);
     }, fail);
+  }
+
+  /** Whether the batch script goes as FCALL (false: Redis has no functions for us, EVALSHA). */
+  get usesFunctions(): boolean {
+    return this.#script.functions;
+  }
+
+  /** One call of the batch script (see batchScriptArgs), as FCALL or, on a Redis without functions, EVALSHA. */
+  runScript(args: readonly [number, ...(string | number)[]]): Promise<unknown[]> {
+    return this.#script.run(args);
   }
 
   /** One request through the batch script: one script for both paths, so they cannot disagree. */
@@ -117,11 +123,7 @@ export class RedisStore implements WindowStore, BatchWindowStore {
   async readiness(): Promise<Readiness> {
     if (this.client.status !== 'ready')
       return { ready: false, reason: `redis connection ${this.client.status}` };
-    return probeScript(
-      (args) => this.client.tollgateWindowBatch(...args),
-      this.#probeKey,
-      this.#connectTimeoutMs,
-    );
+    return probeScript((args) => this.runScript(args), this.#probeKey, this.#connectTimeoutMs);
   }
 
   listBans(prefix: string, max: number): Promise<{ bans: BanEntry[]; truncated: boolean }> {

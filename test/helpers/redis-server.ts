@@ -7,12 +7,16 @@ import { freePort } from './ports.js';
 export class RedisServer {
   #child: ChildProcess | undefined;
 
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    readonly args: readonly string[],
+  ) {}
 
-  static async start(port?: number): Promise<RedisServer> {
+  /** `args`: more redis-server options (`--rename-command FUNCTION ""`, say). */
+  static async start(port?: number, args: readonly string[] = []): Promise<RedisServer> {
     // A free port can be taken before redis-server binds it: then try another.
     for (let attempt = 1; ; attempt++) {
-      const server = new RedisServer(port ?? (await freePort()));
+      const server = new RedisServer(port ?? (await freePort()), args);
       try {
         await server.restart();
         return server;
@@ -42,6 +46,7 @@ export class RedisServer {
         'no',
         '--protected-mode',
         'no',
+        ...this.args,
       ],
       { stdio: 'ignore' },
     );
@@ -105,7 +110,7 @@ export interface FrozenRedis {
 }
 
 /**
- * Script executions Redis has run so far (EVALSHA and EVAL, every outcome), from INFO commandstats.
+ * Script executions Redis has run so far (FCALL, EVALSHA and EVAL, every outcome), from INFO commandstats.
  * The store runs one script per round trip (a batch of requests), so a difference of this count is
  * the round trips between.
  */
@@ -116,7 +121,7 @@ export async function scriptCalls(client: Redis): Promise<number> {
 /** Script executions counted in the text of an INFO commandstats reply (of one node of a cluster, say). */
 export function scriptCallsIn(info: string): number {
   let total = 0;
-  for (const command of ['evalsha', 'eval']) {
+  for (const command of ['fcall', 'evalsha', 'eval']) {
     const line = new RegExp(`^cmdstat_${command}:(.*)$`, 'm').exec(info)?.[1];
     if (!line) continue;
     for (const field of ['calls', 'rejected_calls', 'failed_calls']) {

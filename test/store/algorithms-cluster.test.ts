@@ -4,9 +4,10 @@
 import calculateSlot from 'cluster-key-slot';
 import fc from 'fast-check';
 import { test as base, expect } from 'vitest';
-import { BATCH_WINDOW_LUA, batchScriptArgs, parseBatchReply } from '../../src/store/batch-window-script.js';
+import { batchScriptArgs, parseBatchReply } from '../../src/store/batch-window-script.js';
 import { BatchingStore } from '../../src/store/batching-store.js';
 import { RedisClusterStore } from '../../src/store/redis-cluster-store.js';
+import { BATCH_FUNCTION, BATCH_LIBRARY } from '../../src/store/redis-function.js';
 import type { WindowRequest } from '../../src/store/window-store.js';
 import { RedisCluster } from '../helpers/redis-cluster.js';
 import { WindowModel } from '../helpers/window-model.js';
@@ -37,6 +38,8 @@ let run = 0;
 test("each slot's master runs the script as the model says (a limiter's windows share a tag)", async ({
   cluster,
 }) => {
+  for (const port of await cluster.masters())
+    await cluster.call(port, 'FUNCTION', 'LOAD', 'REPLACE', BATCH_LIBRARY);
   await fc.assert(
     fc.asyncProperty(scenarioArb(HOUR), fc.constantFrom(...TAGS), async (scenario, tag) => {
       const prefix = `c${run++}:{${tag}}:`;
@@ -54,8 +57,8 @@ test("each slot's master runs the script as the model says (a limiter's windows 
         const batch = windows.map((ws) => ws.map((w) => w.request));
         const reply = (await cluster.call(
           port,
-          'EVAL',
-          BATCH_WINDOW_LUA,
+          'FCALL',
+          BATCH_FUNCTION,
           ...batchScriptArgs(batch, now),
         )) as unknown[];
         const results = parseBatchReply(batch, reply, now);

@@ -42,7 +42,7 @@ test('turns of mixed windows: counts, room, reset and retry times as the model s
           }),
         );
         const batch: WindowRequest[][] = windows.map((ws) => ws.map((w) => w.request));
-        const reply = await store.client.tollgateWindowBatch(...batchScriptArgs(batch, now));
+        const reply = await store.runScript(batchScriptArgs(batch, now));
         const results = parseBatchReply(batch, reply, now);
         windows.forEach((ws, r) => {
           const expected = model.decide(now, ws);
@@ -71,11 +71,7 @@ test('the same scenarios give the memory store and the script the same answers',
           const batch = turn.requests.map((request) =>
             request.map((w) => requestFor(prefix + w.key, specOf(scenario, w.key), w.enforce, w.cost)),
           );
-          const results = parseBatchReply(
-            batch,
-            await store.client.tollgateWindowBatch(...batchScriptArgs(batch, now)),
-            now,
-          );
+          const results = parseBatchReply(batch, await store.runScript(batchScriptArgs(batch, now)), now);
           for (const [r, windows] of batch.entries()) {
             const local = await memory.hit(windows);
             expect(results[r]!.map((x) => shape(x, x.retryAtMs === undefined))).toEqual(

@@ -3,24 +3,24 @@
 import calculateSlot from 'cluster-key-slot';
 import fc from 'fast-check';
 import { test as base, expect } from 'vitest';
-import { BATCH_WINDOW_LUA } from '../../src/store/batch-window-script.js';
 import { BatchingStore } from '../../src/store/batching-store.js';
 import { RedisClusterStore } from '../../src/store/redis-cluster-store.js';
+import { BATCH_LIBRARY } from '../../src/store/redis-function.js';
 import type { WindowRequest } from '../../src/store/window-store.js';
 import { RedisCluster } from '../helpers/redis-cluster.js';
 import { scriptCallsIn } from '../helpers/redis-server.js';
 import { WindowModel } from '../helpers/window-model.js';
 
 /**
- * `cluster`: a 3-master, 3-replica Redis Cluster of the file's own, the batch script loaded on every
- * master (so every call counted below is one EVALSHA: a first call adds NOSCRIPT + EVAL);
+ * `cluster`: a 3-master, 3-replica Redis Cluster of the file's own, the batch library loaded on
+ * every master (so every call counted below is one FCALL: a first call adds one refused and FUNCTION LOAD);
  * `batching`: the batching store in front of the cluster store, as the gateway builds it.
  */
 const test = base
   .extend('cluster', { scope: 'file' }, async ({}, { onCleanup }) => {
     const cluster = await RedisCluster.start();
     onCleanup(() => cluster.stop());
-    for (const port of await cluster.masters()) await cluster.call(port, 'SCRIPT', 'LOAD', BATCH_WINDOW_LUA);
+    for (const port of await cluster.masters()) await cluster.call(port, 'FUNCTION', 'LOAD', BATCH_LIBRARY);
     return cluster;
   })
   .extend('batching', { scope: 'file' }, async ({ cluster }, { onCleanup }) => {

@@ -37,8 +37,8 @@ routes:
 `);
 
 /**
- * `pair`: two gateways of the config on the file's Redis, each warm (the script loaded: a first
- * call adds NOSCRIPT + EVAL); `windowedPair`: the same with a batch window of 10ms.
+ * `pair`: two gateways of the config on the file's Redis, each warm (the library loaded: a first
+ * call adds one refused FCALL and FUNCTION LOAD); `windowedPair`: the same with a batch window of 10ms.
  */
 const test = serversTest
   .extend('pair', { scope: 'file' }, ({ gatewayEnv, gateways }) => startPair(config(), gatewayEnv, gateways))

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import { batchScriptArgs, parseBatchReply } from '../../src/store/batch-window-script.js';
-import { noRuns, runLengths } from '../../src/store/batch-window-runs.js';
+import { noRuns, RUN_MARK, runLengths } from '../../src/store/batch-window-runs.js';
 import type { RedisStore } from '../../src/store/redis-store.js';
 import type { WindowRequest, WindowResult } from '../../src/store/window-store.js';
 import { redisStoreTest } from '../helpers/redis-store.js';
@@ -47,7 +47,7 @@ async function decide(
   now: number,
   runs: readonly number[],
 ): Promise<WindowResult[][]> {
-  const reply = await store.client.tollgateWindowBatch(...batchScriptArgs(batch, now, runs));
+  const reply = await store.runScript(batchScriptArgs(batch, now, runs));
   return parseBatchReply(batch, reply, now, runs);
 }
 
@@ -104,8 +104,8 @@ test('32 identical requests on one key go as one run: one spec, "*32", and a rep
   const window: WindowRequest = { key, limit: 20, periodMs: HOUR, enforce: true, cacheWhenSpent: false };
   const batch = Array.from({ length: 32 }, () => [window]);
   const args = batchScriptArgs(batch);
-  expect(args).toEqual([1, key, 1, '', -1, 20, HOUR, '1', 1, '*32', 1]);
-  const reply = await store.client.tollgateWindowBatch(...args);
+  expect(args).toEqual([1, key, 1, '', -1, 20, HOUR, '1', 1, RUN_MARK + 32, 1]);
+  const reply = await store.runScript(args);
   // Counted 20; the time (not read: fixed windows only); the key's count and PTTL before.
   expect(reply).toEqual([20, 0, 0, -2]);
   const results = parseBatchReply(batch, reply, 1_000);
@@ -131,11 +131,7 @@ test('a run on a window its shadow twin filled past the limit: none counted, wha
     ...Array.from({ length: 2 }, () => [{ ...window, cost: 0 }]),
   ];
   expect(runLengths(batch)).toEqual([5, 2, 2]);
-  const results = parseBatchReply(
-    batch,
-    await store.client.tollgateWindowBatch(...batchScriptArgs(batch)),
-    0,
-  );
+  const results = parseBatchReply(batch, await store.runScript(batchScriptArgs(batch)), 0);
   expect(results.map((r) => [r[0]!.count, r[0]!.allowed])).toEqual([
     [1, true],
     [2, true],

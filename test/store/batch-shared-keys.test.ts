@@ -62,11 +62,7 @@ test('batches of many requests on few keys, mixed algorithms: every answer as th
         );
         const batch = windows.map((ws) => ws.map((w) => w.request));
         const before = await commandCalls(store);
-        const results = parseBatchReply(
-          batch,
-          await store.client.tollgateWindowBatch(...batchScriptArgs(batch, now)),
-          now,
-        );
+        const results = parseBatchReply(batch, await store.runScript(batchScriptArgs(batch, now)), now);
         const after = await commandCalls(store);
         windows.forEach((ws, r) => {
           const expected = model.decide(now, ws);

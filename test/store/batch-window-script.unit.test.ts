@@ -1,7 +1,7 @@
 // The batch script's wire format: what is sent for a batch, and how its flat reply is read back.
 import { describe, expect, test } from 'vitest';
 import { batchScriptArgs, parseBatchReply } from '../../src/store/batch-window-script.js';
-import { noRuns, runLengths } from '../../src/store/batch-window-runs.js';
+import { noRuns, RUN_MARK, runLengths } from '../../src/store/batch-window-runs.js';
 import type { WindowRequest } from '../../src/store/window-store.js';
 
 const w = (key: string, limit: number, periodMs: number, enforce = true, cost?: number): WindowRequest => ({
@@ -63,7 +63,7 @@ describe('batchScriptArgs', () => {
     ]);
   });
 
-  test('identical requests in a row go as one run: "*n", then the request once', () => {
+  test('identical requests in a row go as one run: RUN_MARK + n, then the request once', () => {
     const a = w('a', 9, 60_000);
     const b = w('b', 5, 1000, false);
     const batch = [[a, b], [{ ...a }, { ...b }], [a, b], [a], [a], [b, a]];
@@ -73,8 +73,8 @@ describe('batchScriptArgs', () => {
       ...[3, '', -2],
       ...[9, 60_000, '1', 1],
       ...[5, 1000, '0', 1],
-      ...['*3', -2, 1, 2], // three requests of windows a and b
-      ...['*2', 1], // two of a alone
+      ...[RUN_MARK + 3, -2, 1, 2], // three requests of windows a and b
+      ...[RUN_MARK + 2, 1], // two of a alone
       ...[-2, 2, 1], // b then a: another request
     ]);
   });

@@ -15,7 +15,7 @@ import { WindowModel } from '../helpers/window-model.js';
 
 /**
  * `redisStore`: the Redis store on the file's redis-server, connected, with the batch script loaded
- * (so every call counted below is one EVALSHA: a first call adds NOSCRIPT + EVAL);
+ * (so every call counted below is one FCALL: a first call adds one refused and FUNCTION LOAD);
  * `batching`: the batching store in front of it, as the gateway builds it.
  */
 const test = redisStoreTest((store) => decideBatch(store, [[window('warm', 1, 60_000)]])).extend(

@@ -20,7 +20,7 @@ const test = serversTest.extend('batching', { scope: 'file' }, async ({ redis },
   const batching = new BatchingStore(store, { timeoutMs: TIMEOUT_MS, observer });
   onCleanup(() => batching.close());
   expect(await batching.connect()).toBe(true);
-  await batching.hit([window('warm')]); // the script is loaded: later calls are one EVALSHA each
+  await batching.hit([window('warm')]); // the library is loaded: later calls are one FCALL each
   return { batching, observer: observer as StoreObserver & { errors: number } };
 });
 

@@ -27,7 +27,7 @@ routes:
 const scriptCalls = async (redis: Redis): Promise<number> => {
   const info = await redis.info('commandstats');
   let calls = 0;
-  for (const m of info.matchAll(/^cmdstat_eval\w*:calls=(\d+)/gm)) calls += Number(m[1]);
+  for (const m of info.matchAll(/^cmdstat_(?:eval\w*|fcall):calls=(\d+)/gm)) calls += Number(m[1]);
   return calls;
 };
 

@@ -221,7 +221,7 @@ test('/readyz runs the script on the probe key, on the master that serves its sl
     const refused = await send(`${gateway!.url()}/readyz`);
     expect(refused.status).toBe(503);
     expect((refused.json() as { reason: string }).reason).toMatch(
-      /^redis cluster: (ERR The user executing the script can't run this command or subcommand script: [0-9a-f]{40}, on @user_script:\d+\.|NOPERM User default has no permissions to run the 'pttl' command.*)$/,
+      /^redis cluster: (ERR The user executing the script can't run this command or subcommand script: tollgate_batch_[0-9a-f]{16}, on @user_function:\d+\.|NOPERM User default has no permissions to run the 'pttl' command.*)$/,
     );
   } finally {
     await cluster.call(owner, 'ACL', 'SETUSER', 'default', '+pttl');
