@@ -110,12 +110,12 @@ test.for([
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-restarted-'));
     try {
       expect(await leasing.connect()).toBe(true);
-    // Every node connected and named (while a node's id is asked, leased windows count exactly).
-    await waitFor(
-      () => store.client.nodes('all').every((n) => n.status === 'ready') && !store.dataset.checking,
-      (settled) => settled,
-      { what: 'every node connected and named' },
-    );
+      // Every node connected and named (while a node's id is asked, leased windows count exactly).
+      await waitFor(
+        () => store.client.nodes('all').every((n) => n.status === 'ready') && !store.dataset.checking,
+        (settled) => settled,
+        { what: 'every node connected and named' },
+      );
       for (const key of [hotLost, hotKept])
         for (let i = 0; i < BEFORE; i++) expect((await leasing.hit([window(key)]))[0]!.allowed).toBe(true);
       expect([leasing.unspentOf(hotLost), leasing.unspentOf(hotKept)]).toEqual([MAX - BEFORE, MAX - BEFORE]);
