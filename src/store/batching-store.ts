@@ -131,7 +131,9 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> implements Re
     batch.hold = undefined;
     batch.deadline = performance.now() + this.#timeoutMs;
     this.#inFlight.push(batch);
-    if (this.#deadlineTimer === undefined) this.#deadlineTimer = setTimeout(this.#judge, this.#timeoutMs);
+    // Unref'd: a batch in flight keeps the process up by its socket, not by its deadline.
+    if (this.#deadlineTimer === undefined)
+      this.#deadlineTimer = setTimeout(this.#judge, this.#timeoutMs).unref();
     // In order, cut where a chunk would exceed the request or window bound.
     let chunk: Pending[] = [];
     let windows = 0;
@@ -179,7 +181,7 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> implements Re
     this.#dropAnswered();
     // setTimeout rounds to whole milliseconds and may fire a fraction early.
     if (inFlight.length > 0)
-      this.#deadlineTimer = setTimeout(this.#judge, Math.ceil(inFlight[0]!.deadline - now));
+      this.#deadlineTimer = setTimeout(this.#judge, Math.ceil(inFlight[0]!.deadline - now)).unref();
   };
 
   #expire(batch: Batch): void {

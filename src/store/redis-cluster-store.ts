@@ -9,7 +9,7 @@ import type { BatchWindowStore, SettleRequest } from './batching-store.js';
 import type { ConnectionOptions } from 'node:tls';
 import { clusterSeeds, DatasetWatch } from './redis-connection.js';
 import { probeScript } from './readiness-probe.js';
-import { BatchScriptRunner } from './redis-function.js';
+import { BatchScriptRunner, type Args } from './redis-function.js';
 import { liftBanOn, listBansOn } from './redis-bans.js';
 import { quit, redisClientOptions, whenReady } from './redis-store.js';
 import {
@@ -47,6 +47,23 @@ const connectNode = (node: Redis) => {
 const onMaster = (client: Cluster, address: string) => (key: string) => {
   const master = client.slots[calculateSlot(key)]?.[0];
   return master === undefined || master === address;
+};
+
+/** A node's id; undefined when the ACL refuses CLUSTER MYID (a user of an older documented line). */
+const nodeIdOf = async (node: Redis): Promise<string | undefined> => {
+  try {
+    return String(await node.call('CLUSTER', 'MYID'));
+  } catch (err) {
+    if ((err as Error).message.startsWith('NOPERM')) return undefined;
+    throw err;
+  }
+};
+
+/** The master of a call's first key's slot; every master when the slot map does not say. */
+const keyMaster = (client: Cluster, args: Args): readonly Redis[] => {
+  const address = args[0] > 0 ? client.slots[calculateSlot(String(args[1]))]?.[0] : undefined;
+  const master = client.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === address);
+  return master ? [master] : client.nodes('master');
 };
 
 /**
@@ -137,14 +154,13 @@ export class RedisClusterStore implements WindowStore, BatchWindowStore {
     // soon as it is known instead.
     this.client.on('+node', (node: Redis) => {
       const address = `${node.options.host}:${node.options.port}`;
-      // By node id: a master that comes back empty at a new address (its nodes.conf kept) is known.
-      const id = async () => `node ${String(await node.call('CLUSTER', 'MYID'))}`;
-      this.dataset.watch(node, id, onMaster(this.client, address));
+      // By node id too: a master that comes back empty at a new address (its nodes.conf kept) is known.
+      this.dataset.watch(node, address, onMaster(this.client, address), () => nodeIdOf(node));
     });
     this.client.on('+node', connectNode);
     this.client.on('ready', () => this.client.nodes('all').forEach(connectNode));
     // A master without the library (new, failed over to, restarted empty) is loaded when it says so.
-    this.#script = new BatchScriptRunner(this.client, () => this.client.nodes('master'));
+    this.#script = new BatchScriptRunner(this.client, (args) => keyMaster(this.client, args));
   }
 
   hit(requests: readonly WindowRequest[]): Promise<WindowResult[]> {

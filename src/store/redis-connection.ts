@@ -159,23 +159,24 @@ export interface WatchedConnection {
 }
 
 /**
- * Who a watched server is: its address (host:port), or a lookup of a name that outlives the
- * address (a Redis Cluster node's id, kept in its nodes.conf when it comes back elsewhere).
+ * A Redis Cluster node's id (CLUSTER MYID), which a master keeps in its nodes.conf when it comes
+ * back at a new address; undefined when the ACL refuses it (the address alone names the node then).
  */
-export type ServerName = string | (() => Promise<string>);
+export type NodeId = () => Promise<string | undefined>;
 
 /**
  * How a store tells its leasing store that a Redis came back without its data (restarted empty):
- * at each 'ready' of a watched connection, INFO replication is read and compared, by the server's
- * name, with what that server had before. A slice leased from the lost data is no longer counted
- * anywhere, so it must not be spent. Until the answer, `checking` is true (held slices are not
- * spent); an answer that cannot be read (INFO or the name refused, the connection lost again)
- * counts as lost: dropping slices only under-admits.
+ * at each 'ready' of a watched connection, INFO replication is read and compared with what the
+ * same server had before: the same address, or the same node id (a cluster master back at a new
+ * address); a new id at a known address is compared with what that address had. A slice leased
+ * from the lost data is no longer counted anywhere, so it must not be spent. Until the answer,
+ * `checking` is true (held slices are not spent); an answer that cannot be read (INFO or the id
+ * refused, the connection lost again) counts as lost: dropping slices only under-admits.
  */
 export class DatasetWatch {
   /** Checks in flight. */
   #checking = 0;
-  /** By server name; null: not known (INFO could not be read). */
+  /** By address and by node id; null: not known (INFO could not be read). */
   readonly #lineages = new Map<string, Lineage | null>();
   #onLost: ((keys: KeysOn) => void) | undefined;
 
@@ -189,19 +190,20 @@ export class DatasetWatch {
     this.#onLost = listener;
   }
 
-  /** Checks the server behind `connection` at each of its 'ready'. */
-  watch(connection: WatchedConnection, name: ServerName, keys: KeysOn): void {
-    connection.on('ready', () => void this.#check(connection, name, keys));
+  /** Checks the server behind `connection` (at `address`, host:port) at each of its 'ready'. */
+  watch(connection: WatchedConnection, address: string, keys: KeysOn, nodeId?: NodeId): void {
+    connection.on('ready', () => void this.#check(connection, address, keys, nodeId));
   }
 
-  async #check(connection: WatchedConnection, name: ServerName, keys: KeysOn): Promise<void> {
-    let server: string;
-    if (typeof name === 'string') server = name;
-    else {
+  async #check(connection: WatchedConnection, address: string, keys: KeysOn, nodeId?: NodeId): Promise<void> {
+    // Its names, the id first: what it had is looked up by the id, else by the address.
+    let names = [address];
+    if (nodeId) {
       // Not known yet whether this is a first connection: counted exactly until it is.
       this.#checking++;
       try {
-        server = await name();
+        const id = await nodeId();
+        if (id !== undefined) names = [`node ${id}`, address];
       } catch {
         this.#onLost?.(keys);
         return;
@@ -210,17 +212,18 @@ export class DatasetWatch {
       }
     }
     // A server seen for the first time held nothing of ours yet: nothing to wait for, or to lose.
-    const known = this.#lineages.has(server);
+    const known = names.some((n) => this.#lineages.has(n));
     if (known) this.#checking++;
-    else this.#lineages.set(server, null); // a reconnect before INFO answers is checked
+    else for (const n of names) this.#lineages.set(n, null); // a reconnect before INFO answers is checked
     let now: Lineage | undefined;
     try {
       now = lineageOf(await connection.info('replication'));
     } catch {
       now = undefined;
     }
-    const before = this.#lineages.get(server);
-    this.#lineages.set(server, now ?? null);
+    const had = names.find((n) => this.#lineages.has(n));
+    const before = had === undefined ? undefined : this.#lineages.get(had);
+    for (const n of names) this.#lineages.set(n, now ?? null);
     if (!known) return;
     this.#checking--;
     if (!(before && now && continues(before, now))) this.#onLost?.(keys);

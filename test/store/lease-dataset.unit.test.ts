@@ -13,6 +13,7 @@ import {
   DatasetWatch,
   lineageOf,
   type KeysOn,
+  type NodeId,
   type WatchedConnection,
 } from '../../src/store/redis-connection.js';
 import type { WindowRequest } from '../../src/store/window-store.js';
@@ -142,50 +143,68 @@ describe('DatasetWatch', () => {
   });
 });
 
-describe('DatasetWatch, servers named by a lookup (a Redis Cluster node id)', () => {
-  /** A watch of two connections (two addresses) whose servers are named by `ids`' answers. */
-  function byId(ids: Record<string, () => Promise<string>>) {
+describe('DatasetWatch, cluster nodes named by their id and their address', () => {
+  /** A watch of connections, each to [address, id lookup]: the keys each serves are its index. */
+  function nodes(...servers: [string, NodeId][]) {
     const watch = new DatasetWatch();
     const lost: KeysOn[] = [];
     watch.onLost((k) => lost.push(k));
-    const conns: Record<string, FakeConnection> = {};
-    for (const [address, id] of Object.entries(ids)) {
-      conns[address] = new FakeConnection();
-      watch.watch(conns[address], id, (key) => key === address);
-    }
+    const conns = servers.map(([address, id], i) => {
+      const conn = new FakeConnection();
+      watch.watch(conn, address, (key) => key === String(i), id);
+      return conn;
+    });
     return { watch, lost, conns };
   }
+  const id = (name: string | undefined) => () => Promise.resolve(name);
 
   test('a node back empty at a new address, its id kept: lost, with the keys the new connection serves', async () => {
-    const { lost, conns } = byId({ old: async () => 'n1', new: async () => 'n1' });
-    await conns['old']!.ready(info(A));
+    const { lost, conns } = nodes(['a:1', id('n1')], ['b:2', id('n1')]);
+    await conns[0]!.ready(info(A));
     expect(lost).toEqual([]);
-    await conns['new']!.ready(info(B));
-    expect(lost.map((keys) => keys('new'))).toEqual([true]);
+    await conns[1]!.ready(info(B));
+    expect(lost.map((keys) => keys('1'))).toEqual([true]);
+  });
+
+  test('a node back empty at its address with a new id (nodes.conf lost): lost, by the address', async () => {
+    const { lost, conns } = nodes(['a:1', id('n1')], ['a:1', id('n9')]);
+    await conns[0]!.ready(info(A));
+    await conns[1]!.ready(info(B));
+    expect(lost.map((keys) => keys('1'))).toEqual([true]);
   });
 
   test('the same node, its data kept, at a new address: nothing lost; another node first seen: nothing lost', async () => {
-    const { lost, conns } = byId({ old: async () => 'n1', new: async () => 'n1', other: async () => 'n2' });
-    await conns['old']!.ready(info(A));
-    await conns['new']!.ready(info(A));
-    await conns['other']!.ready(info(B));
+    const { lost, conns } = nodes(['a:1', id('n1')], ['b:2', id('n1')], ['c:3', id('n2')]);
+    await conns[0]!.ready(info(A));
+    await conns[1]!.ready(info(A));
+    await conns[2]!.ready(info(B));
     expect(lost).toEqual([]);
+  });
+
+  test('an id the ACL refuses (undefined): named by its address alone, as one Redis is', async () => {
+    const { lost, conns } = nodes(['a:1', id(undefined)]);
+    await conns[0]!.ready(info(A));
+    await conns[0]!.ready(info(A));
+    expect(lost).toEqual([]);
+    await conns[0]!.ready(info(B));
+    expect(lost).toHaveLength(1);
   });
 
   test('checking while the id is asked, even at a first connection; an id that cannot be read: lost', async () => {
     let answer: (id: string) => void = () => {};
     let refuse = false;
-    const { watch, lost, conns } = byId({
-      n: () => (refuse ? Promise.reject(new Error('NOPERM')) : new Promise((resolve) => (answer = resolve))),
-    });
-    conns['n']!.answers.push(info(A));
-    conns['n']!.emit('ready');
+    const { watch, lost, conns } = nodes([
+      'a:1',
+      () => (refuse ? Promise.reject(new Error('Connection is closed.')) : new Promise((r) => (answer = r))),
+    ]);
+    conns[0]!.answers.push(info(A));
+    conns[0]!.emit('ready');
     expect(watch.checking).toBe(true);
     answer('n1');
     await flush();
     expect(watch.checking).toBe(false);
     refuse = true;
-    await conns['n']!.ready(info(A));
+    await conns[0]!.ready(info(A));
     expect([lost.length, watch.checking]).toEqual([1, false]);
   });
 });

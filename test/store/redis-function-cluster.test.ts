@@ -53,7 +53,7 @@ async function holds(cluster: RedisCluster, port: number): Promise<boolean> {
   return list.includes(`"${BATCH_LIBRARY_NAME}"`) && list.includes(`"${BATCH_FUNCTION}"`);
 }
 
-test('a cluster without the library: every master gets it at the first call, each batch counted once', async ({
+test('a cluster without the library: each master gets it at its first call, each batch counted once', async ({
   cluster,
   store,
 }) => {

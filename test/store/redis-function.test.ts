@@ -53,6 +53,27 @@ const counts = async (store: RedisStore, key: string, times: number) => {
   return seen;
 };
 
+test('out of memory (noeviction): a spent key is still refused (that call as the script), a new one fails at its write', async ({
+  redisStore: store,
+  redisClient,
+}) => {
+  const spent = `oom-${Date.now()}`;
+  expect(await counts(store, spent, 2)).toEqual([1, 2]);
+  for (let i = 0; i < 8; i++) await store.hit([window(spent)]);
+  const [, before] = (await redisClient.config('GET', 'maxmemory-policy')) as string[];
+  await redisClient.config('SET', 'maxmemory-policy', 'noeviction');
+  await redisClient.config('SET', 'maxmemory', '1');
+  try {
+    const [refused] = await store.hit([window(spent)]);
+    expect([refused!.allowed, refused!.count]).toEqual([false, 10]);
+    await expect(store.hit([window(`${spent}-new`)])).rejects.toThrow(/OOM/);
+    expect(store.usesFunctions).toBe(true); // functions stay on
+  } finally {
+    await redisClient.config('SET', 'maxmemory', '0');
+    await redisClient.config('SET', 'maxmemory-policy', before!);
+  }
+});
+
 test('calls go as FCALL of the versioned library; after FUNCTION FLUSH it is loaded again, the batch counted once', async ({
   redisStore: store,
   redisClient,
