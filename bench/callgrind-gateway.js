@@ -16,7 +16,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
-import { ROOT, freePort } from './lib/processes.js';
+import { ROOT, freePort, redisServerArgs } from './lib/processes.js';
 
 const out = resolve(process.argv[2] ?? 'bench/callgrind');
 const store = process.env.STORE ?? 'redis';
@@ -58,16 +58,7 @@ let redis;
 const env = { UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}`, LOG_LEVEL: 'warn' };
 if (store === 'redis') {
   const redisPort = await freePort();
-  start('redis-server', [
-    '--port',
-    String(redisPort),
-    '--bind',
-    '127.0.0.1',
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-  ]);
+  start('redis-server', redisServerArgs(redisPort));
   env.REDIS_URL = `redis://127.0.0.1:${redisPort}`;
   await sleep(300);
   redis = new Redis(env.REDIS_URL);

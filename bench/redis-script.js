@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { freePort, ROOT, startNode, stopAll, waitForRedis } from './lib/processes.js';
+import { freePort, redisServerArgs, ROOT, startNode, stopAll, waitForRedis } from './lib/processes.js';
 import { parseCpuUs } from './lib/redis-stats.js';
 
 const CALLGRIND = process.env.CALLGRIND === '1';
@@ -83,16 +83,7 @@ async function startCallgrind(port) {
       '--instr-atstart=no',
       `--callgrind-out-file=${join(dir, 'callgrind.out.%p')}`,
       'redis-server',
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--loglevel',
-      'warning',
+      ...redisServerArgs(port),
     ],
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );

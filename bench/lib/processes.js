@@ -16,6 +16,12 @@ const KEEP_LINES = 200;
 const running = new Set();
 
 /** A TCP port on 127.0.0.1 that was free a moment ago. */
+/** redis-server's arguments for a bench server: no persistence, loopback only, warnings only. */
+export const redisServerArgs = (port) => [
+  ...['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+  ...['--protected-mode', 'no', '--loglevel', 'warning'],
+];
+
 export function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();

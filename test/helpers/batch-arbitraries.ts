@@ -31,3 +31,13 @@ export const windowArb = fc.record({
     { arbitrary: fc.integer({ min: 1, max: 14 }), weight: 2 },
   ),
 });
+
+/** A request's windows: one to three, each on a key of its own. */
+export const requestWindowsArb = fc.uniqueArray(windowArb, {
+  minLength: 1,
+  maxLength: 3,
+  selector: (w) => w.key,
+});
+
+/** The replayed clock's step between turns: none, or up to 3 s. */
+export const pauseArb = fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 3000 }));

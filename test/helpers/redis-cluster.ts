@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
+import { test } from 'vitest';
 import { freePort } from './ports.js';
 import { sleep, waitFor } from './wait.js';
 
@@ -286,3 +287,10 @@ async function killAndWait(child: ChildProcess): Promise<void> {
   child.kill('SIGKILL');
   await Promise.race([exited, sleep(5000)]);
 }
+
+/** `test` with `cluster`: a 3-master, 3-replica Redis Cluster of the test file's own. */
+export const clusterTest = test.extend('cluster', { scope: 'file' }, async ({}, { onCleanup }) => {
+  const cluster = await RedisCluster.start();
+  onCleanup(() => cluster.stop());
+  return cluster;
+});

@@ -3,33 +3,27 @@
 // clock, a batch spread over slots, every slot deciding its requests in order.
 import calculateSlot from 'cluster-key-slot';
 import fc from 'fast-check';
-import { test as base, expect } from 'vitest';
+import { expect } from 'vitest';
 import { batchScriptArgs, parseBatchReply } from '../../src/store/batch-window-script.js';
 import { BatchingStore } from '../../src/store/batching-store.js';
 import { RedisClusterStore } from '../../src/store/redis-cluster-store.js';
 import { BATCH_FUNCTION, BATCH_LIBRARY } from '../../src/store/redis-function.js';
 import type { WindowRequest } from '../../src/store/window-store.js';
-import { RedisCluster } from '../helpers/redis-cluster.js';
+import { clusterTest } from '../helpers/redis-cluster.js';
 import { WindowModel } from '../helpers/window-model.js';
 import { AlgorithmModel, requestFor, scenarioArb, specOf } from '../limits/window-maths/reference-model.js';
 
-const test = base
-  .extend('cluster', { scope: 'file' }, async ({}, { onCleanup }) => {
-    const cluster = await RedisCluster.start();
-    onCleanup(() => cluster.stop());
-    return cluster;
-  })
-  .extend('batching', { scope: 'file' }, async ({ cluster }, { onCleanup }) => {
-    const store = new RedisClusterStore({
-      nodes: cluster.seeds,
-      probeKey: 'tg:readiness-probe',
-      connectTimeoutMs: 5000,
-    });
-    const batching = new BatchingStore(store, { timeoutMs: 5000 });
-    onCleanup(() => batching.close());
-    expect(await batching.connect()).toBe(true);
-    return batching;
+const test = clusterTest.extend('batching', { scope: 'file' }, async ({ cluster }, { onCleanup }) => {
+  const store = new RedisClusterStore({
+    nodes: cluster.seeds,
+    probeKey: 'tg:readiness-probe',
+    connectTimeoutMs: 5000,
   });
+  const batching = new BatchingStore(store, { timeoutMs: 5000 });
+  onCleanup(() => batching.close());
+  expect(await batching.connect()).toBe(true);
+  return batching;
+});
 
 const HOUR = 3_600_000;
 const TAGS = ['l0', 'l1', 'l2', 'l3', 'l4', 'l5'] as const;

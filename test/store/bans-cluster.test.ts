@@ -2,30 +2,24 @@
 // each slot deciding its own) against the reference model; listing scans every master; lifting.
 import calculateSlot from 'cluster-key-slot';
 import fc from 'fast-check';
-import { test as base, expect } from 'vitest';
+import { expect } from 'vitest';
 import { banKeys } from '../../src/limits/keys.js';
 import { BatchingStore } from '../../src/store/batching-store.js';
 import { RedisClusterStore } from '../../src/store/redis-cluster-store.js';
-import { RedisCluster } from '../helpers/redis-cluster.js';
+import { clusterTest } from '../helpers/redis-cluster.js';
 import { banScenario, model, replay } from '../helpers/ban-model.js';
 
-const test = base
-  .extend('cluster', { scope: 'file' }, async ({}, { onCleanup }) => {
-    const cluster = await RedisCluster.start();
-    onCleanup(() => cluster.stop());
-    return cluster;
-  })
-  .extend('store', { scope: 'file' }, async ({ cluster }, { onCleanup }) => {
-    const inner = new RedisClusterStore({
-      nodes: cluster.seeds,
-      probeKey: 'tg:readiness-probe',
-      connectTimeoutMs: 5000,
-    });
-    const store = new BatchingStore(inner, { timeoutMs: 5000 });
-    onCleanup(() => store.close());
-    expect(await store.connect()).toBe(true);
-    return store;
+const test = clusterTest.extend('store', { scope: 'file' }, async ({ cluster }, { onCleanup }) => {
+  const inner = new RedisClusterStore({
+    nodes: cluster.seeds,
+    probeKey: 'tg:readiness-probe',
+    connectTimeoutMs: 5000,
   });
+  const store = new BatchingStore(inner, { timeoutMs: 5000 });
+  onCleanup(() => store.close());
+  expect(await store.connect()).toBe(true);
+  return store;
+});
 
 let run = 0;
 

@@ -12,7 +12,7 @@ import type { WindowRequest, WindowResult } from '../../src/store/window-store.j
 import { redisStoreTest } from '../helpers/redis-store.js';
 import { AlgorithmModel, requestFor } from '../limits/window-maths/reference-model.js';
 
-import { HOUR, KEYS, specArb, windowArb } from '../helpers/batch-arbitraries.js';
+import { HOUR, KEYS, pauseArb, requestWindowsArb, specArb } from '../helpers/batch-arbitraries.js';
 
 const test = redisStoreTest();
 
@@ -21,10 +21,10 @@ const scenarioArb = fc.record({
   specs: fc.tuple(specArb, specArb, specArb),
   turns: fc.array(
     fc.record({
-      pauseMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 3000 })),
+      pauseMs: pauseArb,
       requests: fc.array(
         fc.record({
-          windows: fc.uniqueArray(windowArb, { minLength: 1, maxLength: 3, selector: (w) => w.key }),
+          windows: requestWindowsArb,
           times: fc.integer({ min: 1, max: 12 }),
           copies: fc.boolean(), // equal window objects, or the very same ones
         }),

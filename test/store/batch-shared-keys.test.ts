@@ -12,7 +12,7 @@ import { banScenario, model as banModel, requestsOf } from '../helpers/ban-model
 import { decideBatch, redisStoreTest } from '../helpers/redis-store.js';
 import { AlgorithmModel, requestFor } from '../limits/window-maths/reference-model.js';
 
-import { HOUR, KEYS, specArb, windowArb } from '../helpers/batch-arbitraries.js';
+import { HOUR, KEYS, pauseArb, requestWindowsArb, specArb } from '../helpers/batch-arbitraries.js';
 
 const test = redisStoreTest();
 
@@ -20,9 +20,9 @@ const scenarioArb = fc.record({
   specs: fc.tuple(specArb, specArb, specArb),
   turns: fc.array(
     fc.record({
-      pauseMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 3000 })),
+      pauseMs: pauseArb,
       // Up to 40 requests of one to three windows on three keys: most requests share keys.
-      requests: fc.array(fc.uniqueArray(windowArb, { minLength: 1, maxLength: 3, selector: (w) => w.key }), {
+      requests: fc.array(requestWindowsArb, {
         minLength: 1,
         maxLength: 40,
       }),

@@ -2,19 +2,15 @@
 // slots, each lease and give-back run on its key's master. Never over the limit, the count exact
 // (admitted plus the slices held), and exactly what was admitted once both stop.
 import { Redis } from 'ioredis';
-import { test as base, expect } from 'vitest';
+import { expect } from 'vitest';
 import calculateSlot from 'cluster-key-slot';
 import { BatchingStore } from '../../src/store/batching-store.js';
 import { LeasingStore } from '../../src/store/leasing-store.js';
 import { RedisClusterStore } from '../../src/store/redis-cluster-store.js';
 import type { WindowRequest } from '../../src/store/window-store.js';
-import { RedisCluster } from '../helpers/redis-cluster.js';
+import { clusterTest } from '../helpers/redis-cluster.js';
 
-const test = base.extend('cluster', { scope: 'file' }, async ({}, { onCleanup }) => {
-  const cluster = await RedisCluster.start();
-  onCleanup(() => cluster.stop());
-  return cluster;
-});
+const test = clusterTest;
 
 async function instance(seeds: string[]) {
   const store = new RedisClusterStore({ nodes: seeds, probeKey: 'tg:probe', connectTimeoutMs: 5000 });

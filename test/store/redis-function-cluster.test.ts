@@ -2,29 +2,23 @@
 // master answers that it lacks it (a cluster started empty, FUNCTION FLUSH, a master of its own
 // that lost it), each batch counted once, and replicated to the replicas by Redis itself.
 import calculateSlot from 'cluster-key-slot';
-import { test as base, expect } from 'vitest';
+import { expect } from 'vitest';
 import { RedisClusterStore } from '../../src/store/redis-cluster-store.js';
 import { BATCH_FUNCTION, BATCH_LIBRARY_NAME } from '../../src/store/redis-function.js';
 import type { WindowRequest } from '../../src/store/window-store.js';
-import { RedisCluster } from '../helpers/redis-cluster.js';
+import { clusterTest, type RedisCluster } from '../helpers/redis-cluster.js';
 import { waitFor } from '../helpers/wait.js';
 
-const test = base
-  .extend('cluster', { scope: 'file' }, async ({}, { onCleanup }) => {
-    const cluster = await RedisCluster.start();
-    onCleanup(() => cluster.stop());
-    return cluster;
-  })
-  .extend('store', { scope: 'file' }, async ({ cluster }, { onCleanup }) => {
-    const store = new RedisClusterStore({
-      nodes: cluster.seeds,
-      probeKey: 'tg:readiness-probe',
-      connectTimeoutMs: 5000,
-    });
-    onCleanup(() => store.close());
-    expect(await store.connect()).toBe(true);
-    return store;
+const test = clusterTest.extend('store', { scope: 'file' }, async ({ cluster }, { onCleanup }) => {
+  const store = new RedisClusterStore({
+    nodes: cluster.seeds,
+    probeKey: 'tg:readiness-probe',
+    connectTimeoutMs: 5000,
   });
+  onCleanup(() => store.close());
+  expect(await store.connect()).toBe(true);
+  return store;
+});
 
 const window = (key: string): WindowRequest => ({
   key,

@@ -9,7 +9,7 @@ import { runLengths } from '../../src/store/batch-window-runs.js';
 import { BATCH_FUNCTION, BATCH_LIBRARY_NAME } from '../../src/store/redis-function.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import type { WindowRequest, WindowResult } from '../../src/store/window-store.js';
-import { KEYS, specArb, windowArb } from '../helpers/batch-arbitraries.js';
+import { KEYS, pauseArb, requestWindowsArb, specArb } from '../helpers/batch-arbitraries.js';
 import { RedisServer } from '../helpers/redis-server.js';
 import { redisStoreTest } from '../helpers/redis-store.js';
 import { requestFor } from '../limits/window-maths/reference-model.js';
@@ -146,10 +146,10 @@ const turnsArb = fc.record({
   banAfter: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
   turns: fc.array(
     fc.record({
-      pauseMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 3000 })),
+      pauseMs: pauseArb,
       requests: fc.array(
         fc.record({
-          windows: fc.uniqueArray(windowArb, { minLength: 1, maxLength: 3, selector: (w) => w.key }),
+          windows: requestWindowsArb,
           times: fc.integer({ min: 1, max: 6 }),
         }),
         { minLength: 1, maxLength: 6 },
