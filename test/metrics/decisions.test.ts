@@ -7,6 +7,7 @@ import { capturingLogger } from '../helpers/log-capture.js';
 import { test as serversTest } from '../helpers/fixtures.js';
 import { gatewayYaml, send } from '../helpers/gateway.js';
 import { sampleValue, scrape } from '../helpers/prometheus.js';
+import { RawClient } from '../helpers/raw-client.js';
 import { sendAsIs } from '../helpers/send-as-is.js';
 import { TEST_JWT_SECRET, visitorJwt } from '../helpers/tokens.js';
 import { waitFor } from '../helpers/wait.js';
@@ -19,6 +20,7 @@ identity:
   jwt: { secret: '${TEST_JWT_SECRET}', algorithms: [HS256], issuer: tollgate, audience: tollgate-widget }
 requests:
   maxBodySize: 16b
+  bodyTimeout: 1s
 streams: { maxPerSession: 1 }
 upstreams:
   app: { url: '\${UPSTREAM_URL}' }
@@ -85,6 +87,18 @@ describe('decisions that tell the truth', () => {
     expect(reply.status).toBe(413);
     expect(await decision(gateway.adminUrl!, 'per-ip', 'body_too_large')).toBe(1);
     expect((await accessLine(log.lines, 'big-1'))['limit']).toBe('body_too_large');
+  });
+
+  test('a body that stops coming: 408, counted and logged body_timeout', async ({ gateway, log }) => {
+    const client = await RawClient.open(gateway.url());
+    client.head('POST', '/slow', { 'content-length': 10, 'x-request-id': 'late-1' });
+    client.write('x');
+    const reply = await client.response();
+    client.socket.destroy();
+    expect(reply.status).toBe(408);
+    expect(await decision(gateway.adminUrl!, 'per-ip', 'body_timeout')).toBe(1);
+    expect(await decision(gateway.adminUrl!, 'per-ip', 'allowed')).toBeUndefined();
+    expect((await accessLine(log.lines, 'late-1'))['limit']).toBe('body_timeout');
   });
 
   test('a Connection header naming the credential: 400, counted invalid_target', async ({ gateway }) => {

@@ -35,7 +35,8 @@ import {
   streamBody,
   typingBody,
 } from './schemas.js';
-import type { MessageNotifier, MessageStreams } from './stream.js';
+import type { MessageNotifier } from './message-notifier.js';
+import type { MessageStreams } from './stream.js';
 import type { VisitorTokens } from './tokens.js';
 
 export const HUMAN_NOTICE = 'A team member will join shortly.';

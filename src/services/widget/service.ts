@@ -9,7 +9,9 @@ import { registerInboxApi } from './inbox/api.js';
 import { registerInboxPage } from './inbox/page.js';
 import { widgetOpenApi } from './openapi.js';
 import { registerRoutes } from './routes.js';
-import { MessageNotifier, MessageSource, MessageStreams } from './stream.js';
+import { MessageNotifier } from './message-notifier.js';
+import { MessageSource } from './message-source.js';
+import { MessageStreams } from './stream.js';
 import { createVisitorTokens } from './tokens.js';
 
 /**

@@ -1,52 +1,8 @@
-import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
-import type { Db } from '../../db/database.js';
-import {
-  maxRowId,
-  messagesAfter,
-  messagesAfterRow,
-  type MessageRow,
-  type PolledMessage,
-} from './tables/messages.js';
-import { missingSessions } from './tables/sessions.js';
-
-/** Where the streams report a failure (fastify's and pino's loggers fit). */
-export interface StreamLog {
-  error(details: object, message: string): void;
-}
-
-const consoleLog: StreamLog = { error: (details, message) => console.error(message, details) };
-
-/** Tells this process's open streams that a session's conversation changed. */
-export class MessageNotifier {
-  readonly #emitter = new EventEmitter().setMaxListeners(0);
-
-  constructor(private readonly log: StreamLog = consoleLog) {}
-
-  /** Never throws: the change it announces is already stored, whatever a listener does with it. */
-  notify(sessionId: string): void {
-    this.#emitter.emit(sessionId);
-  }
-
-  /** Calls `listener` on each notification for the session; returns the unsubscribe function. */
-  subscribe(sessionId: string, listener: () => void): () => void {
-    const guarded = (): void => {
-      try {
-        listener();
-      } catch (err) {
-        this.log.error({ err, sessionId }, 'a widget message listener failed');
-      }
-    };
-    this.#emitter.on(sessionId, guarded);
-    return () => this.#emitter.off(sessionId, guarded);
-  }
-
-  /** How many streams of this process follow the session. */
-  subscribers(sessionId: string): number {
-    return this.#emitter.listenerCount(sessionId);
-  }
-}
+import type { MessageRow } from './tables/messages.js';
+import { consoleLog, type MessageNotifier, type StreamLog } from './message-notifier.js';
+import type { MessageSource } from './message-source.js';
 
 export interface StreamTiming {
   /** How often the table is read, for messages another process stored (one read for all open streams). */
@@ -63,41 +19,6 @@ export function messageEvent(message: MessageRow): string {
 }
 
 const BATCH = 100;
-
-/**
- * What the streams read. The shared poller follows the messages' row ids, across every session; a
- * stream's own cursor is its session's message id.
- */
-export class MessageSource {
-  constructor(private readonly db: Db) {}
-
-  /** The highest row id stored: where the shared poller starts. */
-  maxRowId(): number {
-    return maxRowId(this.db);
-  }
-
-  /**
-   * In one read: up to `limit` messages of any session stored after row `afterRow`, in row order,
-   * and which of `sessionIds` no longer exist (erased, by this process or another).
-   */
-  pollStreams(
-    afterRow: number,
-    sessionIds: readonly string[],
-    limit: number,
-  ): { messages: PolledMessage[]; gone: string[] } {
-    return this.db
-      .transaction(() => ({
-        messages: messagesAfterRow(this.db, afterRow, limit),
-        gone: missingSessions(this.db, sessionIds),
-      }))
-      .deferred();
-  }
-
-  /** Up to `limit` of the session's messages after its message id `after`, oldest first. */
-  messagesAfter(sessionId: string, after: number, limit: number): MessageRow[] {
-    return messagesAfter(this.db, sessionId, after, limit);
-  }
-}
 
 /** One open stream: its session, the last message id it wrote, and whether its client keeps up. */
 interface Stream {

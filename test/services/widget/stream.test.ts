@@ -12,12 +12,9 @@ import { buildService, openServiceDatabase } from '../../../src/services/registr
 import { addMessage } from '../../../src/services/widget/conversation.js';
 import type { Sender } from '../../../src/services/widget/tables/messages.js';
 import { insertSession, lastMessageSeq } from '../../../src/services/widget/tables/sessions.js';
-import {
-  MessageNotifier,
-  MessageSource,
-  MessageStreams,
-  type StreamTiming,
-} from '../../../src/services/widget/stream.js';
+import { MessageNotifier } from '../../../src/services/widget/message-notifier.js';
+import { MessageSource } from '../../../src/services/widget/message-source.js';
+import { MessageStreams, type StreamTiming } from '../../../src/services/widget/stream.js';
 import { ensureWorkspace } from '../../../src/services/accounts/workspaces.js';
 import { DEFAULT_CONFIG } from '../../helpers/default-config.js';
 import { embeddedEnv, newDataDir } from '../../helpers/embedded.js';

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../../db/database.js';
-import { visitorIp } from '../analytics/visitor-ip.js';
 import type {
   DayRange,
   Dimension,
@@ -9,19 +8,15 @@ import type {
   TopPagesQuery,
   ValueCount,
 } from '../analytics/stats-source.js';
-import type { ExportSettings } from '../../config.js';
-import { widgetErrors, HttpError } from '../../kit/errors.js';
-import { TrustedProxies } from '../../../net/client-ip.js';
 import type { WebsiteRow } from '../record.js';
 import { ownSites, websiteByHost } from '../data.js';
 import { PAGE_ROUTE } from '../../pages/assets.js';
 import { pageAccess, safeNext, type Guarded } from '../../pages/access.js';
-import { csvStream, exportKey } from './csv-export.js';
-import { ExportSlots } from './export-slots.js';
+import { csvDownloads, type ExportOptions } from './csv-download.js';
 import { notFoundPage, passwordPage, sendPage } from '../../pages/layout.js';
 import { pageRedirect, sectionSlug } from './page-paths.js';
 import { parseRange } from './range.js';
-import { OVERVIEW, REALTIME_WINDOW_MS, sectionFor, SECTIONS, type Section } from './sections.js';
+import { OVERVIEW, REALTIME_WINDOW_MS, sectionFor, SECTIONS } from './sections.js';
 import { checkOrigin, type PageSessions } from '../../pages/session.js';
 import { dimensionPage, PAGE_SIZE, SEARCH_MAX, websitesListPage, type StatsFrame } from './stats-view.js';
 import { overviewPage, waitingPage } from './overview-view.js';
@@ -36,21 +31,6 @@ import { realtimeCounts, realtimePage } from './realtime-view.js';
  */
 
 const RESERVED = new Set(['api', 'js', 'openapi.json', '_', 'websites']);
-/** The CSV export of every row is bounded all the same. */
-const CSV_ROWS = 100_000;
-/** Retry-After of a refused export: about the time a usual export takes. */
-export const EXPORT_RETRY_AFTER = 5;
-export const TOO_MANY_EXPORTS = 'Too many CSV exports at once. Please retry when a download has finished.';
-
-/** How many CSV exports may run at once. */
-export interface ExportOptions {
-  readonly settings: ExportSettings;
-  /** The gateway's trusted proxies: the address a download is counted under is the one it limited. */
-  readonly trustedProxies: readonly string[];
-  /** The websites' public URL: the tracking snippet's origin on an empty page; none: the request's. */
-  readonly publicUrl?: string;
-}
-
 type PageRequest = FastifyRequest<{
   Params: { domain: string; section?: string };
   Querystring: Record<string, unknown>;
@@ -74,8 +54,7 @@ export function registerStatsPages(
   exports: ExportOptions,
   now: () => number = Date.now,
 ): void {
-  const slots = new ExportSlots(exports.settings);
-  const trusted = new TrustedProxies(exports.trustedProxies);
+  const sendCsv = csvDownloads(stats, exports);
 
   const notFound = (request: FastifyRequest, reply: FastifyReply, viewer: number | undefined) =>
     sendPage(reply, 404, notFoundPage(viewer !== undefined, pathAndQuery(request)));
@@ -183,66 +162,6 @@ export function registerStatsPages(
           )
         : undefined;
     return sendPage(reply, status, dimensionPage(frame, values, pageNumber, search, eventValues));
-  };
-
-  const sendCsv = (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    row: WebsiteRow,
-    section: Section | undefined,
-    frame: StatsFrame,
-    rangeOk: boolean,
-    search: string,
-  ) => {
-    if (!section?.dimension || !rangeOk) {
-      return reply
-        .status(400)
-        .type('text/plain; charset=utf-8')
-        .send(
-          rangeOk
-            ? 'CSV exports are per dimension: /{domain}/{dimension}.csv\n'
-            : `${frame.rangeError ?? 'Bad date range.'}\n`,
-        );
-    }
-    const address = visitorIp(request.socket.remoteAddress, request.headers['x-forwarded-for'], trusted);
-    const release = slots.acquire(exportKey(address));
-    if (!release) {
-      return reply
-        .status(429)
-        .header('retry-after', String(EXPORT_RETRY_AFTER))
-        .type('application/json')
-        .send(widgetErrors(new HttpError(429, TOO_MANY_EXPORTS, 'too_many_exports')));
-    }
-    // The slot comes back however the download ends: finished, cut, or the client gone.
-    // The socket too: a response queued behind others on a closed socket never gets its 'close'.
-    const done = new AbortController();
-    const socket = request.raw.socket;
-    const end = () => {
-      done.abort();
-      release();
-      socket.off('close', end);
-    };
-    reply.raw.once('close', end);
-    socket.once('close', end);
-    const pages = stats.topPages(row.id, section.dimension, frame.range, {
-      search,
-      offset: 0,
-      limit: CSV_ROWS,
-      signal: done.signal,
-    });
-    const valuesOf =
-      section.dimension === 'events'
-        ? (names: readonly string[]) => stats.eventValues(row.id, frame.range, names)
-        : undefined;
-    const body = csvStream(pages, exports.settings.stallTimeout, () => reply.raw.destroy(), valuesOf);
-    const file = `${frame.domain}-${section.slug}-${frame.range.from}-${frame.range.to}.csv`;
-    return reply
-      .status(200)
-      .header('content-type', 'text/csv; charset=utf-8')
-      .header('content-disposition', `attachment; filename="${file}"`)
-      .header('x-content-type-options', 'nosniff')
-      .header('cache-control', 'no-store')
-      .send(body);
   };
 
   app.get('/:domain', PAGE_ROUTE, (request: PageRequest, reply) => show(request, reply));

@@ -4,7 +4,7 @@ import type { Db } from '../../../db/database.js';
 import { requireApiKey } from '../../accounts/accounts.js';
 import { validate } from '../../kit/validate.js';
 import { conversationPageBody, messageBody, ownerPageQuery } from '../schemas.js';
-import type { MessageNotifier } from '../stream.js';
+import type { MessageNotifier } from '../message-notifier.js';
 import {
   conversationDetail,
   leadsCsv,

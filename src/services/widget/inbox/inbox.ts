@@ -13,7 +13,7 @@ import {
   markOwnerRead,
   type ConversationRow,
 } from '../tables/sessions.js';
-import type { MessageNotifier } from '../stream.js';
+import type { MessageNotifier } from '../message-notifier.js';
 
 /** The owner's inbox, shared by its API and its page: what each reads and writes, no HTTP. */
 

@@ -8,7 +8,7 @@ import { LOGIN_PATH, notFoundPage, sendPage } from '../../pages/layout.js';
 import { checkOrigin, type PageSessions } from '../../pages/session.js';
 import { countMessages } from '../tables/messages.js';
 import { MAX_MESSAGE } from '../schemas.js';
-import type { MessageNotifier } from '../stream.js';
+import type { MessageNotifier } from '../message-notifier.js';
 import {
   conversationDetail,
   leadsCsv,
