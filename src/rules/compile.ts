@@ -7,7 +7,7 @@ import type { ConfigIssue } from '../config/errors.js';
 import { routeBodyBound } from '../config/body-bound.js';
 import { suggestion } from '../config/did-you-mean.js';
 import type { FailurePolicy, GatewayConfig, LimiterConfig, RouteConfig } from '../config/schema.js';
-import { CALENDAR_PERIODS, DEFAULT_LEASE } from '../config/schema.js';
+import { CALENDAR_PERIODS, DEFAULT_LEASE } from '../config/schema/window.js';
 import { compileCorsPolicy, type CorsPolicy } from '../cors/policy.js';
 import { DescriptorTable } from '../envoy/descriptor-table.js';
 import { headersReadBy } from '../identity/resolve.js';

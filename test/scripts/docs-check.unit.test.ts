@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { configSchema, limiter } from '../../src/config/schema.js';
+import { configSchema } from '../../src/config/schema.js';
+import { limiter } from '../../src/config/schema/limiter.js';
 import {
   configFields,
   envReferences,
