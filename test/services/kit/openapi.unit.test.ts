@@ -6,7 +6,8 @@ import { documentAs, SchemaConverter, type JsonSchema } from '../../../src/servi
 import { describeRoutes, type RouteDoc } from '../../../src/services/kit/openapi.js';
 import { reportRouteDocs } from '../../../src/services/reports/openapi.js';
 import { websiteRouteDocs } from '../../../src/services/websites/openapi.js';
-import { widgetInboxRouteDocs, widgetRouteDocs } from '../../../src/services/widget/openapi.js';
+import { widgetRouteDocs } from '../../../src/services/widget/openapi.js';
+import { widgetInboxRouteDocs } from '../../../src/services/widget/inbox/openapi.js';
 
 const ROUTES: RouteDoc[] = [
   ...websiteRouteDocs,
