@@ -6,7 +6,7 @@
 //
 //   flock /tmp/bench.lock timeout 900 nice -n 10 node bench/callgrind-gateway.js OUT_DIR
 //
-// Env: STORE, CONNECTIONS (32), WARMUP (6000), MEASURED (3000), REDIS_BATCH_WINDOW, TOLLGATE_ENV
+// Env: STORE, CONFIG (bench/gateway.yaml), CONNECTIONS (32), WARMUP (6000), MEASURED (3000), REDIS_BATCH_WINDOW, TOLLGATE_ENV
 // (extra KEY=VALUE,... for the gateway). Prints the main thread's instructions per request (and the
 // GC's, inclusive Heap::CollectGarbage), script calls per request; writes OUT_DIR/callgrind.out.*
 // for bench/callgrind-steps.js.
@@ -71,7 +71,7 @@ for (const kv of (process.env.TOLLGATE_ENV ?? '').split(',').filter(Boolean)) {
 const config = join(out, 'gateway.yaml');
 writeFileSync(
   config,
-  `${readFileSync(join(ROOT, 'bench/gateway.yaml'), 'utf8')}\nrequests:\n  shedAfter: 0\n`,
+  `${readFileSync(resolve(ROOT, process.env.CONFIG ?? 'bench/gateway.yaml'), 'utf8')}\nrequests:\n  shedAfter: 0\n`,
 );
 const port = await freePort();
 const gateway = start(
