@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import type { BatchedRequest } from './batch-window-script.js';
 import { atTurnEnd } from './turn-end.js';
 import {
@@ -25,7 +24,7 @@ export interface BatchWindowStore extends StoreLifecycle {
 }
 
 export interface BatchingStoreOptions {
-  /** How long the store has to answer a batch, from the moment the batch is written to it. */
+  /** How long the store has to answer a batch, from the moment the batch is due (written, or waiting to be). */
   readonly timeoutMs: number;
   /** Requests per script call; a larger batch is split (in order). */
   readonly maxRequests?: number;
@@ -33,6 +32,11 @@ export interface BatchingStoreOptions {
   readonly maxWindows?: number;
   /** Milliseconds a batch waits for more requests before it is sent; 0: the end of its turn. */
   readonly windowMs?: number;
+  /**
+   * Batches written and unanswered at most; a batch due while that many are out waits, open to
+   * more requests, until one is answered or failed. 0: no bound (each turn's batch goes at once).
+   */
+  readonly maxInFlight?: number;
   /** Told of every request settled: its round trip, and whether it failed. */
   readonly observer?: StoreObserver;
 }
@@ -50,9 +54,11 @@ interface Batch {
   readonly entries: Pending[];
   /** The batch window's timer, while the batch waits for more requests. */
   hold?: NodeJS.Timeout;
-  /** performance.now() by which the store must have answered: set when the batch is written. */
+  /** performance.now() by which the store must have answered: set when the batch is due. */
   deadline: number;
   unsettled: number;
+  /** Written to the inner store (a batch due may wait for one in flight: maxInFlight). */
+  written: boolean;
 }
 
 /**
@@ -63,14 +69,20 @@ interface Batch {
  * requests parsed in this turn are in it, and it waits for no timer and no I/O. (A microtask or
  * nextTick would run after each socket's callback, batching one request at a time.)
  *
- * The deadline measures the store, not the event loop. It starts when the batch is written, and
+ * The deadline measures the store, not the event loop. It starts when the batch is due, and
  * when its timer fires the verdict waits for setImmediate: the poll phase before it reads whatever
  * the store's socket already holds. So a timer that fires late because the loop was busy (while
  * the reply sat unread in the socket) does not fail the batch, and an unanswering store still
  * fails it at the deadline, the check phase adding no wait of its own. Every batch has the same
- * timeout, so the batches in flight reach their deadlines in the order they were written: one
+ * timeout, so the batches in flight reach their deadlines in the order they were due: one
  * timer, for the oldest, serves them all (set about once per timeout under load, where a timer
  * per batch was set and cleared per call), and a batch leaves the queue once answered.
+ *
+ * With `maxInFlight`, a batch due while that many are unanswered stays open and goes at the end of
+ * the turn that answers (or fails) one: under load the turns of a round trip share one call (a
+ * Redis call costs about as much for 16 requests of one key as for 8), and an idle store adds no
+ * wait. Batches still go in order. A batch's deadline counts its wait behind the call in flight
+ * (a wait on the store): a stalled Redis holds no request longer than the timeout.
  */
 export class BatchingStore extends WrappingStore<BatchWindowStore> implements ResultTap {
   readonly #timeoutMs: number;
@@ -78,8 +90,14 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> implements Re
   readonly #maxWindows: number;
   readonly #windowMs: number;
   readonly #observer: StoreObserver | undefined;
+  readonly #maxInFlight: number;
   #open: Batch | undefined;
-  /** Batches written and not yet answered or failed, oldest (earliest deadline) first. */
+  /** Batches due, in order, waiting for a batch in flight to be answered (the open one may be last). */
+  readonly #waiting: Batch[] = [];
+  #releasing = false;
+  /** Batches written with requests still unsettled. */
+  #unanswered = 0;
+  /** Batches due (written or waiting) and not yet answered or failed, oldest (earliest deadline) first. */
   readonly #inFlight: Batch[] = [];
   /** The deadline timer, for the oldest batch in flight (it may have been answered since). */
   #deadlineTimer: NodeJS.Timeout | undefined;
@@ -92,6 +110,7 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> implements Re
     this.#maxWindows = options.maxWindows ?? 1024;
     this.#windowMs = options.windowMs ?? 0;
     this.#observer = options.observer;
+    this.#maxInFlight = options.maxInFlight ?? 0;
   }
 
   tapResults(tap: (requests: readonly WindowRequest[], results: WindowResult[]) => void): void {
@@ -103,7 +122,7 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> implements Re
     return new Promise((resolve, reject) => {
       let batch = this.#open;
       if (!batch) {
-        const opened: Batch = { entries: [], unsettled: 0, deadline: 0 };
+        const opened: Batch = { entries: [], unsettled: 0, deadline: 0, written: false };
         if (this.#windowMs > 0) opened.hold = setTimeout(() => this.#sendAtTurnEnd(opened), this.#windowMs);
         else this.#sendAtTurnEnd(opened);
         this.#open = batch = opened;
@@ -127,13 +146,30 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> implements Re
   }
 
   #flush(batch: Batch): void {
-    if (this.#open === batch) this.#open = undefined;
     batch.hold = undefined;
+    // From now: a wait behind a call in flight is a wait on the store, within the same timeout.
     batch.deadline = performance.now() + this.#timeoutMs;
     this.#inFlight.push(batch);
     // Unref'd: a batch in flight keeps the process up by its socket, not by its deadline.
     if (this.#deadlineTimer === undefined)
       this.#deadlineTimer = setTimeout(this.#judge, this.#timeoutMs).unref();
+    const max = this.#maxInFlight;
+    // Waits, still open if it is (requests join it), till a batch in flight is answered.
+    if (max > 0 && (this.#unanswered >= max || this.#waiting.length > 0)) this.#waiting.push(batch);
+    else this.#write(batch);
+  }
+
+  /** At the end of the turn a batch in flight was answered in: the waiting batches that may go. */
+  readonly #release = (): void => {
+    this.#releasing = false;
+    while (this.#waiting.length > 0 && this.#unanswered < this.#maxInFlight)
+      this.#write(this.#waiting.shift()!);
+  };
+
+  #write(batch: Batch): void {
+    if (this.#open === batch) this.#open = undefined;
+    batch.written = true;
+    this.#unanswered++;
     // In order, cut where a chunk would exceed the request or window bound.
     let chunk: Pending[] = [];
     let windows = 0;
@@ -186,6 +222,11 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> implements Re
 
   #expire(batch: Batch): void {
     if (batch.unsettled === 0) return;
+    if (!batch.written) {
+      // Failed while waiting: it leaves the queue, and takes no more requests.
+      this.#waiting.splice(this.#waiting.indexOf(batch), 1);
+      if (this.#open === batch) this.#open = undefined;
+    }
     const err = new StoreUnavailableError(`no reply within ${this.#timeoutMs}ms`);
     for (const p of batch.entries) this.#settle(batch, p, err);
   }
@@ -213,7 +254,13 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> implements Re
       this.#tap?.(p.windows, outcome);
       p.resolve(outcome);
     }
-    if (--batch.unsettled === 0 && this.#inFlight[0] === batch) this.#dropAnswered();
+    if (--batch.unsettled > 0) return;
+    if (batch.written) this.#unanswered--;
+    if (this.#inFlight[0] === batch) this.#dropAnswered();
+    if (this.#waiting.length > 0 && !this.#releasing) {
+      this.#releasing = true;
+      atTurnEnd('send', this.#release);
+    }
   }
 }
 

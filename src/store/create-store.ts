@@ -47,7 +47,9 @@ export function createStoreParts(
   // own per request), inside the cache, so cache hits do not count as store latency, and do not
   // end an outage of the local fallback either.
   // [lease] Leased windows are spent in front of the batch (LeasingStore); the others pass through.
-  const networked = (store: BatchWindowStore & LeaseBackend, local: LocalFallback) => {
+  // maxInFlight: one call out to a single Redis, the next turns' hits gathered meanwhile (bigger
+  // batches under load, none idle); 0 for a cluster, whose calls go to several masters.
+  const networked = (store: BatchWindowStore & LeaseBackend, local: LocalFallback, maxInFlight: number) => {
     const observer: StoreObserver = {
       storeRoundTrip: (s) => metrics?.storeRoundTrip(s),
       storeError: () => metrics?.storeError(),
@@ -55,7 +57,7 @@ export function createStoreParts(
     };
     const timeoutMs = config.redis.commandTimeout;
     const windowMs = config.redis.batchWindow;
-    const batching = new BatchingStore(store, { timeoutMs, windowMs, observer });
+    const batching = new BatchingStore(store, { timeoutMs, windowMs, maxInFlight, observer });
     const instances = () => local.instances;
     const leasing = new LeasingStore(batching, store, { timeoutMs, instances, observer });
     return new OverLimitCache(leasing, config.overLimitCache.maxKeys);
@@ -79,7 +81,7 @@ export function createStoreParts(
         metrics,
         redisBeat(cluster.client, heartbeatKey, id, LIVE_MS),
       );
-      return { store: networked(cluster, local), fallback: local };
+      return { store: networked(cluster, local, 0), fallback: local };
     }
     case 'redis': {
       const { url } = config.redis;
@@ -90,7 +92,7 @@ export function createStoreParts(
         metrics,
         redisBeat(redis.client, heartbeatKey, id, LIVE_MS),
       );
-      return { store: networked(redis, local), fallback: local };
+      return { store: networked(redis, local, 1), fallback: local };
     }
     case 'memory':
       return {
