@@ -134,12 +134,20 @@ function storeText(store: RuleTable['config']['store']): string {
   if (store.redis.cluster.length > 0) {
     return `redis cluster (${store.redis.cluster.map(redactedSeed).join(', ')})${batchWindowText(store)}`;
   }
-  return store.redis.url ? `redis (${redactedUrl(store.redis.url)})${batchWindowText(store)}` : 'memory';
+  if (!store.redis.url) return 'memory';
+  return `redis (${redactedUrl(store.redis.url)})${batchWindowText(store)}${callsInFlightText(store)}`;
 }
 
 /** Shown only when set, so the summary of configs without it is unchanged. */
 const batchWindowText = (store: RuleTable['config']['store']): string =>
   store.redis.batchWindow > 0 ? `, batch window ${store.redis.batchWindow}ms` : '';
+
+/** Shown only when not the default (one call out at a time). */
+const callsInFlightText = (store: RuleTable['config']['store']): string => {
+  const n = store.redis.callsInFlight;
+  if (n === 1) return '';
+  return n === 0 ? ', script calls in flight unbounded' : `, ${n} script calls in flight`;
+};
 
 /** A listener's address and what it does: mode, onLimited, TLS, HTTP/2, mTLS, IETF headers. */
 function listenerText(l: RuleTable['config']['listeners'][number]): string {

@@ -47,8 +47,8 @@ export function createStoreParts(
   // own per request), inside the cache, so cache hits do not count as store latency, and do not
   // end an outage of the local fallback either.
   // [lease] Leased windows are spent in front of the batch (LeasingStore); the others pass through.
-  // maxInFlight: one call out to a single Redis, the next turns' hits gathered meanwhile (bigger
-  // batches under load, none idle); 0 for a cluster, whose calls go to several masters.
+  // maxInFlight: store.redis.callsInFlight for a single Redis (the next turns' hits gathered while a
+  // call is out: bigger batches under load, none idle); 0 for a cluster, whose calls go to several masters.
   const networked = (store: BatchWindowStore & LeaseBackend, local: LocalFallback, maxInFlight: number) => {
     const observer: StoreObserver = {
       storeRoundTrip: (s) => metrics?.storeRoundTrip(s),
@@ -92,7 +92,7 @@ export function createStoreParts(
         metrics,
         redisBeat(redis.client, heartbeatKey, id, LIVE_MS),
       );
-      return { store: networked(redis, local, 1), fallback: local };
+      return { store: networked(redis, local, config.redis.callsInFlight), fallback: local };
     }
     case 'memory':
       return {

@@ -1,6 +1,6 @@
 // The counting store: in-process or Redis (single, TLS, Cluster), and what happens when it fails.
 import { z } from 'zod';
-import { duration, positiveInt, stringList } from './primitives.js';
+import { bound, duration, positiveInt, stringList } from './primitives.js';
 
 export const failurePolicy = z.enum(['open', 'closed', 'local']);
 
@@ -51,6 +51,16 @@ const redisStore = z.strictObject({
         'How long a batch of store requests waits for more before it is sent (as envoyproxy/ratelimit ' +
         'REDIS_PIPELINE_WINDOW). 0: sent at the end of the event-loop turn that opened it. Longer: fewer, ' +
         'larger script calls (less Redis CPU per request), each request delayed up to this long.',
+    }),
+  callsInFlight: bound
+    .max(64)
+    .default(1)
+    .meta({
+      description:
+        'Script calls out at once to one Redis (not a cluster). A batch due while that many are unanswered ' +
+        'stays open and the next turns join it: under load, fewer and larger calls (less Redis CPU per ' +
+        'request), each request waiting up to one more round trip; an idle gateway waits for nothing. ' +
+        '0: no bound (every batch goes at once).',
     }),
   connectTimeout: duration
     .refine((d) => d >= 1, 'must be at least 1ms')
