@@ -6,7 +6,8 @@ import { declaresTooLarge } from '../proxy/body-limit.js';
 import type { LiveStreams } from '../proxy/live-streams.js';
 import type { ResponseBuffers } from '../proxy/response-buffers.js';
 import type { ForwardOptions, ForwardOutcome, ResponseHook, UpstreamPool } from '../proxy/upstream-pool.js';
-import { canonicalTarget, type CanonicalTarget } from '../routing/request-target.js';
+import type { CanonicalTarget } from '../routing/request-target.js';
+import { canonicalTargetOf } from '../routing/target-cache.js';
 import { throttledWarn } from '../logger.js';
 import { statusClass, type LimiterDecision } from '../metrics/gateway-metrics.js';
 import { admit } from './admit.js';
@@ -66,7 +67,7 @@ export function createRequestHandler(
  * checks made only after counting, the body, forwarding. A stage that answers ends the request.
  */
 async function handle(ctx: HandlerContext, warn: Warnings, c: RequestContext): Promise<void> {
-  const target = canonicalTarget(c.req.url ?? '/');
+  const target = canonicalTargetOf(c.req.url ?? '/');
   const method = (c.method = c.req.method ?? 'GET');
   const path = (c.path = target.ok ? target.path : target.matchPath);
   if (isHealthCheck(method, path)) return answerHealthCheck(c, path);
