@@ -80,7 +80,9 @@ async function handle(ctx: HandlerContext, warn: Warnings, c: RequestContext): P
   if (!r) return;
   let deferred: DeferredCharge | undefined;
   if (r.route.limiters.length > 0) {
-    const counted = await countRequest(r);
+    const answer = countRequest(r);
+    // A flooding key's 429 from the over-limit cache comes at once: no await, no turn.
+    const counted = answer instanceof Promise ? await answer : answer;
     const refusal = keepCount(r, counted);
     if (refusal) return sendRefusal(r.res, refusal, r.headers); // a 429's body is compiled once per limiter
     deferred = counted.deferred;
