@@ -88,6 +88,7 @@ function openRequest(
     verdicts: undefined,
     tier: undefined,
     charged: undefined,
+    ends: undefined,
   };
 }
 

@@ -178,6 +178,7 @@ function forward(
       buffers: ctx.responseBuffers,
       bufferLimits: requests.responseBuffer,
       hook,
+      ends: r, // observeResponse's 'close' listener runs them
     },
   );
 }
