@@ -8,9 +8,10 @@
 //
 // Env: STORE, CONNECTIONS (32), WARMUP (6000), MEASURED (3000), REDIS_BATCH_WINDOW, TOLLGATE_ENV
 // (extra KEY=VALUE,... for the gateway), BENCH_PATH (/bench/forward; a /bench/flood* route for the
-// 429 path: every answer after the first is the over-limit cache's 429). Prints the main thread's instructions per request (and the
-// GC's, inclusive Heap::CollectGarbage), script calls per request; writes OUT_DIR/callgrind.out.*
-// for bench/callgrind-steps.js.
+// 429 path: every answer after the first is the over-limit cache's 429), BENCH_SERVER (in
+// tollgate's place: refusal-floor, the 429 path's floor; undici-stream, bare forwarding). Prints
+// the main thread's instructions per request (and the GC's, inclusive Heap::CollectGarbage),
+// script calls per request; writes OUT_DIR/callgrind.out.* for bench/callgrind-steps.js.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -76,6 +77,11 @@ writeFileSync(
   config,
   `${readFileSync(join(ROOT, 'bench/gateway.yaml'), 'utf8')}\nrequests:\n  shedAfter: 0\n`,
 );
+// The bench's bare servers, as BENCH_SERVER names them.
+const BARE = {
+  'refusal-floor': ['bench/servers/refusal-floor.js'],
+  'undici-stream': ['bench/servers/undici-proxy.js'],
+};
 const port = await freePort();
 const gateway = start(
   'valgrind',
@@ -87,12 +93,9 @@ const gateway = start(
     `--callgrind-out-file=${join(out, 'callgrind.out.%p')}`,
     process.execPath,
     '--perf-basic-prof',
-    'dist/cli.js',
-    'start',
-    '--config',
-    config,
+    ...(BARE[process.env.BENCH_SERVER] ?? ['dist/cli.js', 'start', '--config', config]),
   ],
-  { ...env, PORT: String(port), ADMIN_PORT: String(await freePort()) },
+  { ...env, UNDICI_MODE: 'stream', PORT: String(port), ADMIN_PORT: String(await freePort()) },
 );
 await waitFor(port);
 
