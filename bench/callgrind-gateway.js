@@ -7,9 +7,11 @@
 //   flock /tmp/bench.lock timeout 900 nice -n 10 node bench/callgrind-gateway.js OUT_DIR
 //
 // Env: STORE, CONFIG (bench/gateway.yaml), CONNECTIONS (32), WARMUP (6000), MEASURED (3000), REDIS_BATCH_WINDOW, TOLLGATE_ENV
-// (extra KEY=VALUE,... for the gateway). Prints the main thread's instructions per request (and the
-// GC's, inclusive Heap::CollectGarbage), script calls per request; writes OUT_DIR/callgrind.out.*
-// for bench/callgrind-steps.js.
+// (extra KEY=VALUE,... for the gateway), BENCH_PATH (/bench/forward; a /bench/flood* route for the
+// 429 path: every answer after the first is the over-limit cache's 429), BENCH_SERVER (in
+// tollgate's place: refusal-floor, the 429 path's floor; undici-stream, bare forwarding). Prints
+// the main thread's instructions per request (and the GC's, inclusive Heap::CollectGarbage),
+// script calls per request; writes OUT_DIR/callgrind.out.* for bench/callgrind-steps.js.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -24,6 +26,8 @@ const connections = Number(process.env.CONNECTIONS ?? 32);
 const warmup = Number(process.env.WARMUP ?? 6000);
 const measured = Number(process.env.MEASURED ?? 3000);
 const BODY = '{"event":"bench"}';
+const path = process.env.BENCH_PATH ?? '/bench/forward';
+const expected = path.startsWith('/bench/flood') ? 429 : 200;
 mkdirSync(out, { recursive: true });
 
 const children = [];
@@ -73,6 +77,11 @@ writeFileSync(
   config,
   `${readFileSync(resolve(ROOT, process.env.CONFIG ?? 'bench/gateway.yaml'), 'utf8')}\nrequests:\n  shedAfter: 0\n`,
 );
+// The bench's bare servers, as BENCH_SERVER names them.
+const BARE = {
+  'refusal-floor': ['bench/servers/refusal-floor.js'],
+  'undici-stream': ['bench/servers/undici-proxy.js'],
+};
 const port = await freePort();
 const gateway = start(
   'valgrind',
@@ -84,12 +93,9 @@ const gateway = start(
     `--callgrind-out-file=${join(out, 'callgrind.out.%p')}`,
     process.execPath,
     '--perf-basic-prof',
-    'dist/cli.js',
-    'start',
-    '--config',
-    config,
+    ...(BARE[process.env.BENCH_SERVER] ?? ['dist/cli.js', 'start', '--config', config]),
   ],
-  { ...env, PORT: String(port), ADMIN_PORT: String(await freePort()) },
+  { ...env, UNDICI_MODE: 'stream', PORT: String(port), ADMIN_PORT: String(await freePort()) },
 );
 await waitFor(port);
 
@@ -99,13 +105,14 @@ async function send(n) {
   const worker = async () => {
     while (left-- > 0) {
       const res = await pool.request({
-        path: '/bench/forward',
+        path,
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: BODY,
       });
       await res.body.dump();
-      if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
+      if (res.statusCode !== expected && !(expected === 429 && res.statusCode === 200))
+        throw new Error(`status ${res.statusCode}`);
     }
   };
   await Promise.all(Array.from({ length: connections }, worker));
@@ -156,6 +163,7 @@ const k = (n) => (n / measured / 1000).toFixed(1);
 console.log(
   JSON.stringify({
     store,
+    path,
     connections,
     warmup,
     measured,

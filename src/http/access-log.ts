@@ -3,6 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import { walkForwardedFor } from '../net/client-ip.js';
 import { peerOf } from '../identity/peer.js';
+import { runEndHooks, watchEnds } from '../proxy/request-end.js';
 import { hashPart } from '../identity/hash.js';
 import { clientIpKey } from '../identity/resolve.js';
 import type { RequestContext } from './context.js';
@@ -11,7 +12,8 @@ import type { RequestContext } from './context.js';
  * The one close hook of a request: when its response closes, it is counted in the metrics (by
  * route and status, with its time: tollgate_responses_total, tollgate_request_duration_seconds)
  * and, when `level` is on, its access-log line written (info, or debug for the health checks,
- * which probes ask every few seconds). Called once per request, before anything answers it.
+ * which probes ask every few seconds). Called once per request, before anything answers it; its
+ * listener is also the one that runs the request's end hooks (`c.ends`, request-end.ts).
  */
 export function observeResponse(c: RequestContext, level: 'info' | 'debug'): void {
   const { logger, metrics } = c.listener;
@@ -20,8 +22,11 @@ export function observeResponse(c: RequestContext, level: 'info' | 'debug'): voi
   // Read now: an HTTP/2 stream's socket is gone once it closed.
   if (log) c.peer ??= peerOf(c.req.socket, c.state.identity);
   metrics.opened();
+  watchEnds(c);
   // 'on', not 'once': a response emits 'close' once, and 'once' adds a wrapper per request.
   c.res.on('close', () => {
+    // The request's other cleanups (admission slots, the relay's abort): one listener for all.
+    runEndHooks(c);
     const elapsedMs = performance.now() - started;
     // No answer begun: the client left first (nginx's 499).
     const status = c.res.headersSent ? c.res.statusCode : CLIENT_LEFT;

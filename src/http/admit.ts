@@ -5,7 +5,7 @@ import { clientIpKey, type RequestIdentity } from '../identity/resolve.js';
 import type { Admission, StreamBounds, StreamHolder } from '../limits/admission.js';
 import { removeRateLimitHeaders } from '../limits/rate-limit-headers.js';
 import type { Refusal } from '../limits/refusal.js';
-import { onRequestEnd, requestGone } from '../proxy/request-end.js';
+import { onRequestEnd, requestGone, type EndHooks } from '../proxy/request-end.js';
 import { addRetryAfter, sendRefusal } from './responses.js';
 import type { GatewayState } from './state.js';
 
@@ -20,6 +20,8 @@ export interface AdmittedRequest {
   readonly res: ServerResponse;
   /** The gateway's headers of the request (the route's X-RateLimit-* among them). */
   readonly headers: Record<string, string>;
+  /** The request's end hooks (request-end.ts): the access log's 'close' listener runs them. */
+  ends: EndHooks['ends'];
 }
 
 /**
@@ -43,7 +45,7 @@ export function admit(admission: Admission, r: AdmittedRequest): boolean | Refus
     const clientIp = clientIpOf(r);
     const refusal = admission.admitRequest(clientIp, max);
     if (refusal) return refuse(res, refusal, rateHeaders);
-    onRequestEnd(req, res, () => admission.releaseRequest(clientIp));
+    onRequestEnd(req, res, () => admission.releaseRequest(clientIp), r);
     return true;
   }
   const bounds: StreamBounds = {
@@ -59,7 +61,7 @@ export function admit(admission: Admission, r: AdmittedRequest): boolean | Refus
   };
   const refusal = admission.admitStream(holder, bounds);
   if (refusal) return refuse(res, refusal, rateHeaders);
-  onRequestEnd(req, res, () => admission.releaseStream(holder));
+  onRequestEnd(req, res, () => admission.releaseStream(holder), r);
   return true;
 }
 

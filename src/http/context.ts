@@ -61,6 +61,8 @@ export interface RequestContext {
   tier: RequestTier | undefined;
   /** log.keyParts on a chargeAfter route: the cost the upstream reported, as charged (post-charge.ts). */
   charged: number | undefined;
+  /** Cleanups run by the access log's 'close' listener (EndHooks, src/proxy/request-end.ts). */
+  ends: (() => void)[] | undefined;
 }
 
 /** A request with its route (and its peer): what counting and the later stages read. */

@@ -1,8 +1,6 @@
-import type { IncomingHttpHeaders } from 'node:http';
-import type { CompiledRoute, RouteWindow } from '../rules/compile.js';
-import type { Peer } from '../identity/peer.js';
+import type { RouteWindow } from '../rules/compile.js';
 import { identityOf, needsCredentials, resolveIdentity, type RequestIdentity } from '../identity/resolve.js';
-import { decide, type Decision, type RateLimitReport } from '../limits/decision.js';
+import { decide } from '../limits/decision.js';
 import { planWindows } from '../limits/plan.js';
 import { bannedBy, bannedRefusal } from '../limits/ban.js';
 import {
@@ -15,13 +13,11 @@ import {
 } from '../limits/exemption.js';
 import { admissionRequests, admissionResults, windowCosts } from '../limits/charging.js';
 import type { Refusal } from '../limits/refusal.js';
-import type { GatewayMetrics, LimiterDecision } from '../metrics/gateway-metrics.js';
-import type { LocalFallback } from '../store/local-fallback.js';
-import type { WindowRequest, WindowStore } from '../store/window-store.js';
+import type { WindowRequest, WindowResult } from '../store/window-store.js';
 import { refusedNow } from '../store/over-limit-cache.js';
-import { localPlan, type LocalPlan } from './local-plan.js';
+import { counted, type Counted, type CountedRequest } from './counted.js';
+import { storeFailed } from './store-failure.js';
 import { NO_LISTS, verdictsOf, type Lists, type WindowVerdict } from './verdicts.js';
-import type { GatewayState } from './state.js';
 import { needsTier, requestTier, withListedWorkspace, type RequestTier } from './request-tier.js';
 
 /**
@@ -31,64 +27,7 @@ import { needsTier, requestTier, withListedWorkspace, type RequestTier } from '.
  * Counting is not admission: the in-flight caps are admit.ts's, taken after counting.
  */
 
-/** How the limiters treated a request, as logged; 'unlimited' when no limiter saw it. */
-export type LimitOutcome = LimiterDecision | 'unlimited';
-
-/** A listener's means of counting, built once per listener. */
-export interface Limiting {
-  readonly store: WindowStore;
-  readonly metrics: GatewayMetrics;
-  /** Send the IETF RateLimit-Policy / RateLimit headers too. */
-  readonly ietfHeaders: boolean;
-  /** The throttled warning of a failed store call. */
-  readonly warnStore: (fields: object) => void;
-  /** Counts onStoreError: local limiters in process while the store fails; absent: they fail open. */
-  readonly fallback?: LocalFallback | undefined;
-  /** The throttled warning of a chargeAfter header that was not a cost (ignored or clamped). */
-  readonly warnCharge?: (fields: object) => void;
-}
-
-/** What counting reads of a routed request (a RequestContext is one); it is never written. */
-export interface CountedRequest {
-  readonly limiting: Limiting;
-  /** The table of the request (one for the whole request, even across a reload). */
-  readonly state: GatewayState;
-  readonly route: CompiledRoute;
-  readonly peer: Peer;
-  readonly req: {
-    readonly headers: IncomingHttpHeaders;
-    readonly httpVersionMajor?: number;
-    readonly method?: string;
-  };
-  readonly requestId: string;
-}
-
-/** What counting came to. */
-export interface Counted {
-  readonly identity: RequestIdentity;
-  readonly outcome: LimitOutcome;
-  /** The window the X-RateLimit-* headers report; none when the store failed or no enforcing limiter applies. */
-  readonly report: RateLimitReport | undefined;
-  /** Set when the request must go no further (429, or 503 when the store failed and the route fails closed). */
-  readonly refusal: Refusal | undefined;
-  /**
-   * Each of the route's limiters' verdict (in route.limiters' order), counted once the request's
-   * fate is known; undefined for a limiter that never saw it (a deny list or a ban came first).
-   */
-  readonly verdicts: readonly (WindowVerdict | undefined)[];
-  /** A request let through on a route that charges after the response: what to charge then. */
-  readonly deferred?: DeferredCharge;
-  /** The tier chosen, on a route with tiers or while overrides are set. */
-  readonly tier?: RequestTier | undefined;
-}
-
-/** What a post-charge needs (src/http/post-charge.ts): the windows as planned, and their costs. */
-export interface DeferredCharge {
-  /** The windows counted (the route's, less those an allow list exempted the request from). */
-  readonly windows: readonly RouteWindow[];
-  readonly planned: readonly WindowRequest[];
-  readonly costs: readonly number[];
-}
+export type { Counted, CountedRequest, DeferredCharge, LimitOutcome, Limiting } from './counted.js';
 
 /** The 411 of a body-priced route's request without a Content-Length (also shown by `tollgate explain`). */
 export const LENGTH_REQUIRED: Refusal = {
@@ -98,16 +37,22 @@ export const LENGTH_REQUIRED: Refusal = {
   message: "This route's rate limit is priced by the body's size: send a Content-Length.",
 };
 
-const UNAVAILABLE: Refusal = {
-  status: 503,
-  decision: 'store_error',
-  code: 'rate_limit_unavailable',
-  message: 'Rate limiting is temporarily unavailable. Please retry shortly.',
-};
+/**
+ * Resolves the identity of a route with limiters, counts the request in the store and decides.
+ * Answers at once, with no promise, when nothing is awaited: a route keyed by no credential, with
+ * no tiers or lists, whose refusal the over-limit cache holds (a flooding key's 429).
+ */
+export function countRequest(c: CountedRequest): Counted | Promise<Counted> {
+  const { state, route } = c;
+  const awaits = needsCredentials(route.parts) || needsTier(state.tiers, route) || hasLists(route.limiters);
+  if (awaits || route.windows.length === 0) return countResolved(c);
+  const identity = identityOf(state.identity, route.parts, c.peer, c.req.headers);
+  return countWindows(c, identity, route.windows, NO_LISTS, undefined);
+}
 
-/** Resolves the identity of a route with limiters, counts the request in the store and decides. */
-export async function countRequest(c: CountedRequest): Promise<Counted> {
-  const { limiting: lim, state, route, peer } = c;
+/** countRequest of a request whose identity, tier or lists may be awaited. */
+async function countResolved(c: CountedRequest): Promise<Counted> {
+  const { state, route, peer } = c;
   const reqHeaders = c.req.headers;
   const identity = needsCredentials(route.parts)
     ? await resolveIdentity(state.identity, route.parts, peer, reqHeaders)
@@ -145,6 +90,18 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
     }
     windows = s.windows;
   }
+  return countWindows(c, identity, windows, lists, tier);
+}
+
+/** The windows planned (and priced), counted in the store, and decided. */
+function countWindows(
+  c: CountedRequest,
+  identity: RequestIdentity,
+  windows: readonly RouteWindow[],
+  lists: Lists,
+  tier: RequestTier | undefined,
+): Counted | Promise<Counted> {
+  const { limiting: lim, state, route } = c;
   const nowMs = Date.now();
   const planned = planWindows(windows, (part) => identity.hashed.get(part)!, state.keyPrefix, nowMs);
   let costs: number[] | undefined;
@@ -164,98 +121,60 @@ export async function countRequest(c: CountedRequest): Promise<Counted> {
     }
   }
   const requests = costs ? admissionRequests(windows, planned, costs) : planned;
+  const p: Planned = { c, identity, windows, lists, tier, nowMs, planned, costs, requests };
+  // As one try around the store call and the decision: a throw in either is a store failure.
   try {
-    // A flooding key's refusal from the over-limit cache is taken at once: no await, no turn.
-    let results = refusedNow(lim.store, requests) ?? (await lim.store.hit(requests));
-    if (costs) results = admissionResults(windows, costs, results);
-    const now = Date.now();
-    const ban = bannedBy(windows, results, now); // [bans] refused, no window counted
-    if (ban) {
-      const verdicts = route.limiters.map((l) =>
-        l === ban.limiter ? 'banned' : lists.exempt.includes(l) ? 'exempt' : undefined,
-      );
-      const refusal = bannedRefusal(ban.retryAfterSec);
-      return { identity, outcome: 'banned', report: undefined, refusal, verdicts, tier };
-    }
-    const decision = decide(windows, results, now);
-    lim.metrics.nearLimit.observe(route.name, windows, planned, results, decision.blockedBy);
-    const verdicts = verdictsOf(route, windows, results, decision.blockedBy, lists);
-    const deferred = route.deferred && costs ? { windows, planned, costs } : undefined;
-    return counted(identity, decision, verdicts, tier, deferred);
-  } catch (err) {
-    lim.warnStore({ reqId: c.requestId, err: (err as Error).message });
-    const local = route.failsClosed || !lim.fallback ? undefined : localPlan(route, lists.exempt);
-    if (local) {
-      // The local plan indexes the route's windows: plan them all when the lists left some out.
-      const all =
-        windows === route.windows
-          ? requests
-          : planWindows(route.windows, (part) => identity.hashed.get(part)!, state.keyPrefix, nowMs);
-      const result = await countLocally(lim, lim.fallback!, route, local, all, identity, lists);
-      return tier ? { ...result, tier } : result;
-    }
-    const verdicts = route.limiters.map((l): WindowVerdict =>
-      lists.exempt.includes(l) ? 'exempt' : 'store_error',
+    // A flooding key's refusal from the over-limit cache is taken at once: no promise, no turn.
+    const cached = refusedNow(lim.store, requests);
+    if (cached) return decided(p, cached);
+    return lim.store.hit(requests).then(
+      (results) => {
+        try {
+          return decided(p, results);
+        } catch (err) {
+          return failed(p, err);
+        }
+      },
+      (err: unknown) => failed(p, err),
     );
-    if (route.failsClosed)
-      return { identity, outcome: 'store_error', report: undefined, refusal: UNAVAILABLE, verdicts, tier };
-    lim.metrics.uncounted();
-    return { identity, outcome: 'store_error', report: undefined, refusal: undefined, verdicts, tier };
+  } catch (err) {
+    return failed(p, err);
   }
 }
 
-/** The decision as counting reports it: a 429 refusal when refused. */
-function counted(
-  identity: RequestIdentity,
-  decision: Decision,
-  verdicts: readonly WindowVerdict[],
-  tier?: RequestTier,
-  deferred?: DeferredCharge,
-): Counted {
-  const { report } = decision;
-  if (!decision.allowed) {
-    const limiter = decision.blockedBy!;
-    const retryAfterSec = decision.retryAfterSec;
-    const refusal: Refusal = {
-      status: 429,
-      code: 'rate_limited',
-      decision: 'limited',
-      message: limiter.message,
-      retryAfterSec,
-      limiter,
-      violatedPolicies: decision.violatedPolicies,
-    };
-    return { identity, outcome: 'limited', report, refusal, verdicts, tier };
-  }
-  const outcome = verdicts.includes('shadow_limited') ? 'shadow_limited' : 'allowed';
-  if (deferred) return { identity, outcome, report, refusal: undefined, verdicts, tier, deferred };
-  return { identity, outcome, report, refusal: undefined, verdicts, tier };
+/** A request's windows as planned for the store. */
+interface Planned {
+  readonly c: CountedRequest;
+  readonly identity: RequestIdentity;
+  readonly windows: readonly RouteWindow[];
+  readonly lists: Lists;
+  readonly tier: RequestTier | undefined;
+  readonly nowMs: number;
+  readonly planned: readonly WindowRequest[];
+  readonly costs: number[] | undefined;
+  readonly requests: readonly WindowRequest[];
 }
 
-/**
- * The store failed and the route's limiters fail locally or open: the windows of its
- * onStoreError: local limiters are counted in process (each at its share of the limit) and
- * decided as usual; the open ones' are not counted (their verdict: store_error).
- */
-async function countLocally(
-  lim: Limiting,
-  fallback: LocalFallback,
-  route: CompiledRoute,
-  plan: LocalPlan,
-  requests: readonly WindowRequest[],
-  identity: RequestIdentity,
-  lists: Lists,
-): Promise<Counted> {
-  const hits = plan.indexes.map((i) => requests[i]!);
-  const results = await fallback.hit(hits);
-  const decision = decide(plan.windows, results, Date.now());
-  lim.metrics.nearLimit.observe(route.name, plan.windows, hits, results, decision.blockedBy);
-  const verdicts = verdictsOf(route, plan.windows, results, decision.blockedBy, lists, plan.limiters);
-  route.limiters.forEach((limiter, i) => {
-    const verdict = verdicts[i]!;
-    if (verdict === 'allowed' || verdict === 'limited' || verdict === 'shadow_limited') {
-      lim.metrics.localDecision(limiter.name, verdict);
-    }
-  });
-  return counted(identity, decision, verdicts);
+/** The store's answer decided: a ban, else each window's verdict and the decision. */
+function decided(p: Planned, answer: readonly WindowResult[]): Counted {
+  const { c, identity, windows, lists, tier, planned, costs } = p;
+  const { route } = c;
+  const results = costs ? admissionResults(windows, costs, answer) : answer;
+  const now = Date.now();
+  const ban = bannedBy(windows, results, now); // [bans] refused, no window counted
+  if (ban) {
+    const verdicts = route.limiters.map((l) =>
+      l === ban.limiter ? 'banned' : lists.exempt.includes(l) ? 'exempt' : undefined,
+    );
+    const refusal = bannedRefusal(ban.retryAfterSec);
+    return { identity, outcome: 'banned', report: undefined, refusal, verdicts, tier };
+  }
+  const decision = decide(windows, results, now);
+  c.limiting.metrics.nearLimit.observe(route.name, windows, planned, results, decision.blockedBy);
+  const verdicts = verdictsOf(route, windows, results, decision.blockedBy, lists);
+  const deferred = route.deferred && costs ? { windows, planned, costs } : undefined;
+  return counted(identity, decision, verdicts, tier, deferred);
 }
+
+const failed = (p: Planned, err: unknown): Counted | Promise<Counted> =>
+  storeFailed(p.c, err, p.identity, p.windows, p.requests, p.nowMs, p.lists, p.tier);

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Refusal } from '../limits/refusal.js';
-import { canonicalTarget } from '../routing/request-target.js';
+import { canonicalTargetOf } from '../routing/target-cache.js';
 import { countRequest } from './count-request.js';
 import { credentialRefusal } from './credential-refusal.js';
 import { namesNoOriginal, originalRequest } from './original-request.js';
@@ -54,7 +54,7 @@ async function answer(ctx: DecisionContext, c: RequestContext): Promise<void> {
   const original = originalRequest(c.req.headers);
   if (!original.ok) return sendError(c.res, 400, 'invalid_original_request', original.reason, c.headers);
   const { method, host } = original;
-  const target = canonicalTarget(original.uri);
+  const target = canonicalTargetOf(original.uri);
   c.method = method;
   c.path = target.ok ? target.path : target.matchPath;
 

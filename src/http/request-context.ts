@@ -32,13 +32,14 @@ import { sendError, sendJson } from './responses.js';
 
 /**
  * A listener's request function: each request gets its id (the client's X-Request-Id when
- * acceptable) and its context, then `handle`; whatever `handle` throws is logged and answered 500
- * (or the connection cut, when the answer had started).
+ * acceptable) and its context, then `handle`; whatever `handle` throws (or its promise rejects
+ * with) is logged and answered 500 (or the connection cut, when the answer had started). A
+ * `handle` that answered at once returns nothing: no promise to watch.
  */
 export function requestShell(
   listener: ListenerContext,
   kind: 'proxy' | 'decision',
-  handle: (c: RequestContext) => Promise<void>,
+  handle: (c: RequestContext) => Promise<void> | void,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const limiting: Limiting = {
     store: listener.store,
@@ -50,14 +51,20 @@ export function requestShell(
   };
   const decision = kind === 'decision' || undefined;
   const failure = kind === 'decision' ? 'decision failed' : 'request failed';
+  const fail = (c: RequestContext, err: unknown): void => {
+    listener.logger.error({ err, reqId: c.requestId }, failure);
+    sendError(c.res, 500, 'internal_error', 'The gateway failed to handle this request.', {
+      'x-request-id': c.requestId,
+    });
+  };
   return (req, res) => {
     const c = openRequest(listener, limiting, decision, req, res);
-    handle(c).catch((err: unknown) => {
-      listener.logger.error({ err, reqId: c.requestId }, failure);
-      sendError(res, 500, 'internal_error', 'The gateway failed to handle this request.', {
-        'x-request-id': c.requestId,
-      });
-    });
+    try {
+      const pending = handle(c);
+      if (pending !== undefined) pending.catch((err: unknown) => fail(c, err));
+    } catch (err) {
+      fail(c, err);
+    }
   };
 }
 
@@ -88,6 +95,7 @@ function openRequest(
     verdicts: undefined,
     tier: undefined,
     charged: undefined,
+    ends: undefined,
   };
 }
 

@@ -6,12 +6,13 @@ import { declaresTooLarge } from '../proxy/body-limit.js';
 import type { LiveStreams } from '../proxy/live-streams.js';
 import type { ResponseBuffers } from '../proxy/response-buffers.js';
 import type { ForwardOptions, ForwardOutcome, ResponseHook, UpstreamPool } from '../proxy/upstream-pool.js';
-import { canonicalTarget, type CanonicalTarget } from '../routing/request-target.js';
+import type { CanonicalTarget } from '../routing/request-target.js';
+import { canonicalTargetOf } from '../routing/target-cache.js';
 import { throttledWarn } from '../logger.js';
 import { statusClass, type LimiterDecision } from '../metrics/gateway-metrics.js';
 import { admit } from './admit.js';
 import { answerPreflight } from './cors.js';
-import { countRequest, type DeferredCharge } from './count-request.js';
+import { countRequest, type Counted, type DeferredCharge } from './count-request.js';
 import { credentialRefusal } from './credential-refusal.js';
 import { postCharge, postChargeHook } from './post-charge.js';
 import {
@@ -64,9 +65,11 @@ export function createRequestHandler(
 /**
  * A proxied request, stage by stage: health checks, shedding, preflight, route, counting, the
  * checks made only after counting, the body, forwarding. A stage that answers ends the request.
+ * Not async up to counting: a request answered by then (a 404, a flooding key's 429 from the
+ * over-limit cache) returns nothing, so the shell makes no promise and no catch for it.
  */
-async function handle(ctx: HandlerContext, warn: Warnings, c: RequestContext): Promise<void> {
-  const target = canonicalTarget(c.req.url ?? '/');
+function handle(ctx: HandlerContext, warn: Warnings, c: RequestContext): Promise<void> | void {
+  const target = canonicalTargetOf(c.req.url ?? '/');
   const method = (c.method = c.req.method ?? 'GET');
   const path = (c.path = target.ok ? target.path : target.matchPath);
   if (isHealthCheck(method, path)) return answerHealthCheck(c, path);
@@ -77,11 +80,33 @@ async function handle(ctx: HandlerContext, warn: Warnings, c: RequestContext): P
   if (preflight) return answerPreflight(c.res, preflight.cors, c.req.headers);
   const r = routeOf(c, method, host, target.matchPath);
   if (!r) return;
+  if (r.route.limiters.length === 0) return proceed(ctx, warn, r, target, method, undefined);
+  const answer = countRequest(r);
+  // A refusal at once (a flooding key's 429 from the over-limit cache): answered with no promise.
+  if (!(answer instanceof Promise) && answer.refusal) {
+    const refusal = keepCount(r, answer)!;
+    return sendRefusal(r.res, refusal, r.headers); // a 429's body is compiled once per limiter
+  }
+  return proceed(ctx, warn, r, target, method, answer);
+}
+
+/**
+ * After routing: counting's answer kept (a refusal answered), then the checks, the body,
+ * forwarding, and the post-charge of a deferred charge.
+ */
+async function proceed(
+  ctx: HandlerContext,
+  warn: Warnings,
+  r: RoutedContext,
+  target: CanonicalTarget,
+  method: string,
+  answer: Counted | Promise<Counted> | undefined,
+): Promise<void> {
   let deferred: DeferredCharge | undefined;
-  if (r.route.limiters.length > 0) {
-    const counted = await countRequest(r);
+  if (answer !== undefined) {
+    const counted = answer instanceof Promise ? await answer : answer;
     const refusal = keepCount(r, counted);
-    if (refusal) return sendRefusal(r.res, refusal, r.headers); // a 429's body is compiled once per limiter
+    if (refusal) return sendRefusal(r.res, refusal, r.headers);
     deferred = counted.deferred;
   }
   if (!passes(ctx, r, target, method)) {
@@ -175,6 +200,7 @@ function forward(
       buffers: ctx.responseBuffers,
       bufferLimits: requests.responseBuffer,
       hook,
+      ends: r, // observeResponse's 'close' listener runs them
     },
   );
 }

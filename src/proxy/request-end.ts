@@ -27,6 +27,32 @@ function watchSocket(socket: Socket): Set<() => void> {
   return pending;
 }
 
+/**
+ * A request's cleanups held for the one 'close' listener its access log already has on the
+ * response (src/http/access-log.ts runs them with runEndHooks): with more than one listener Node
+ * keeps an array of them and clones it on every emit, and each extra listener is an addListener.
+ */
+export interface EndHooks {
+  /** Undefined while no listener runs them (before watchEnds, and once run). */
+  ends: (() => void)[] | undefined;
+}
+
+/** Held by hooks watched but holding nothing yet: no array per request until a cleanup comes. */
+const NO_ENDS: (() => void)[] = Object.freeze([]) as unknown as (() => void)[];
+
+/** Marks `hooks` as run by a 'close' listener of the response: the caller adds that listener. */
+export function watchEnds(hooks: EndHooks): void {
+  hooks.ends = NO_ENDS;
+}
+
+/** Runs the cleanups held in `hooks`, once: from the 'close' listener of their response. */
+export function runEndHooks(hooks: EndHooks): void {
+  const ends = hooks.ends;
+  hooks.ends = undefined;
+  if (ends === undefined) return;
+  for (let i = 0; i < ends.length; i++) ends[i]!();
+}
+
 /** The request can no longer be answered: its response closed, or (HTTP/1.1) its connection did. */
 export function requestGone(req: IncomingMessage, res: ServerResponse): boolean {
   return res.closed || res.destroyed || req.socket.destroyed;
@@ -36,14 +62,24 @@ export function requestGone(req: IncomingMessage, res: ServerResponse): boolean 
  * Runs `cleanup` exactly once when the request ends however it ends: its response closed
  * (finished, failed, HTTP/2 stream reset) or its HTTP/1.1 connection closed, whichever comes first.
  * Runs it at once when the request is already gone. The caller checks that first when it must not
- * take anything for a gone request.
+ * take anything for a gone request. With `hooks` watched (a 'close' listener of `res` calls their
+ * runEndHooks), `cleanup` is held there rather than given a listener of its own.
  */
-export function onRequestEnd(req: IncomingMessage, res: ServerResponse, cleanup: () => void): void {
+export function onRequestEnd(
+  req: IncomingMessage,
+  res: ServerResponse,
+  cleanup: () => void,
+  hooks?: EndHooks,
+): void {
   if (requestGone(req, res)) return cleanup();
   // An HTTP/2 stream's response closes with its stream, also when the session goes; an HTTP/1.1
   // response given its socket is sent 'close' by Node when the socket closes.
   if (req.httpVersionMajor !== 1 || res.socket !== null) {
-    res.on('close', cleanup); // 'on', not 'once': a response emits 'close' once
+    const held = hooks?.ends;
+    if (held === undefined)
+      res.on('close', cleanup); // 'on', not 'once': a response emits 'close' once
+    else if (held === NO_ENDS) hooks!.ends = [cleanup];
+    else held.push(cleanup);
     return;
   }
   // Queued behind another response on a pipelined connection.

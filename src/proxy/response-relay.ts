@@ -3,7 +3,7 @@ import { errors as undiciErrors, type Dispatcher } from 'undici';
 import { appendToUpstreamFields } from '../limits/rate-limit-headers.js';
 import { endToEnd } from './headers.js';
 import type { LiveStreams } from './live-streams.js';
-import { onRequestEnd } from './request-end.js';
+import { onRequestEnd, type EndHooks } from './request-end.js';
 import type { ResponseBufferLimits, ResponseBuffers } from './response-buffers.js';
 
 export type ForwardOutcome =
@@ -113,9 +113,10 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     private readonly buffers?: ResponseBuffers,
     private readonly bufferLimits?: ResponseBufferLimits,
     private readonly hook?: ResponseHook,
+    ends?: EndHooks,
   ) {
     this.done = new Promise((resolve) => (this.#settle = resolve));
-    onRequestEnd(req, res, this.#onRequestEnd);
+    onRequestEnd(req, res, this.#onRequestEnd, ends);
   }
 
   #onRequestEnd = (): void => {

@@ -5,7 +5,7 @@ import type { UpstreamConfig } from '../config/schema.js';
 import type { LiveStreams } from './live-streams.js';
 import { upstreamRequestHeaders, type ForwardedFacts } from './headers.js';
 import { pacedConnector } from './connect-pacing.js';
-import { requestGone } from './request-end.js';
+import { requestGone, type EndHooks } from './request-end.js';
 import { streamRequestOf } from './stream-request.js';
 import type { ResponseBufferLimits, ResponseBuffers } from './response-buffers.js';
 import { ResponseRelay, type ForwardOutcome, type ResponseHook } from './response-relay.js';
@@ -36,6 +36,8 @@ export interface ForwardOptions {
   readonly bufferLimits?: ResponseBufferLimits;
   /** Told of the upstream's response before it is relayed (a post-charge); strips the headers it names. */
   readonly hook?: ResponseHook;
+  /** Where the request's end is watched from a 'close' listener already on the response (request-end.ts). */
+  readonly ends?: EndHooks;
 }
 
 /**
@@ -110,6 +112,7 @@ export class UpstreamPool {
       buffers,
       bufferLimits,
       hook,
+      ends,
     }: ForwardOptions,
   ): Promise<ForwardOutcome> {
     // The client may have left while the limiter waited on the store: then never start the exchange.
@@ -128,6 +131,7 @@ export class UpstreamPool {
       stream ? undefined : buffers,
       bufferLimits,
       hook,
+      ends,
     );
     (stream ? this.streamPool : this.pool).dispatch(
       {

@@ -13,6 +13,22 @@ export interface RouteSpec {
 /** A route that answers CORS preflights. */
 export type CorsRoute<R extends RouteSpec> = R & { readonly cors: NonNullable<R['cors']> };
 
+/**
+ * The route a match path took last, for the Host header and method it took it with: most clients
+ * repeat all three, and matching is a pure function of them, so the memo answers exactly what the
+ * scan would. One entry per path, bounded like the target cache (target-cache.ts): clients choose
+ * paths and Host headers.
+ */
+class LastMatch<R> {
+  constructor(
+    public host: string | undefined,
+    public method: string,
+    public route: R | undefined,
+  ) {}
+}
+const MAX_PATHS = 1024;
+const MAX_MEMO_LENGTH = 256;
+
 interface CompiledMatcher<R> {
   readonly route: R;
   readonly host: (host: string) => boolean;
@@ -23,8 +39,12 @@ interface CompiledMatcher<R> {
 /** Ordered routes; the first whose host, method (in any case) and path all match wins. */
 export class Router<R extends RouteSpec> {
   readonly #matchers: readonly CompiledMatcher<R>[];
+  readonly #last = new Map<string, LastMatch<R>>();
 
-  constructor(routes: readonly R[]) {
+  constructor(
+    routes: readonly R[],
+    readonly maxPaths = MAX_PATHS,
+  ) {
     this.#matchers = routes.map((route) => ({
       route,
       host: anyOf(route.hosts.map(compileHost)),
@@ -40,6 +60,11 @@ export class Router<R extends RouteSpec> {
     }));
   }
 
+  /** Paths memoised now (at most maxPaths). */
+  get memoised(): number {
+    return this.#last.size;
+  }
+
   /** The route of a raw request target (canonicalised here; the request path canonicalises once itself). */
   match(hostHeader: string | undefined, method: string, url: string): R | undefined {
     return this.matchPath(hostHeader, method, canonicalTarget(url).matchPath);
@@ -47,6 +72,24 @@ export class Router<R extends RouteSpec> {
 
   /** The route of a path already in match form (`CanonicalTarget.matchPath`). */
   matchPath(hostHeader: string | undefined, method: string, path: string): R | undefined {
+    const last = this.#last.get(path);
+    if (last !== undefined && last.host === hostHeader && last.method === method) return last.route;
+    const route = this.#scan(hostHeader, method, path);
+    if (path.length > MAX_MEMO_LENGTH || (hostHeader !== undefined && hostHeader.length > MAX_MEMO_LENGTH))
+      return route;
+    if (last !== undefined) {
+      last.host = hostHeader;
+      last.method = method;
+      last.route = route;
+    } else {
+      if (this.#last.size >= this.maxPaths) this.#last.clear();
+      this.#last.set(path, new LastMatch(hostHeader, method, route));
+    }
+    return route;
+  }
+
+  /** The first route whose path, method and host match: what the memo keeps. */
+  #scan(hostHeader: string | undefined, method: string, path: string): R | undefined {
     const host = normaliseHost(hostHeader);
     for (const m of this.#matchers) {
       if (m.path(path) && m.method(method) && m.host(host)) return m.route;

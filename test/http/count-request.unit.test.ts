@@ -155,10 +155,13 @@ routes:
       ['/c', '4'],
       ['/c', '5'],
     ] as const) {
-      const { outcome, verdicts } = await countRequest(on(path, id));
-      seen.push({ outcome, verdicts });
+      const answer = countRequest(on(path, id));
+      const { outcome, verdicts } = await answer;
+      seen.push({ outcome, verdicts, now: !(answer instanceof Promise) });
     }
-    expect(seen).toEqual([
+    // One-window refusals of the cache come at once (no promise, no turn of the handler's); the rest later.
+    expect(seen.map(({ now }) => now)).toEqual([false, false, false, true, true]);
+    expect(seen.map(({ outcome, verdicts }) => ({ outcome, verdicts }))).toEqual([
       { outcome: 'allowed', verdicts: ['allowed', 'allowed'] },
       { outcome: 'limited', verdicts: ['allowed', 'limited'] },
       { outcome: 'limited', verdicts: ['limited', 'allowed'] },
@@ -168,6 +171,29 @@ routes:
     // The first request spent `one`: every refusal after it was the cache's, the store asked once.
     expect(calls).toBe(1);
     await store.close();
+    await closeState(state);
+  });
+
+  // A store that throws as it is called, rather than rejecting, is a store failure all the same.
+  test('a store call that throws is counted as a failed store call', async () => {
+    const { state, request, warnings } = await setUp();
+    const c = request('t');
+    const throwing = {
+      hit: () => {
+        throw new Error('down');
+      },
+      close: async () => {},
+    } as unknown as WindowStore;
+    const { outcome, verdicts, refusal } = await countRequest({
+      ...c,
+      limiting: { ...c.limiting, store: throwing },
+    });
+    expect({ outcome, verdicts, refusal }).toEqual({
+      outcome: 'store_error',
+      verdicts: ['store_error'],
+      refusal: undefined,
+    });
+    expect(warnings).toEqual([{ reqId: 't', err: 'down' }]);
     await closeState(state);
   });
 });
