@@ -30,6 +30,8 @@ export interface Keyed extends StatKeys {
   readonly planned: readonly WindowRequest[] | undefined;
   /** The store's slots of `planned`, index by index (filled by the store). */
   readonly slots: (Slot | undefined)[];
+  /** The compact lane's rows (compact.ts), per limiter of the route, once found. */
+  rows: number[] | undefined;
 }
 
 /** Keyed requests found by what their keys are made from: a level per value, the last holds them. */
@@ -161,6 +163,7 @@ export class ClientKeys {
       keyStats: [],
       slots: [],
       planned: k.calendar ? undefined : planWindows(k.route.windows, fixed, ''),
+      rows: undefined,
     };
   }
 

@@ -1,0 +1,286 @@
+/**
+ * Replay's compact lane, for a config with none of the policies that take the longer way (tiers,
+ * overrides, allow and deny lists, costs, bans, calendar windows): each key of a limiter is one
+ * row of numbers in one Float64Array, its statistics (requests, refused, peak) and then each
+ * window's state (fixed: count, reset; sliding: held, window, current, previous; bucket: held,
+ * TAT, remainder). A client's cached keys hold its rows' offsets, so a line reads a row or two per
+ * config instead of a dozen objects (the simulation is memory-bound: 20,000 clients' objects are
+ * far more than the caches hold). The decision is replay-store.ts's, step by step, with the same
+ * window maths (sliding.ts, token-bucket.ts) on the row's numbers. Nothing is swept: an expired
+ * window's state decides as a new one's (what lets the store sweep it). The rows stand for the
+ * store's slots one to one (checked when a row is found); when they could not (a key shared by
+ * two rows, more keys than the store holds, where it would start evicting), CompactUnfit is
+ * thrown and the caller replays on the generic path.
+ */
+import { hasLists } from '../../limits/exemption.js';
+import { slidingRoll, slidingUsed, type SlidingCounts } from '../../limits/window-maths/sliding.js';
+import { bucketRoll, bucketSpend, bucketUsed, type Bucket } from '../../limits/window-maths/token-bucket.js';
+import type { CompiledLimiter, CompiledRoute, RuleTable } from '../../rules/compile.js';
+import type { WindowRequest } from '../../store/window-store.js';
+import type { KeyStats, LimiterStats, RouteStats } from './stats.js';
+
+const FIXED = 0;
+const SLIDING = 1;
+const BUCKET = 2;
+/** Numbers a window's state takes in a row, by kind. */
+const SIZE = [2, 4, 3] as const;
+/** A row starts with its key's requests, refusals and peak use. */
+const STATS = 3;
+
+/** The compact lane cannot stand for the store here: replay again on the generic path. */
+export class CompactUnfit extends Error {}
+
+/** Whether a config's routes can all take the compact lane. */
+export function compactFits(table: RuleTable, overridesEmpty: boolean): boolean {
+  if (!overridesEmpty) return false;
+  return table.routes.every(
+    (route) =>
+      !route.tiered &&
+      !route.charged &&
+      !route.deferred &&
+      !hasLists(route.limiters) &&
+      route.limiters.every(
+        (l) =>
+          l.ban === undefined &&
+          l.windows.every((w) => !w.calendar && sameParts(w.parts, l.windows[0]!.parts)),
+      ),
+  );
+}
+
+const sameParts = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((p, i) => p === b[i]);
+
+/** A route's windows as the compact lane reads them, index by index (route.windows' order). */
+export interface CompactRoute {
+  /** The window's limiter, as an index into route.limiters. */
+  readonly limiter: readonly number[];
+  /** Where the window's state starts in its limiter's row. */
+  readonly offset: readonly number[];
+  readonly kind: readonly number[];
+  readonly periodMs: readonly number[];
+  /** The store request's limit (a bucket's burst), and a bucket's rate. */
+  readonly limit: readonly number[];
+  readonly rate: readonly number[];
+  readonly shadow: readonly boolean[];
+  /** Per limiter of the route: a row's length, and its windows' end (exclusive) in route.windows. */
+  readonly rowSize: readonly number[];
+  readonly end: readonly number[];
+}
+
+export function compactRoute(route: CompiledRoute): CompactRoute {
+  const c = {
+    limiter: [] as number[],
+    offset: [] as number[],
+    kind: [] as number[],
+    periodMs: [] as number[],
+    limit: [] as number[],
+    rate: [] as number[],
+    shadow: [] as boolean[],
+    rowSize: route.limiters.map(rowSize),
+    end: [] as number[],
+  };
+  route.windows.forEach(({ limiter, index, window }, i) => {
+    const l = route.limiters.indexOf(limiter);
+    c.limiter.push(l);
+    c.offset.push(STATS + limiter.windows.slice(0, index).reduce((n, w) => n + SIZE[kindOf(w)], 0));
+    c.kind.push(kindOf(window));
+    c.periodMs.push(window.periodMs);
+    c.limit.push(window.algorithm === 'token-bucket' ? window.burst : window.limit);
+    c.rate.push(window.limit);
+    c.shadow.push(limiter.shadow);
+    c.end[l] = i + 1;
+  });
+  return c;
+}
+
+const kindOf = (w: { readonly algorithm: string }) =>
+  w.algorithm === 'sliding' ? SLIDING : w.algorithm === 'token-bucket' ? BUCKET : FIXED;
+const rowSize = (l: CompiledLimiter) => l.windows.reduce((n, w) => n + SIZE[kindOf(w)], STATS);
+
+/** A window's rolled state between the decision's two passes (the maths' objects). */
+class Scratch implements SlidingCounts, Bucket {
+  window = 0;
+  current = 0;
+  previous = 0;
+  tat = 0;
+  frac = 0;
+}
+
+export class CompactWindows {
+  #data = new Float64Array(1 << 16);
+  #top = 0;
+  /** Rows by limiter, then by statistics key. */
+  readonly #rows = new Map<LimiterStats, Map<string, number>>();
+  /** Each window key's row (the store's slots, one to one). */
+  readonly #owner = new Map<string, number>();
+  /** Every row's key statistics, and where the row is, in the order the rows were made. */
+  readonly #keyStats: KeyStats[] = [];
+  readonly #at: number[] = [];
+  readonly #maxKeys: number;
+  // Per request, reused: each window's count before this request, and its rolled state.
+  readonly #used: number[] = [];
+  readonly #scratch: Scratch[] = [];
+  readonly #state: (SlidingCounts | Bucket)[] = [];
+
+  constructor(maxKeys: number) {
+    this.#maxKeys = maxKeys;
+  }
+
+  /** A client's row on each limiter of the route, found or made (`planned`: its store requests). */
+  rowsOf(
+    c: CompactRoute,
+    statKeys: readonly string[],
+    planned: readonly WindowRequest[],
+    stats: readonly LimiterStats[],
+  ): number[] {
+    const rows: number[] = [];
+    let i = 0;
+    for (let l = 0; l < stats.length; l++) {
+      const s = stats[l]!;
+      let byKey = this.#rows.get(s);
+      if (!byKey) this.#rows.set(s, (byKey = new Map()));
+      const key = statKeys[l]!;
+      let at = byKey.get(key);
+      const made = at === undefined;
+      if (at === undefined) {
+        at = this.#alloc(c.rowSize[l]!);
+        byKey.set(key, at);
+        // Made where countRequest would make it: at the key's first counted request.
+        const k: KeyStats = { requests: 0, refused: 0, peak: 0 };
+        s.keys.set(key, k);
+        this.#keyStats.push(k);
+        this.#at.push(at);
+      }
+      for (; i < c.end[l]!; i++) {
+        const slot = planned[i]!.key;
+        const owner = this.#owner.get(slot);
+        if (made && owner === undefined) this.#owner.set(slot, at);
+        else if (owner !== at) throw new CompactUnfit(`the window key ${slot} has two rows`);
+      }
+      if (this.#owner.size >= this.#maxKeys) throw new CompactUnfit('more window keys than the store holds');
+      rows.push(at);
+    }
+    return rows;
+  }
+
+  /** One request: decided (all or nothing), counted, and its statistics. */
+  feed(
+    c: CompactRoute,
+    rows: readonly number[],
+    route: RouteStats,
+    stats: readonly LimiterStats[],
+    now: number,
+  ) {
+    const d = this.#data;
+    const n = c.kind.length;
+    let blocked = false;
+    for (let i = 0; i < n; i++) {
+      const b = rows[c.limiter[i]!]! + c.offset[i]!;
+      const kind = c.kind[i]!;
+      let used: number;
+      if (kind === FIXED) used = d[b + 1]! > now ? d[b]! : 0;
+      else {
+        const sc = this.#scratch[i] ?? (this.#scratch[i] = new Scratch());
+        if (kind === SLIDING) {
+          sc.window = d[b + 1]!;
+          sc.current = d[b + 2]!;
+          sc.previous = d[b + 3]!;
+          const state = slidingRoll(d[b] ? sc : undefined, now, c.periodMs[i]!);
+          this.#state[i] = state;
+          used = slidingUsed(state, now, c.periodMs[i]!);
+        } else {
+          sc.tat = d[b + 1]!;
+          sc.frac = d[b + 2]!;
+          const state = bucketRoll(d[b] ? sc : undefined, now);
+          this.#state[i] = state;
+          used = bucketUsed(state, now, c.periodMs[i]!, c.rate[i]!, c.limit[i]!);
+        }
+      }
+      this.#used[i] = used;
+      if (!c.shadow[i] && used + 1 > c.limit[i]!) blocked = true;
+    }
+    let refused = false;
+    let shadowRefused = false;
+    let spent = false;
+    let peak = 0;
+    for (let i = 0; i < n; i++) {
+      const l = c.limiter[i]!;
+      const b = rows[l]! + c.offset[i]!;
+      const used = this.#used[i]!;
+      const limit = c.limit[i]!;
+      const allowed = used + 1 <= limit;
+      let count: number;
+      const kind = c.kind[i]!;
+      if (kind === FIXED) {
+        const live = d[b + 1]! > now;
+        if (!blocked) {
+          if (!live) {
+            d[b] = 0;
+            d[b + 1] = now + c.periodMs[i]!;
+          }
+          d[b]!++;
+        }
+        count = !blocked || live ? d[b]! : 0;
+      } else {
+        count = blocked ? used : used + 1;
+        if (!blocked) {
+          d[b] = 1;
+          if (kind === SLIDING) {
+            const state = this.#state[i] as SlidingCounts;
+            d[b + 1] = state.window;
+            d[b + 2] = state.current + 1;
+            d[b + 3] = state.previous;
+          } else {
+            const spentNow = bucketSpend(this.#state[i] as Bucket, c.periodMs[i]!, c.rate[i]!, 1);
+            d[b + 1] = spentNow.tat;
+            d[b + 2] = spentNow.frac;
+          }
+        }
+      }
+      // verdict.ts and countRequest (stats.ts), window by window.
+      if (!allowed) {
+        if (c.shadow[i]) shadowRefused = true;
+        else refused = true;
+        spent = true;
+      } else if (count / limit > peak) peak = count / limit;
+      if (i + 1 === c.end[l]) {
+        const s = stats[l]!;
+        const r = rows[l]!;
+        s.requests++;
+        d[r]!++;
+        if (spent) {
+          s.refused++;
+          d[r + 1]!++;
+        } else if (peak > d[r + 2]!) d[r + 2] = peak;
+        spent = false;
+        peak = 0;
+      }
+    }
+    if (refused) route.refused++;
+    else if (shadowRefused) route.shadowRefused++;
+  }
+
+  /** The rows' statistics copied into their key statistics (what the report reads). */
+  settle(): void {
+    const d = this.#data;
+    for (let j = 0; j < this.#keyStats.length; j++) {
+      const k = this.#keyStats[j]!;
+      const at = this.#at[j]!;
+      k.requests = d[at]!;
+      k.refused = d[at + 1]!;
+      k.peak = d[at + 2]!;
+    }
+  }
+
+  /** A zeroed row of `size` numbers. */
+  #alloc(size: number): number {
+    if (this.#top + size > this.#data.length) {
+      const grown = new Float64Array(Math.max(this.#data.length * 2, this.#top + size));
+      grown.set(this.#data);
+      this.#data = grown;
+    }
+    const at = this.#top;
+    this.#top += size;
+    return at;
+  }
+}
