@@ -30,8 +30,9 @@ export interface Keyed extends StatKeys {
   readonly planned: readonly WindowRequest[] | undefined;
   /** The store's slots of `planned`, index by index (filled by the store). */
   readonly slots: (Slot | undefined)[];
-  /** The compact lane's rows (compact.ts), per limiter of the route, once found. */
-  rows: number[] | undefined;
+  /** The compact lane's rows (compact.ts): the first limiter's (-1 until found), all when more. */
+  row0: number;
+  rows: readonly number[] | undefined;
 }
 
 /** Keyed requests found by what their keys are made from: a level per value, the last holds them. */
@@ -163,6 +164,7 @@ export class ClientKeys {
       keyStats: [],
       slots: [],
       planned: k.calendar ? undefined : planWindows(k.route.windows, fixed, ''),
+      row0: -1,
       rows: undefined,
     };
   }

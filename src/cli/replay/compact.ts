@@ -106,6 +106,12 @@ class Scratch implements SlidingCounts, Bucket {
   frac = 0;
 }
 
+/** A client's rows on a route's limiters: the first's (-1: not found yet), and all of them when more than one. */
+export interface ClientRows {
+  row0: number;
+  rows: readonly number[] | undefined;
+}
+
 export class CompactWindows {
   #data = new Float64Array(1 << 16);
   #top = 0;
@@ -124,6 +130,20 @@ export class CompactWindows {
 
   constructor(maxKeys: number) {
     this.#maxKeys = maxKeys;
+  }
+
+  /** `client`'s rows found (or made) from its statistics keys and store requests. */
+  find(
+    c: CompactRoute,
+    client: ClientRows & {
+      readonly statKeys: readonly string[];
+      readonly planned?: readonly WindowRequest[] | undefined;
+    },
+    stats: readonly LimiterStats[],
+  ): void {
+    const rows = this.rowsOf(c, client.statKeys, client.planned!, stats);
+    client.rows = rows.length > 1 ? rows : undefined;
+    client.row0 = rows[0]!;
   }
 
   /** A client's row on each limiter of the route, found or made (`planned`: its store requests). */
@@ -164,18 +184,16 @@ export class CompactWindows {
   }
 
   /** One request: decided (all or nothing), counted, and its statistics. */
-  feed(
-    c: CompactRoute,
-    rows: readonly number[],
-    route: RouteStats,
-    stats: readonly LimiterStats[],
-    now: number,
-  ) {
+  feed(c: CompactRoute, client: ClientRows, route: RouteStats, stats: readonly LimiterStats[], now: number) {
     const d = this.#data;
+    // A route of one limiter (most are) reads no array: its row is in the client's keys.
+    const row0 = client.row0;
+    const rows = client.rows;
     const n = c.kind.length;
     let blocked = false;
     for (let i = 0; i < n; i++) {
-      const b = rows[c.limiter[i]!]! + c.offset[i]!;
+      const l = c.limiter[i]!;
+      const b = (l === 0 ? row0 : rows![l]!) + c.offset[i]!;
       const kind = c.kind[i]!;
       let used: number;
       if (kind === FIXED) used = d[b + 1]! > now ? d[b]! : 0;
@@ -205,7 +223,7 @@ export class CompactWindows {
     let peak = 0;
     for (let i = 0; i < n; i++) {
       const l = c.limiter[i]!;
-      const b = rows[l]! + c.offset[i]!;
+      const b = (l === 0 ? row0 : rows![l]!) + c.offset[i]!;
       const used = this.#used[i]!;
       const limit = c.limit[i]!;
       const allowed = used + 1 <= limit;
@@ -245,7 +263,7 @@ export class CompactWindows {
       } else if (count / limit > peak) peak = count / limit;
       if (i + 1 === c.end[l]) {
         const s = stats[l]!;
-        const r = rows[l]!;
+        const r = l === 0 ? row0 : rows![l]!;
         s.requests++;
         d[r]!++;
         if (spent) {

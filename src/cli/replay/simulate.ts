@@ -152,13 +152,8 @@ export class Simulation {
     if (route.windows.length === 0) return;
     const keyed = this.#keys.of(rec, info.keying);
     if (info.compact) {
-      const rows = (keyed.rows ??= this.#compact!.rowsOf(
-        info.compact,
-        keyed.statKeys,
-        keyed.planned!,
-        info.stats,
-      ));
-      this.#compact!.feed(info.compact, rows, routeStats, info.stats, nowMs);
+      if (keyed.row0 < 0) this.#compact!.find(info.compact, keyed, info.stats);
+      this.#compact!.feed(info.compact, keyed, routeStats, info.stats, nowMs);
       return;
     }
     // Tiers and overrides: the windows at the request's tier (none for `unlimited`).
