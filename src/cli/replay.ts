@@ -8,8 +8,8 @@ import { loadConfigFile } from '../rules/load.js';
 import { parseLine, type LogFormat } from './replay/log-formats.js';
 import { diffReport, simulationReport, type DiffReport, type SimulationReport } from './replay/report.js';
 import { diffText, simulationText } from './replay/report-text.js';
-import { CompactUnfit } from './replay/compact.js';
-import { Simulation } from './replay/simulate.js';
+import { CompactUnfit, RowData } from './replay/compact.js';
+import { Simulation, type SimulationOptions } from './replay/simulate.js';
 import { readOverridesFile } from './overrides-file.js';
 import { UsageError } from './usage-error.js';
 
@@ -69,8 +69,9 @@ export async function replay(options: ReplayOptions, files: readonly string[]): 
     )
   ).every(Boolean);
   for (let compact = rereadable; ; compact = false) {
-    candidate = await simulationOf(options.config, compact);
-    baseline = options.baseline ? await simulationOf(options.baseline, compact) : undefined;
+    const rows = new RowData();
+    candidate = await simulationOf(options.config, { compact, rows });
+    baseline = options.baseline ? await simulationOf(options.baseline, { compact, rows }) : undefined;
     try {
       read = await readLogs(files, candidate, baseline);
       break;
@@ -168,11 +169,11 @@ async function readLogs(
 }
 
 /** A config's simulation, with the overrides of its overrides file (the admin API's live in a store). */
-async function simulationOf(configFile: string, compact: boolean): Promise<Simulation> {
+async function simulationOf(configFile: string, options: SimulationOptions): Promise<Simulation> {
   const table = await loadConfigFile(configFile);
   const file = table.config.tiers.overrides.file;
-  if (!file) return new Simulation(table, undefined, undefined, compact);
-  return new Simulation(table, OverrideTable.compile(await readOverridesFile(file)), undefined, compact);
+  if (!file) return new Simulation(table, undefined, undefined, options);
+  return new Simulation(table, OverrideTable.compile(await readOverridesFile(file)), undefined, options);
 }
 
 function reportText(r: ReplayReport): string {

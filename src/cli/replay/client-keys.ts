@@ -158,13 +158,14 @@ export class ClientKeys {
     for (const p of k.parts) known.set(p, values(p));
     const fixed: PartValues = (p) => known.get(p)!;
     return {
+      // First: read every line, in the object's first cache line.
+      row0: -1,
       values: fixed,
       // The values alone, space-separated.
       statKeys: k.statParts.map((parts) => parts.map((p) => fixed(p)).join(' ')),
       keyStats: [],
       slots: [],
       planned: k.calendar ? undefined : planWindows(k.route.windows, fixed, ''),
-      row0: -1,
       rows: undefined,
     };
   }

@@ -112,9 +112,29 @@ export interface ClientRows {
   rows: readonly number[] | undefined;
 }
 
-export class CompactWindows {
-  #data = new Float64Array(1 << 16);
+/**
+ * The numbers rows are cut from, shared by the simulations of one replay: a line's first client
+ * gets its candidate and baseline rows side by side, so the second is read with the first.
+ */
+export class RowData {
+  data = new Float64Array(1 << 16);
   #top = 0;
+
+  /** A zeroed row of `size` numbers. */
+  alloc(size: number): number {
+    if (this.#top + size > this.data.length) {
+      const grown = new Float64Array(Math.max(this.data.length * 2, this.#top + size));
+      grown.set(this.data);
+      this.data = grown;
+    }
+    const at = this.#top;
+    this.#top += size;
+    return at;
+  }
+}
+
+export class CompactWindows {
+  readonly #data: RowData;
   /** Rows by limiter, then by statistics key. */
   readonly #rows = new Map<LimiterStats, Map<string, number>>();
   /** Each window key's row (the store's slots, one to one). */
@@ -128,8 +148,9 @@ export class CompactWindows {
   readonly #scratch: Scratch[] = [];
   readonly #state: (SlidingCounts | Bucket)[] = [];
 
-  constructor(maxKeys: number) {
+  constructor(maxKeys: number, data: RowData = new RowData()) {
     this.#maxKeys = maxKeys;
+    this.#data = data;
   }
 
   /** `client`'s rows found (or made) from its statistics keys and store requests. */
@@ -163,7 +184,7 @@ export class CompactWindows {
       let at = byKey.get(key);
       const made = at === undefined;
       if (at === undefined) {
-        at = this.#alloc(c.rowSize[l]!);
+        at = this.#data.alloc(c.rowSize[l]!);
         byKey.set(key, at);
         // Made where countRequest would make it: at the key's first counted request.
         const k: KeyStats = { requests: 0, refused: 0, peak: 0 };
@@ -185,7 +206,7 @@ export class CompactWindows {
 
   /** One request: decided (all or nothing), counted, and its statistics. */
   feed(c: CompactRoute, client: ClientRows, route: RouteStats, stats: readonly LimiterStats[], now: number) {
-    const d = this.#data;
+    const d = this.#data.data;
     // A route of one limiter (most are) reads no array: its row is in the client's keys.
     const row0 = client.row0;
     const rows = client.rows;
@@ -280,7 +301,7 @@ export class CompactWindows {
 
   /** The rows' statistics copied into their key statistics (what the report reads). */
   settle(): void {
-    const d = this.#data;
+    const d = this.#data.data;
     for (let j = 0; j < this.#keyStats.length; j++) {
       const k = this.#keyStats[j]!;
       const at = this.#at[j]!;
@@ -288,17 +309,5 @@ export class CompactWindows {
       k.refused = d[at + 1]!;
       k.peak = d[at + 2]!;
     }
-  }
-
-  /** A zeroed row of `size` numbers. */
-  #alloc(size: number): number {
-    if (this.#top + size > this.#data.length) {
-      const grown = new Float64Array(Math.max(this.#data.length * 2, this.#top + size));
-      grown.set(this.#data);
-      this.#data = grown;
-    }
-    const at = this.#top;
-    this.#top += size;
-    return at;
   }
 }

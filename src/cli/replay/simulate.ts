@@ -21,7 +21,7 @@ import type { CompiledLimiter, CompiledRoute, RuleTable } from '../../rules/comp
 import type { KeyPart } from '../../rules/model.js';
 import type { WindowRequest, WindowResult } from '../../store/window-store.js';
 import { ClientKeys, routeKeying, type RouteKeying } from './client-keys.js';
-import { compactFits, compactRoute, CompactWindows, type CompactRoute } from './compact.js';
+import { compactFits, compactRoute, CompactWindows, type CompactRoute, type RowData } from './compact.js';
 import type { LogRecord } from './log-formats.js';
 import {
   chargedHeaders,
@@ -61,6 +61,13 @@ interface RouteInfo {
   readonly compact: CompactRoute | undefined;
 }
 
+export interface SimulationOptions {
+  /** The compact lane where the config fits it (default true). */
+  readonly compact?: boolean;
+  /** The compact lane's numbers, shared with the replay's other simulation (a client's rows side by side). */
+  readonly rows?: RowData;
+}
+
 export class Simulation {
   readonly routes = new Map<string, RouteStats>();
   readonly limiters = new Map<string, LimiterStats>();
@@ -89,8 +96,9 @@ export class Simulation {
     table: RuleTable,
     overrides: OverrideTable = OverrideTable.EMPTY,
     windows?: (now: () => number) => ReplayWindows,
-    compact = true,
+    options: SimulationOptions = {},
   ) {
+    const compact = options.compact ?? true;
     this.#table = table;
     const config = table.config;
     this.#keys = new ClientKeys(config.identity.ipv6PrefixLength);
@@ -103,7 +111,7 @@ export class Simulation {
     this.#store = (windows ?? ((now) => new ReplayStore({ maxKeys: STORE_MAX_KEYS, now })))(() => this.#now);
     this.#compact =
       compact && !windows && compactFits(table, overrides.empty)
-        ? new CompactWindows(STORE_MAX_KEYS)
+        ? new CompactWindows(STORE_MAX_KEYS, options.rows)
         : undefined;
     for (const route of table.routes) {
       const stats = route.limiters.map((limiter) => {

@@ -4,7 +4,13 @@
 // which configs take it, and that it refuses (CompactUnfit) where it could not stand for the store.
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
-import { compactFits, compactRoute, CompactUnfit, CompactWindows } from '../../../src/cli/replay/compact.js';
+import {
+  compactFits,
+  compactRoute,
+  CompactUnfit,
+  CompactWindows,
+  RowData,
+} from '../../../src/cli/replay/compact.js';
 import type { LogRecord } from '../../../src/cli/replay/log-formats.js';
 import { simulationReport } from '../../../src/cli/replay/report.js';
 import { Simulation } from '../../../src/cli/replay/simulate.js';
@@ -73,9 +79,14 @@ test('the compact lane gives the report of the generic path and of the memory st
   await fc.assert(
     fc.asyncProperty(configArb, fc.array(lineArb, { maxLength: 150 }), async (windows, lines) => {
       const table = loadConfigText(configOf(windows), 'test.yaml', {});
-      const compact = new Simulation(table);
-      expect(compact.compact).toBe(true);
-      const generic = new Simulation(table, undefined, undefined, false);
+      // Two compact simulations cut their rows from one array (as a candidate and its baseline do).
+      const rows = new RowData();
+      const compact = new Simulation(table, undefined, undefined, { rows });
+      const twin = new Simulation(loadConfigText(configOf(windows), 'twin.yaml', {}), undefined, undefined, {
+        rows,
+      });
+      expect(compact.compact && twin.compact).toBe(true);
+      const generic = new Simulation(table, undefined, undefined, { compact: false });
       expect(generic.compact).toBe(false);
       const memory = new Simulation(
         table,
@@ -86,12 +97,13 @@ test('the compact lane gives the report of the generic path and of the memory st
       for (const l of lines) {
         t += l.gapMs;
         const rec = recordOf(l, t);
-        for (const sim of [compact, generic, memory]) sim.feed(rec, t);
+        for (const sim of [compact, twin, generic, memory]) sim.feed(rec, t);
       }
-      await Promise.all([compact.close(), generic.close(), memory.close()]);
+      await Promise.all([compact, twin, generic, memory].map((s) => s.close()));
       const report = simulationReport(compact, 5);
       expect(report).toEqual(simulationReport(generic, 5));
       expect(report).toEqual(simulationReport(memory, 5));
+      expect(simulationReport(twin, 5)).toEqual(report);
       expect(compact.missing).toEqual(generic.missing);
     }),
     { numRuns: 200 },
