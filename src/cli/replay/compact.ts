@@ -12,90 +12,16 @@
  * two rows, more keys than the store holds, where it would start evicting), CompactUnfit is
  * thrown and the caller replays on the generic path.
  */
-import { hasLists } from '../../limits/exemption.js';
 import { slidingRoll, slidingUsed, type SlidingCounts } from '../../limits/window-maths/sliding.js';
 import { bucketRoll, bucketSpend, bucketUsed, type Bucket } from '../../limits/window-maths/token-bucket.js';
-import type { CompiledLimiter, CompiledRoute, RuleTable } from '../../rules/compile.js';
 import type { WindowRequest } from '../../store/window-store.js';
+import { FIXED, SLIDING, type CompactRoute } from './compact-route.js';
 import type { KeyStats, LimiterStats, RouteStats } from './stats.js';
 
-const FIXED = 0;
-const SLIDING = 1;
-const BUCKET = 2;
-/** Numbers a window's state takes in a row, by kind. */
-const SIZE = [2, 4, 3] as const;
-/** A row starts with its key's requests, refusals and peak use. */
-const STATS = 3;
+export { compactFits, compactRoute, type CompactRoute } from './compact-route.js';
 
 /** The compact lane cannot stand for the store here: replay again on the generic path. */
 export class CompactUnfit extends Error {}
-
-/** Whether a config's routes can all take the compact lane. */
-export function compactFits(table: RuleTable, overridesEmpty: boolean): boolean {
-  if (!overridesEmpty) return false;
-  return table.routes.every(
-    (route) =>
-      !route.tiered &&
-      !route.charged &&
-      !route.deferred &&
-      !hasLists(route.limiters) &&
-      route.limiters.every(
-        (l) =>
-          l.ban === undefined &&
-          l.windows.every((w) => !w.calendar && sameParts(w.parts, l.windows[0]!.parts)),
-      ),
-  );
-}
-
-const sameParts = (a: readonly string[], b: readonly string[]) =>
-  a.length === b.length && a.every((p, i) => p === b[i]);
-
-/** A route's windows as the compact lane reads them, index by index (route.windows' order). */
-export interface CompactRoute {
-  /** The window's limiter, as an index into route.limiters. */
-  readonly limiter: readonly number[];
-  /** Where the window's state starts in its limiter's row. */
-  readonly offset: readonly number[];
-  readonly kind: readonly number[];
-  readonly periodMs: readonly number[];
-  /** The store request's limit (a bucket's burst), and a bucket's rate. */
-  readonly limit: readonly number[];
-  readonly rate: readonly number[];
-  readonly shadow: readonly boolean[];
-  /** Per limiter of the route: a row's length, and its windows' end (exclusive) in route.windows. */
-  readonly rowSize: readonly number[];
-  readonly end: readonly number[];
-}
-
-export function compactRoute(route: CompiledRoute): CompactRoute {
-  const c = {
-    limiter: [] as number[],
-    offset: [] as number[],
-    kind: [] as number[],
-    periodMs: [] as number[],
-    limit: [] as number[],
-    rate: [] as number[],
-    shadow: [] as boolean[],
-    rowSize: route.limiters.map(rowSize),
-    end: [] as number[],
-  };
-  route.windows.forEach(({ limiter, index, window }, i) => {
-    const l = route.limiters.indexOf(limiter);
-    c.limiter.push(l);
-    c.offset.push(STATS + limiter.windows.slice(0, index).reduce((n, w) => n + SIZE[kindOf(w)], 0));
-    c.kind.push(kindOf(window));
-    c.periodMs.push(window.periodMs);
-    c.limit.push(window.algorithm === 'token-bucket' ? window.burst : window.limit);
-    c.rate.push(window.limit);
-    c.shadow.push(limiter.shadow);
-    c.end[l] = i + 1;
-  });
-  return c;
-}
-
-const kindOf = (w: { readonly algorithm: string }) =>
-  w.algorithm === 'sliding' ? SLIDING : w.algorithm === 'token-bucket' ? BUCKET : FIXED;
-const rowSize = (l: CompiledLimiter) => l.windows.reduce((n, w) => n + SIZE[kindOf(w)], STATS);
 
 /** A window's rolled state between the decision's two passes (the maths' objects). */
 class Scratch implements SlidingCounts, Bucket {
