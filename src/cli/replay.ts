@@ -1,6 +1,6 @@
 import { isAscii } from 'node:buffer';
 import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { OverrideTable } from '../limits/overrides.js';
@@ -8,7 +8,8 @@ import { loadConfigFile } from '../rules/load.js';
 import { parseLine, type LogFormat } from './replay/log-formats.js';
 import { diffReport, simulationReport, type DiffReport, type SimulationReport } from './replay/report.js';
 import { diffText, simulationText } from './replay/report-text.js';
-import { Simulation } from './replay/simulate.js';
+import { CompactUnfit, RowData } from './replay/compact.js';
+import { Simulation, type SimulationOptions } from './replay/simulate.js';
 import { readOverridesFile } from './overrides-file.js';
 import { UsageError } from './usage-error.js';
 
@@ -50,10 +51,82 @@ export interface ReplayReport {
 export async function replay(options: ReplayOptions, files: readonly string[]): Promise<number> {
   if (files.length === 0) throw new UsageError('replay needs at least one LOG file');
   if (!Number.isInteger(options.top) || options.top < 0) throw new UsageError('--top must be a whole number');
-  const candidate = await simulationOf(options.config);
-  const baseline = options.baseline ? await simulationOf(options.baseline) : undefined;
   const started = performance.now();
   const cpuStarted = process.cpuUsage();
+  // The compact lane first; a log it cannot stand for the store on is replayed again without it.
+  let read: Read | undefined;
+  let candidate: Simulation;
+  let baseline: Simulation | undefined;
+  // (A pipe cannot be read again: the generic path at once.)
+  const rereadable = (
+    await Promise.all(
+      files.map((f) =>
+        stat(f).then(
+          (s) => s.isFile(),
+          () => false,
+        ),
+      ),
+    )
+  ).every(Boolean);
+  for (let compact = rereadable; ; compact = false) {
+    const rows = new RowData();
+    candidate = await simulationOf(options.config, { compact, rows });
+    baseline = options.baseline ? await simulationOf(options.baseline, { compact, rows }) : undefined;
+    try {
+      read = await readLogs(files, candidate, baseline);
+      break;
+    } catch (err) {
+      if (!compact || !(err instanceof CompactUnfit)) throw err;
+    }
+  }
+  if (!read) return 1;
+  const { input, badExamples, formats, first, clock } = read;
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuStarted);
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+  await Promise.all([candidate.close(), baseline?.close()]);
+  const candidateReport = simulationReport(candidate, options.top);
+  const baselineReport = baseline ? simulationReport(baseline, options.top) : null;
+  const report: ReplayReport = {
+    config: options.config,
+    baselineConfig: options.baseline ?? null,
+    input: {
+      files,
+      ...input,
+      badExamples,
+      formats,
+      from: first === undefined ? null : new Date(first).toISOString(),
+      to: first === undefined ? null : new Date(clock).toISOString(),
+    },
+    candidate: candidateReport,
+    baseline: baselineReport,
+    diff:
+      baseline && baselineReport ? diffReport(candidateReport, baselineReport, candidate, baseline) : null,
+  };
+  console.log(options.json ? JSON.stringify(report, null, 2) : reportText(report));
+  // The speed goes to stderr: the report itself stays the same from run to run.
+  const rate = (s: number) => Math.round(input.lines / Math.max(s, 1e-9));
+  console.error(
+    `replayed ${input.lines} lines in ${seconds.toFixed(2)} s: ${rate(seconds)} lines/s, ` +
+      `${rate(cpuSeconds)} lines per CPU second`,
+  );
+  return 0;
+}
+
+interface Read {
+  readonly input: { lines: number; requests: number; skipped: number; bad: number; outOfOrder: number };
+  readonly badExamples: { file: string; line: number; reason: string }[];
+  readonly formats: Partial<Record<LogFormat, number>>;
+  readonly first: number | undefined;
+  readonly clock: number;
+}
+
+/** Every line of `files` fed to the simulations; undefined when a file cannot be read (said on stderr). */
+async function readLogs(
+  files: readonly string[],
+  candidate: Simulation,
+  baseline: Simulation | undefined,
+): Promise<Read | undefined> {
   const input = { lines: 0, requests: 0, skipped: 0, bad: 0, outOfOrder: 0 };
   const badExamples: { file: string; line: number; reason: string }[] = [];
   const formats: Partial<Record<LogFormat, number>> = {};
@@ -87,48 +160,20 @@ export async function replay(options: ReplayOptions, files: readonly string[]): 
     try {
       await read;
     } catch (err) {
+      if (err instanceof CompactUnfit) throw err;
       console.error(`cannot read ${file}: ${(err as Error).message}`);
-      return 1;
+      return undefined;
     }
   }
-  const seconds = (performance.now() - started) / 1000;
-  const cpu = process.cpuUsage(cpuStarted);
-  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
-  await Promise.all([candidate.close(), baseline?.close()]);
-  const candidateReport = simulationReport(candidate, options.top);
-  const baselineReport = baseline ? simulationReport(baseline, options.top) : null;
-  const report: ReplayReport = {
-    config: options.config,
-    baselineConfig: options.baseline ?? null,
-    input: {
-      files,
-      ...input,
-      badExamples,
-      formats,
-      from: first === undefined ? null : new Date(first).toISOString(),
-      to: first === undefined ? null : new Date(clock).toISOString(),
-    },
-    candidate: candidateReport,
-    baseline: baselineReport,
-    diff:
-      baseline && baselineReport ? diffReport(candidateReport, baselineReport, candidate, baseline) : null,
-  };
-  console.log(options.json ? JSON.stringify(report, null, 2) : reportText(report));
-  // The speed goes to stderr: the report itself stays the same from run to run.
-  const rate = (s: number) => Math.round(input.lines / Math.max(s, 1e-9));
-  console.error(
-    `replayed ${input.lines} lines in ${seconds.toFixed(2)} s: ${rate(seconds)} lines/s, ` +
-      `${rate(cpuSeconds)} lines per CPU second`,
-  );
-  return 0;
+  return { input, badExamples, formats, first, clock };
 }
 
 /** A config's simulation, with the overrides of its overrides file (the admin API's live in a store). */
-async function simulationOf(configFile: string): Promise<Simulation> {
+async function simulationOf(configFile: string, options: SimulationOptions): Promise<Simulation> {
   const table = await loadConfigFile(configFile);
   const file = table.config.tiers.overrides.file;
-  if (!file) return new Simulation(table);
-  return new Simulation(table, OverrideTable.compile(await readOverridesFile(file)));
+  if (!file) return new Simulation(table, undefined, undefined, options);
+  return new Simulation(table, OverrideTable.compile(await readOverridesFile(file)), undefined, options);
 }
 
 function reportText(r: ReplayReport): string {

@@ -229,3 +229,31 @@ test('check and explain say when the access log carries the key parts replay rea
     'in progress (live state, per process)\naccess log: host and hashed key parts (log.keyParts)\nclient ip: 127.0.0.1\n',
   );
 });
+
+test('a log the compact lane cannot stand for the store on is replayed again on the generic path', async () => {
+  // Two keys with one statistics key ("a b c": values joined by spaces) and two store keys: the
+  // store counts them apart (both let by), the report sums them under one key.
+  const pair = join(dir, 'pair.yaml');
+  writeFileSync(
+    pair,
+    `listeners: [{ host: 127.0.0.1, port: 0 }]
+upstreams: { app: { url: "http://127.0.0.1:9" } }
+limiters: { pair: { windows: [{ limit: 1, period: 1m, key: [ip, user_agent] }] } }
+routes: [{ name: all, paths: ["/*"], upstream: app, limiters: [pair] }]
+`,
+  );
+  const line = (second: number, ip: string, ua: string) =>
+    JSON.stringify({
+      time: `2026-11-16T10:00:0${second}.000Z`,
+      reqId: `r${second}`,
+      method: 'GET',
+      path: '/x',
+      keys: { ip, user_agent: ua },
+    });
+  const spaced = join(dir, 'spaced.log');
+  writeFileSync(spaced, `${line(1, 'a b', 'c')}\n${line(2, 'a', 'b c')}\n`);
+  const run = await runCli(['replay', '--config', pair, '--json', spaced]);
+  expect(run.code, run.stderr).toBe(0);
+  const [limiter] = JSON.parse(run.stdout).candidate.limiters;
+  expect(limiter).toMatchObject({ name: 'pair', requests: 2, refused: 0, keys: 1, keysRefused: 0 });
+});

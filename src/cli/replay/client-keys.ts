@@ -30,6 +30,9 @@ export interface Keyed extends StatKeys {
   readonly planned: readonly WindowRequest[] | undefined;
   /** The store's slots of `planned`, index by index (filled by the store). */
   readonly slots: (Slot | undefined)[];
+  /** The compact lane's rows (compact.ts): the first limiter's (-1 until found), all when more. */
+  row0: number;
+  rows: readonly number[] | undefined;
 }
 
 /** Keyed requests found by what their keys are made from: a level per value, the last holds them. */
@@ -155,12 +158,15 @@ export class ClientKeys {
     for (const p of k.parts) known.set(p, values(p));
     const fixed: PartValues = (p) => known.get(p)!;
     return {
+      // First: read every line, in the object's first cache line.
+      row0: -1,
       values: fixed,
       // The values alone, space-separated.
       statKeys: k.statParts.map((parts) => parts.map((p) => fixed(p)).join(' ')),
       keyStats: [],
       slots: [],
       planned: k.calendar ? undefined : planWindows(k.route.windows, fixed, ''),
+      rows: undefined,
     };
   }
 

@@ -77,6 +77,7 @@ export interface DiffReport {
 }
 
 export function simulationReport(sim: Simulation, top: number): SimulationReport {
+  sim.settle();
   return {
     unrouted: sim.unrouted,
     missingKeyParts: Object.fromEntries([...sim.missing].sort(([a], [b]) => a.localeCompare(b))),

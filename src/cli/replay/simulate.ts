@@ -21,6 +21,7 @@ import type { CompiledLimiter, CompiledRoute, RuleTable } from '../../rules/comp
 import type { KeyPart } from '../../rules/model.js';
 import type { WindowRequest, WindowResult } from '../../store/window-store.js';
 import { ClientKeys, routeKeying, type RouteKeying } from './client-keys.js';
+import { compactFits, compactRoute, CompactWindows, type CompactRoute, type RowData } from './compact.js';
 import type { LogRecord } from './log-formats.js';
 import {
   chargedHeaders,
@@ -56,6 +57,15 @@ interface RouteInfo {
    * client's own requests only to find a slot.
    */
   readonly unkeyed: readonly WindowRequest[] | undefined;
+  /** The route's windows for the compact lane, when the config takes it. */
+  readonly compact: CompactRoute | undefined;
+}
+
+export interface SimulationOptions {
+  /** The compact lane where the config fits it (default true). */
+  readonly compact?: boolean;
+  /** The compact lane's numbers, shared with the replay's other simulation (a client's rows side by side). */
+  readonly rows?: RowData;
 }
 
 export class Simulation {
@@ -72,17 +82,23 @@ export class Simulation {
   readonly #keys: ClientKeys;
   readonly #tiers: TierSources;
   readonly #store: ReplayWindows;
+  readonly #compact: CompactWindows | undefined;
   #now = 0;
   #fed = 0;
   readonly #routeInfo = new Map<CompiledRoute, RouteInfo>();
 
-  /** `windows`: the store to count in (tests compare the replay's store with the gateway's). */
+  /**
+   * `windows`: the store to count in (tests compare the replay's store with the gateway's);
+   * `compact`: the compact lane (compact.ts) where the config fits it and no store is given (it
+   * throws CompactUnfit when it cannot stand for the store: then replay again without).
+   */
   constructor(
     table: RuleTable,
     overrides: OverrideTable = OverrideTable.EMPTY,
-    windows: (now: () => number) => ReplayWindows = (now) =>
-      new ReplayStore({ maxKeys: STORE_MAX_KEYS, now }),
+    windows?: (now: () => number) => ReplayWindows,
+    options: SimulationOptions = {},
   ) {
+    const compact = options.compact ?? true;
     this.#table = table;
     const config = table.config;
     this.#keys = new ClientKeys(config.identity.ipv6PrefixLength);
@@ -92,7 +108,11 @@ export class Simulation {
       workspaceTokenPlan: config.tiers.workspaceTokenPlan,
       overrides,
     };
-    this.#store = windows(() => this.#now);
+    this.#store = (windows ?? ((now) => new ReplayStore({ maxKeys: STORE_MAX_KEYS, now })))(() => this.#now);
+    this.#compact =
+      compact && !windows && compactFits(table, overrides.empty)
+        ? new CompactWindows(STORE_MAX_KEYS, options.rows)
+        : undefined;
     for (const route of table.routes) {
       const stats = route.limiters.map((limiter) => {
         let s = this.limiters.get(limiter.name);
@@ -113,10 +133,16 @@ export class Simulation {
         unkeyed: route.windows.some((w) => w.window.calendar || w.limiter.ban !== undefined)
           ? undefined
           : planWindows(route.windows, () => '', ''),
+        compact: this.#compact && compactRoute(route),
       };
       this.routes.set(route.name, info.routeStats);
       this.#routeInfo.set(route, info);
     }
+  }
+
+  /** Whether this simulation takes the compact lane (compact.ts). */
+  get compact(): boolean {
+    return this.#compact !== undefined;
   }
 
   /** Replays one request at `nowMs` (the caller keeps the clock from going back). */
@@ -133,6 +159,11 @@ export class Simulation {
     routeStats.requests++;
     if (route.windows.length === 0) return;
     const keyed = this.#keys.of(rec, info.keying);
+    if (info.compact) {
+      if (keyed.row0 < 0) this.#compact!.find(info.compact, keyed, info.stats);
+      this.#compact!.feed(info.compact, keyed, routeStats, info.stats, nowMs);
+      return;
+    }
     // Tiers and overrides: the windows at the request's tier (none for `unlimited`).
     let windows = route.windows;
     if (tierApplies(this.#tiers, route)) {
@@ -200,7 +231,13 @@ export class Simulation {
   }
 
   async close(): Promise<void> {
+    this.settle();
     await this.#store.close();
+  }
+
+  /** The statistics brought up to date (the compact lane keeps its keys' in its rows). */
+  settle(): void {
+    this.#compact?.settle();
   }
 
   /**
