@@ -135,7 +135,7 @@ function storeText(store: RuleTable['config']['store']): string {
     return `redis cluster (${store.redis.cluster.map(redactedSeed).join(', ')})${batchWindowText(store)}`;
   }
   if (!store.redis.url) return 'memory';
-  return `redis (${redactedUrl(store.redis.url)})${batchWindowText(store)}${callsInFlightText(store)}`;
+  return `redis (${redactedUrl(store.redis.url)})${batchWindowText(store)}${batchesInFlightText(store)}`;
 }
 
 /** Shown only when set, so the summary of configs without it is unchanged. */
@@ -143,10 +143,10 @@ const batchWindowText = (store: RuleTable['config']['store']): string =>
   store.redis.batchWindow > 0 ? `, batch window ${store.redis.batchWindow}ms` : '';
 
 /** Shown only when not the default (one call out at a time). */
-const callsInFlightText = (store: RuleTable['config']['store']): string => {
-  const n = store.redis.callsInFlight;
+const batchesInFlightText = (store: RuleTable['config']['store']): string => {
+  const n = store.redis.batchesInFlight;
   if (n === 1) return '';
-  return n === 0 ? ', script calls in flight unbounded' : `, ${n} script calls in flight`;
+  return n === 0 ? ', batches in flight unbounded' : `, ${n} batches in flight`;
 };
 
 /** A listener's address and what it does: mode, onLimited, TLS, HTTP/2, mTLS, IETF headers. */

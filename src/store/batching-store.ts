@@ -24,7 +24,7 @@ export interface BatchWindowStore extends StoreLifecycle {
 }
 
 export interface BatchingStoreOptions {
-  /** How long the store has to answer a batch, from the moment the batch is due (written, or waiting to be). */
+  /** How long the store has to answer a batch, from the moment the batch is written to it. */
   readonly timeoutMs: number;
   /** Requests per script call; a larger batch is split (in order). */
   readonly maxRequests?: number;
@@ -54,7 +54,7 @@ interface Batch {
   readonly entries: Pending[];
   /** The batch window's timer, while the batch waits for more requests. */
   hold?: NodeJS.Timeout;
-  /** performance.now() by which the store must have answered: set when the batch is due. */
+  /** performance.now() by which the store must have answered: set when the batch is written. */
   deadline: number;
   unsettled: number;
   /** Written to the inner store (a batch due may wait for one in flight: maxInFlight). */
@@ -69,20 +69,21 @@ interface Batch {
  * requests parsed in this turn are in it, and it waits for no timer and no I/O. (A microtask or
  * nextTick would run after each socket's callback, batching one request at a time.)
  *
- * The deadline measures the store, not the event loop. It starts when the batch is due, and
+ * The deadline measures the store, not the event loop. It starts when the batch is written, and
  * when its timer fires the verdict waits for setImmediate: the poll phase before it reads whatever
  * the store's socket already holds. So a timer that fires late because the loop was busy (while
  * the reply sat unread in the socket) does not fail the batch, and an unanswering store still
  * fails it at the deadline, the check phase adding no wait of its own. Every batch has the same
- * timeout, so the batches in flight reach their deadlines in the order they were due: one
+ * timeout, so the batches in flight reach their deadlines in the order they were written: one
  * timer, for the oldest, serves them all (set about once per timeout under load, where a timer
  * per batch was set and cleared per call), and a batch leaves the queue once answered.
  *
  * With `maxInFlight`, a batch due while that many are unanswered stays open and goes at the end of
  * the turn that answers (or fails) one: under load the turns of a round trip share one call (a
  * Redis call costs about as much for 16 requests of one key as for 8), and an idle store adds no
- * wait. Batches still go in order. A batch's deadline counts its wait behind the call in flight
- * (a wait on the store): a stalled Redis holds no request longer than the timeout.
+ * wait. Batches still go in order. A written batch has the whole timeout (a slow but healthy Redis
+ * answers each call within it); the batches waiting behind one that fails its deadline fail with
+ * it, so a stalled Redis holds no request longer than the timeout.
  */
 export class BatchingStore extends WrappingStore<BatchWindowStore> implements ResultTap {
   readonly #timeoutMs: number;
@@ -97,7 +98,7 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> implements Re
   #releasing = false;
   /** Batches written with requests still unsettled. */
   #unanswered = 0;
-  /** Batches due (written or waiting) and not yet answered or failed, oldest (earliest deadline) first. */
+  /** Batches written and not yet answered or failed, oldest (earliest deadline) first. */
   readonly #inFlight: Batch[] = [];
   /** The deadline timer, for the oldest batch in flight (it may have been answered since). */
   #deadlineTimer: NodeJS.Timeout | undefined;
@@ -147,12 +148,6 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> implements Re
 
   #flush(batch: Batch): void {
     batch.hold = undefined;
-    // From now: a wait behind a call in flight is a wait on the store, within the same timeout.
-    batch.deadline = performance.now() + this.#timeoutMs;
-    this.#inFlight.push(batch);
-    // Unref'd: a batch in flight keeps the process up by its socket, not by its deadline.
-    if (this.#deadlineTimer === undefined)
-      this.#deadlineTimer = setTimeout(this.#judge, this.#timeoutMs).unref();
     const max = this.#maxInFlight;
     // Waits, still open if it is (requests join it), till a batch in flight is answered.
     if (max > 0 && (this.#unanswered >= max || this.#waiting.length > 0)) this.#waiting.push(batch);
@@ -169,6 +164,13 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> implements Re
   #write(batch: Batch): void {
     if (this.#open === batch) this.#open = undefined;
     batch.written = true;
+    // The store's whole timeout from now: a wait behind the call ahead ends when that call is
+    // answered, or fails with it at its deadline (#expire).
+    batch.deadline = performance.now() + this.#timeoutMs;
+    this.#inFlight.push(batch);
+    // Unref'd: a batch in flight keeps the process up by its socket, not by its deadline.
+    if (this.#deadlineTimer === undefined)
+      this.#deadlineTimer = setTimeout(this.#judge, this.#timeoutMs).unref();
     this.#unanswered++;
     // In order, cut where a chunk would exceed the request or window bound.
     let chunk: Pending[] = [];
@@ -222,13 +224,13 @@ export class BatchingStore extends WrappingStore<BatchWindowStore> implements Re
 
   #expire(batch: Batch): void {
     if (batch.unsettled === 0) return;
-    if (!batch.written) {
-      // Failed while waiting: it leaves the queue, and takes no more requests.
-      this.#waiting.splice(this.#waiting.indexOf(batch), 1);
-      if (this.#open === batch) this.#open = undefined;
-    }
     const err = new StoreUnavailableError(`no reply within ${this.#timeoutMs}ms`);
     for (const p of batch.entries) this.#settle(batch, p, err);
+    // The batches waiting behind it fail with it: the store answers calls in order, so theirs
+    // would come after the one it did not answer in time (a stalled store holds none longer).
+    const waiting = this.#waiting.splice(0);
+    if (this.#open !== undefined && waiting.includes(this.#open)) this.#open = undefined;
+    for (const w of waiting) for (const p of w.entries) this.#settle(w, p, err);
   }
 
   /** Answered batches leave the front of the queue (replies mostly come in order). */

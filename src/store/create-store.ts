@@ -47,7 +47,7 @@ export function createStoreParts(
   // own per request), inside the cache, so cache hits do not count as store latency, and do not
   // end an outage of the local fallback either.
   // [lease] Leased windows are spent in front of the batch (LeasingStore); the others pass through.
-  // maxInFlight: store.redis.callsInFlight for a single Redis (the next turns' hits gathered while a
+  // maxInFlight: store.redis.batchesInFlight for a single Redis (the next turns' hits gathered while a
   // call is out: bigger batches under load, none idle); 0 for a cluster, whose calls go to several masters.
   const networked = (store: BatchWindowStore & LeaseBackend, local: LocalFallback, maxInFlight: number) => {
     const observer: StoreObserver = {
@@ -92,7 +92,7 @@ export function createStoreParts(
         metrics,
         redisBeat(redis.client, heartbeatKey, id, LIVE_MS),
       );
-      return { store: networked(redis, local, config.redis.callsInFlight), fallback: local };
+      return { store: networked(redis, local, config.redis.batchesInFlight), fallback: local };
     }
     case 'memory':
       return {

@@ -1,4 +1,4 @@
-// store.redis.batchWindow and callsInFlight in the config: validated, defaulted, and shown by `tollgate check`.
+// store.redis.batchWindow and batchesInFlight in the config: validated, defaulted, and shown by `tollgate check`.
 import { describe, expect, test } from 'vitest';
 import { describeRuleTable } from '../../src/cli/describe.js';
 import { retirementGraceMs } from '../../src/runtime/pool-retirement.js';
@@ -38,30 +38,30 @@ describe('store.redis.batchWindow', () => {
   });
 });
 
-describe('store.redis.callsInFlight', () => {
+describe('store.redis.batchesInFlight', () => {
   test('defaults to 1, and the summary says nothing of it then', () => {
     const table = loadConfigText(config("url: 'redis://127.0.0.1:6379'"), 'c.yaml', {});
-    expect(table.config.store.redis.callsInFlight).toBe(1);
+    expect(table.config.store.redis.batchesInFlight).toBe(1);
     expect(describeRuleTable(table)).toContain('store: redis (redis://127.0.0.1:6379), on error: open\n');
   });
 
   test('0 (no bound) and 4 are shown', () => {
-    const unbounded = loadConfigText(config("url: 'redis://127.0.0.1:6379', callsInFlight: 0"), 'c.yaml', {});
+    const unbounded = loadConfigText(config("url: 'redis://127.0.0.1:6379', batchesInFlight: 0"), 'c.yaml', {});
     expect(describeRuleTable(unbounded)).toContain(
-      'store: redis (redis://127.0.0.1:6379), script calls in flight unbounded, on error: open\n',
+      'store: redis (redis://127.0.0.1:6379), batches in flight unbounded, on error: open\n',
     );
-    const four = loadConfigText(config("url: 'redis://127.0.0.1:6379', callsInFlight: 4"), 'c.yaml', {});
+    const four = loadConfigText(config("url: 'redis://127.0.0.1:6379', batchesInFlight: 4"), 'c.yaml', {});
     expect(describeRuleTable(four)).toContain(
-      'store: redis (redis://127.0.0.1:6379), 4 script calls in flight, on error: open\n',
+      'store: redis (redis://127.0.0.1:6379), 4 batches in flight, on error: open\n',
     );
   });
 
   test('more than 64, or a negative count, is refused', () => {
-    expect(() => loadConfigText(config('callsInFlight: 65'), 'c.yaml', {})).toThrow(
-      'c.yaml:3:34: store.redis.callsInFlight: Too big: expected number to be <=64',
+    expect(() => loadConfigText(config('batchesInFlight: 65'), 'c.yaml', {})).toThrow(
+      'c.yaml:3:36: store.redis.batchesInFlight: Too big: expected number to be <=64',
     );
-    expect(() => loadConfigText(config('callsInFlight: -1'), 'c.yaml', {})).toThrow(
-      'c.yaml:3:34: store.redis.callsInFlight: Too small: expected number to be >=0',
+    expect(() => loadConfigText(config('batchesInFlight: -1'), 'c.yaml', {})).toThrow(
+      'c.yaml:3:36: store.redis.batchesInFlight: Too small: expected number to be >=0',
     );
   });
 });

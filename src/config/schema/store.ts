@@ -52,15 +52,16 @@ const redisStore = z.strictObject({
         'REDIS_PIPELINE_WINDOW). 0: sent at the end of the event-loop turn that opened it. Longer: fewer, ' +
         'larger script calls (less Redis CPU per request), each request delayed up to this long.',
     }),
-  callsInFlight: bound
+  batchesInFlight: bound
     .max(64)
     .default(1)
     .meta({
       description:
-        'Script calls out at once to one Redis (not a cluster). A batch due while that many are unanswered ' +
-        'stays open and the next turns join it: under load, fewer and larger calls (less Redis CPU per ' +
-        'request), each request waiting up to one more round trip; an idle gateway waits for nothing. ' +
-        '0: no bound (every batch goes at once).',
+        'Batches out at once to one Redis (not a cluster; a batch of more than 256 requests goes as ' +
+        'several script calls). A batch due while that many are unanswered stays open and the next turns ' +
+        'join it: under load, fewer and larger calls (less Redis CPU per request), each request waiting up ' +
+        'to one more round trip; an idle gateway waits for nothing. Batches waiting behind one that fails ' +
+        'commandTimeout fail with it. 0: no bound (every batch goes at once).',
     }),
   connectTimeout: duration
     .refine((d) => d >= 1, 'must be at least 1ms')
