@@ -25,26 +25,35 @@ export function observeResponse(c: RequestContext, level: 'info' | 'debug'): voi
   watchEnds(c);
   // 'on', not 'once': a response emits 'close' once, and 'once' adds a wrapper per request.
   c.res.on('close', () => {
-    // The request's other cleanups (admission slots, the relay's abort): one listener for all.
-    runEndHooks(c);
-    const elapsedMs = performance.now() - started;
-    // No answer begun: the client left first (nginx's 499).
-    const status = c.res.headersSent ? c.res.statusCode : CLIENT_LEFT;
-    metrics.response(c.routeName ?? '', status, elapsedMs / 1000);
-    if (!log) return;
-    logger[level]({
-      reqId: c.requestId,
-      decision: c.decision,
-      method: c.method,
-      path: c.path,
-      client: loggedClient(c),
-      status: c.res.statusCode,
-      route: c.routeName,
-      limit: c.outcome,
-      ms: Math.round(elapsedMs * 100) / 100,
-      aborted: !c.res.writableFinished || undefined,
-      ...(c.state.table.config.log.keyParts ? keyPartsLogged(c) : undefined),
-    });
+    try {
+      logClosed(c, level, log, started);
+    } finally {
+      // The request's other cleanups (admission slots, the relay's abort): one listener for all.
+      runEndHooks(c);
+    }
+  });
+}
+
+/** The response's metrics and its access-log line, once it closed. */
+function logClosed(c: RequestContext, level: 'info' | 'debug', log: boolean, started: number): void {
+  const { logger, metrics } = c.listener;
+  const elapsedMs = performance.now() - started;
+  // No answer begun: the client left first (nginx's 499).
+  const status = c.res.headersSent ? c.res.statusCode : CLIENT_LEFT;
+  metrics.response(c.routeName ?? '', status, elapsedMs / 1000);
+  if (!log) return;
+  logger[level]({
+    reqId: c.requestId,
+    decision: c.decision,
+    method: c.method,
+    path: c.path,
+    client: loggedClient(c),
+    status: c.res.statusCode,
+    route: c.routeName,
+    limit: c.outcome,
+    ms: Math.round(elapsedMs * 100) / 100,
+    aborted: !c.res.writableFinished || undefined,
+    ...(c.state.table.config.log.keyParts ? keyPartsLogged(c) : undefined),
   });
 }
 

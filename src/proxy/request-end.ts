@@ -50,7 +50,16 @@ export function runEndHooks(hooks: EndHooks): void {
   const ends = hooks.ends;
   hooks.ends = undefined;
   if (ends === undefined) return;
-  for (let i = 0; i < ends.length; i++) ends[i]!();
+  // Every one runs, whatever another throws: a slot left held would never come back.
+  let failure: unknown;
+  for (let i = 0; i < ends.length; i++) {
+    try {
+      ends[i]!();
+    } catch (err) {
+      failure ??= err;
+    }
+  }
+  if (failure !== undefined) throw failure;
 }
 
 /** The request can no longer be answered: its response closed, or (HTTP/1.1) its connection did. */

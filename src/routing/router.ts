@@ -75,8 +75,9 @@ export class Router<R extends RouteSpec> {
     const last = this.#last.get(path);
     if (last !== undefined && last.host === hostHeader && last.method === method) return last.route;
     const route = this.#scan(hostHeader, method, path);
-    if (path.length > MAX_MEMO_LENGTH || (hostHeader !== undefined && hostHeader.length > MAX_MEMO_LENGTH))
-      return route;
+    // A preflight's method is the client's Access-Control-Request-Method: bounded like the rest.
+    const long = path.length > MAX_MEMO_LENGTH || method.length > MAX_MEMO_LENGTH;
+    if (long || (hostHeader !== undefined && hostHeader.length > MAX_MEMO_LENGTH)) return route;
     if (last !== undefined) {
       last.host = hostHeader;
       last.method = method;

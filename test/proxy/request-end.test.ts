@@ -8,8 +8,9 @@ import { waitFor } from '../helpers/wait.js';
 
 let server: Server | undefined;
 afterEach(async () => {
-  server?.closeAllConnections();
-  await new Promise((resolve) => server?.close(resolve));
+  if (server === undefined) return;
+  server.closeAllConnections();
+  await new Promise((resolve) => server!.close(resolve));
   server = undefined;
 });
 
@@ -159,4 +160,23 @@ test('pipelined requests with watched hooks: queued cleanups still run once when
   );
   await new Promise((resolve) => setTimeout(resolve, 50));
   expect([...ran].sort()).toEqual(['/a admission', '/a relay', '/b admission', '/b relay']);
+});
+
+test('a held cleanup that throws: the others still run, and the first error is thrown after them', () => {
+  const ran: string[] = [];
+  const hooks: EndHooks = { ends: [] };
+  hooks.ends!.push(
+    () => ran.push('slot'),
+    () => {
+      throw new Error('relay');
+    },
+    () => ran.push('stream'),
+    () => {
+      throw new Error('second');
+    },
+  );
+  expect(() => runEndHooks(hooks)).toThrow('relay');
+  expect(ran).toEqual(['slot', 'stream']);
+  runEndHooks(hooks); // once only
+  expect(ran).toEqual(['slot', 'stream']);
 });

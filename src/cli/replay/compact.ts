@@ -9,7 +9,7 @@
  * window maths (sliding.ts, token-bucket.ts) on the row's numbers. Nothing is swept: an expired
  * window's state decides as a new one's (what lets the store sweep it). The rows stand for the
  * store's slots one to one (checked when a row is found); when they could not (a key shared by
- * two rows, more keys than the store holds, where it would start evicting), CompactUnfit is
+ * two rows), or the lane would hold more keys than its bound (it sweeps nothing), CompactUnfit is
  * thrown and the caller replays on the generic path.
  */
 import { slidingRoll, slidingUsed, type SlidingCounts } from '../../limits/window-maths/sliding.js';
@@ -124,7 +124,8 @@ export class CompactWindows {
         if (made && owner === undefined) this.#owner.set(slot, at);
         else if (owner !== at) throw new CompactUnfit(`the window key ${slot} has two rows`);
       }
-      if (this.#owner.size >= this.#maxKeys) throw new CompactUnfit('more window keys than the store holds');
+      if (this.#owner.size >= this.#maxKeys)
+        throw new CompactUnfit('more window keys than the compact lane holds');
       rows.push(at);
     }
     return rows;

@@ -41,6 +41,12 @@ export type { KeyStats, LimiterStats, RouteStats } from './stats.js';
 
 /** Store keys held at most; expired windows are swept first (the store's own bound). */
 const STORE_MAX_KEYS = 5_000_000;
+/**
+ * Window keys the compact lane holds at most: it sweeps nothing, so a log of millions of one-off
+ * clients would hold rows and maps for every key ever seen (about 200 bytes each); past this, the
+ * logs are read again on the generic path, which sweeps expired windows.
+ */
+const COMPACT_MAX_KEYS = 1_000_000;
 const SWEEP_EVERY = 65_536;
 
 /** What feed needs of a route, made once. */
@@ -111,7 +117,7 @@ export class Simulation {
     this.#store = (windows ?? ((now) => new ReplayStore({ maxKeys: STORE_MAX_KEYS, now })))(() => this.#now);
     this.#compact =
       compact && !windows && compactFits(table, overrides.empty)
-        ? new CompactWindows(STORE_MAX_KEYS, options.rows)
+        ? new CompactWindows(COMPACT_MAX_KEYS, options.rows)
         : undefined;
     for (const route of table.routes) {
       const stats = route.limiters.map((limiter) => {

@@ -128,7 +128,7 @@ test('configs with bans, calendar windows, lists, costs, tiers or overrides take
   expect(fits(base, overrides)).toBe(false);
 });
 
-test('a window key two rows would share, or one key more than the store holds: CompactUnfit', () => {
+test('a window key two rows would share, or one key more than the lane holds: CompactUnfit', () => {
   const table = loadConfigText(configOf({ limit: 1, sliding: 1, fixed: 1, rate: 1, burst: 1 }), 't.yaml', {});
   const route = table.routes.find((r) => r.name === 'api')!;
   const c = compactRoute(route);
@@ -143,5 +143,5 @@ test('a window key two rows would share, or one key more than the store holds: C
   expect(() => rows.rowsOf(c, ['a'], planned('x'), stats)).toThrow(CompactUnfit); // one statistics key, other window keys
   expect(() => rows.rowsOf(c, ['b'], planned('a'), stats)).toThrow(CompactUnfit); // one window key, two rows
   rows.rowsOf(c, ['c'], planned('c'), stats); // 4 window keys
-  expect(() => rows.rowsOf(c, ['d'], planned('d'), stats)).toThrow(CompactUnfit); // 6: the store would evict
+  expect(() => rows.rowsOf(c, ['d'], planned('d'), stats)).toThrow(CompactUnfit); // 6: past the lane's bound
 });
