@@ -19,7 +19,7 @@ import { createRequestHandler } from '../http/request-handler.js';
 import { Admission } from '../limits/admission.js';
 import { ResponseBuffers } from '../proxy/response-buffers.js';
 import { retiredPools } from './build-state.js';
-import { CertificateError } from './tls/certificates.js';
+import { reloadCertificates } from './tls/certificate-reload.js';
 import { overrideRoutes } from './admin-overrides.js';
 import { LiveOverrides } from './overrides.js';
 import { sharedOverrides } from '../store/shared-overrides.js';
@@ -186,32 +186,9 @@ export class Gateway {
     return new Map([...this.#listeners.secure].map(([name, l]) => [name, l.fingerprint]));
   }
 
-  /**
-   * Reads every TLS listener's certificate files again. A changed set goes to new connections
-   * (open ones keep theirs) and counts as a successful reload; a bad or unreadable one is logged
-   * with its file, counted as a failed reload, and the running certificate stays. True when none failed.
-   */
-  async reloadCertificates(): Promise<boolean> {
-    const { logger } = this.options;
-    const results = await Promise.all(
-      [...this.#listeners.secure].map(async ([listener, secure]) => {
-        try {
-          if ((await secure.reloadCertificates()) === 'unchanged') return true;
-          this.metrics.configReload(true);
-          logger.info({ listener, fingerprint: secure.fingerprint }, 'certificates reloaded');
-          return true;
-        } catch (err) {
-          this.metrics.configReload(false);
-          const file = err instanceof CertificateError ? err.file : undefined;
-          logger.error(
-            { listener, file, err: (err as Error).message },
-            'certificate reload failed: keeping the running certificate',
-          );
-          return false;
-        }
-      }),
-    );
-    return results.every(Boolean);
+  /** Reads every TLS listener's certificates again (tls/certificate-reload.ts); true when none failed. */
+  reloadCertificates(): Promise<boolean> {
+    return reloadCertificates(this.#listeners.secure, this.metrics, this.options.logger);
   }
 
   async #listen(): Promise<void> {
@@ -261,7 +238,6 @@ export class Gateway {
     }
   }
 
-  /** Stops accepting, lets in-flight requests finish for up to the drain timeout, then closes the store. */
   /** The admin API's routes: each feature that the admin listener serves adds its own. */
   #adminRoutes(): AdminRoute[] {
     const operator = {
@@ -278,6 +254,7 @@ export class Gateway {
     ];
   }
 
+  /** Stops accepting, lets in-flight requests finish for up to the drain timeout, then closes the store. */
   close(): Promise<void> {
     this.#closing ??= this.#shutdown();
     return this.#closing;

@@ -1,6 +1,7 @@
 /**
  * What a leasing store (leasing-store.ts) holds of each leased window, and how a request spends it:
- * from the slice held, exactly (the inner store), or after a lease. No clock, no I/O: the store passes the time in.
+ * from the slice held, exactly (the inner store), or after a lease. No clock, no I/O: the store passes
+ * the time and its own store call in.
  */
 import { leaseSlice } from '../limits/window-maths/lease.js';
 import { SAME_WINDOW_MS, type LeaseGrant } from './lease-script.js';
@@ -100,4 +101,50 @@ export function mergeGrant(
   h.count = grant.count;
   h.exact = grant.slice === 0 && leaseSlice(w.limit - grant.count, divisor, w.lease!.max) === 0;
   h.pending = undefined;
+}
+
+/**
+ * A request with some windows spent from slices (`local[i]`) and the rest asked of the store by
+ * `ask`: the held ones are taken out now and put back when the store refuses (a refused request
+ * spends nothing) or fails, and only into the window they were taken from (a slice of a later
+ * window was counted without them).
+ */
+export function spendAround(
+  windows: readonly WindowRequest[],
+  local: readonly (Held | undefined)[],
+  ask: (rest: readonly WindowRequest[]) => Promise<WindowResult[]>,
+): Promise<WindowResult[]> {
+  const n = windows.length;
+  const rest: WindowRequest[] = [];
+  const heldIn = new Array<number>(n);
+  for (let i = 0; i < n; i++) {
+    const w = windows[i]!;
+    const h = local[i];
+    if (h) {
+      h.left -= w.cost ?? 1;
+      heldIn[i] = h.endsAt;
+    } else rest.push(w);
+  }
+  const putBack = () => {
+    for (let i = 0; i < n; i++) {
+      const h = local[i];
+      if (h && h.endsAt === heldIn[i]) h.left += windows[i]!.cost ?? 1;
+    }
+  };
+  return ask(rest).then(
+    (answered) => {
+      if (answered.some((r, j) => rest[j]!.enforce && !r.allowed)) putBack();
+      const results = new Array<WindowResult>(n);
+      let j = 0;
+      for (let i = 0; i < n; i++) {
+        const h = local[i];
+        results[i] = h ? heldResult(windows[i]!, h) : answered[j++]!;
+      }
+      return results;
+    },
+    (err: unknown) => {
+      putBack();
+      throw err;
+    },
+  );
 }

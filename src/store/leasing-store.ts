@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import { MIN_SLICE } from '../limits/window-maths/lease.js';
 import {
   EXACT,
@@ -7,6 +6,7 @@ import {
   LEASE,
   LOCAL,
   mergeGrant,
+  spendAround,
   unheld,
   wayOf,
   type Held,
@@ -23,7 +23,8 @@ import {
   type WindowStore,
 } from './window-store.js';
 import { observedCall } from './observed-call.js';
-import { withTimeout } from './with-timeout.js';
+import { settledWithin, withTimeout } from './with-timeout.js';
+import { steadyNow } from './steady-clock.js';
 
 export interface LeasingStoreOptions {
   /** How long a lease or a give-back may take (store.redis.commandTimeout). */
@@ -173,39 +174,7 @@ export class LeasingStore extends WrappingStore implements ResultTap {
       return Promise.resolve(results);
     }
     // Some windows go to the store: ours are held out until it answers.
-    const rest: WindowRequest[] = [];
-    const heldIn = new Array<number>(n);
-    for (let i = 0; i < n; i++) {
-      const w = windows[i]!;
-      const h = local[i];
-      if (h) {
-        h.left -= w.cost ?? 1;
-        heldIn[i] = h.endsAt;
-      } else rest.push(w);
-    }
-    // Only into the window it was held out of: a slice of a later window was counted without it.
-    const putBack = () => {
-      for (let i = 0; i < n; i++) {
-        const h = local[i];
-        if (h && h.endsAt === heldIn[i]) h.left += windows[i]!.cost ?? 1;
-      }
-    };
-    return this.#innerHit(rest).then(
-      (answered) => {
-        if (answered.some((r, j) => rest[j]!.enforce && !r.allowed)) putBack(); // refused: spends nothing
-        const results = new Array<WindowResult>(n);
-        let j = 0;
-        for (let i = 0; i < n; i++) {
-          const h = local[i];
-          results[i] = h ? heldResult(windows[i]!, h) : answered[j++]!;
-        }
-        return results;
-      },
-      (err: unknown) => {
-        putBack();
-        throw err;
-      },
-    );
+    return spendAround(windows, local, (rest) => this.#innerHit(rest));
   }
 
   /**
@@ -320,15 +289,3 @@ export class LeasingStore extends WrappingStore implements ResultTap {
     await this.inner.close();
   }
 }
-
-/**
- * The wall clock as it was at the process start, advanced by the monotonic clock: a slice is spent
- * until its window's end in Redis (the lease's reply: a duration), so setting the system clock
- * back must not let it be spent into the next window.
- */
-const steadyNow = (): number => TIME_ORIGIN + performance.now();
-const TIME_ORIGIN = performance.timeOrigin;
-
-/** Once every one of `calls` settled, or `ms` passed: closing goes on either way. */
-const settledWithin = (calls: readonly Promise<unknown>[], ms: number): Promise<unknown> =>
-  withTimeout(Promise.allSettled(calls), ms, () => new Error('unsettled')).catch(() => undefined);

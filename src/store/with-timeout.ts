@@ -18,3 +18,7 @@ export function withTimeout<T>(work: Promise<T>, ms: number, timedOut: () => Err
     );
   });
 }
+
+/** Once every one of `calls` settled, or `ms` passed: what waits goes on either way. */
+export const settledWithin = (calls: readonly Promise<unknown>[], ms: number): Promise<unknown> =>
+  withTimeout(Promise.allSettled(calls), ms, () => new Error('unsettled')).catch(() => undefined);
