@@ -9,7 +9,8 @@ import { addRateLimitHeaders, partitionKey } from '../limits/rate-limit-headers.
 import type { Refusal } from '../limits/refusal.js';
 import { ietfPolicyOf } from '../limits/tier-choice.js';
 import { throttledWarn } from '../logger.js';
-import type { GatewayMetrics, LimiterDecision } from '../metrics/gateway-metrics.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import type { LimiterDecision } from '../metrics/outcomes.js';
 import { acceptableRequestId } from '../proxy/headers.js';
 import { methodRefusal } from '../routing/method.js';
 import type { CanonicalTarget } from '../routing/request-target.js';

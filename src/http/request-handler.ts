@@ -9,7 +9,7 @@ import type { ForwardOptions, ForwardOutcome, ResponseHook, UpstreamPool } from 
 import type { CanonicalTarget } from '../routing/request-target.js';
 import { canonicalTargetOf } from '../routing/target-cache.js';
 import { throttledWarn } from '../logger.js';
-import { statusClass, type LimiterDecision } from '../metrics/gateway-metrics.js';
+import { statusClass, type LimiterDecision } from '../metrics/outcomes.js';
 import { admit } from './admit.js';
 import { answerPreflight } from './cors.js';
 import { countRequest, type Counted, type DeferredCharge } from './count-request.js';

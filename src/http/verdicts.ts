@@ -1,6 +1,7 @@
 import type { CompiledLimiter, CompiledRoute, RouteWindow } from '../rules/compile.js';
 import type { Screening } from '../limits/exemption.js';
-import type { GatewayMetrics, LimiterDecision } from '../metrics/gateway-metrics.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import type { LimiterDecision } from '../metrics/outcomes.js';
 import type { WindowResult } from '../store/window-store.js';
 
 /**

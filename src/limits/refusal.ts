@@ -1,4 +1,4 @@
-import type { LimiterDecision } from '../metrics/gateway-metrics.js';
+import type { LimiterDecision } from '../metrics/outcomes.js';
 import type { CompiledLimiter } from '../rules/model.js';
 
 /**
