@@ -14,7 +14,6 @@ import {
 import { admissionRequests, admissionResults, windowCosts } from '../limits/charging.js';
 import type { Refusal } from '../limits/refusal.js';
 import type { WindowRequest, WindowResult } from '../store/window-store.js';
-import { answeredNow } from '../store/memory-store.js';
 import { refusedNow } from '../store/over-limit-cache.js';
 import { counted, type Counted, type CountedRequest } from './counted.js';
 import { storeFailed } from './store-failure.js';
@@ -41,8 +40,7 @@ export const LENGTH_REQUIRED: Refusal = {
 /**
  * Resolves the identity of a route with limiters, counts the request in the store and decides.
  * Answers at once, with no promise, when nothing is awaited: a route keyed by no credential, with
- * no tiers or lists, counted by the in-process store or refused from the over-limit cache (a
- * flooding key's 429).
+ * no tiers or lists, whose refusal the over-limit cache holds (a flooding key's 429).
  */
 export function countRequest(c: CountedRequest): Counted | Promise<Counted> {
   const { state, route } = c;
@@ -129,9 +127,6 @@ function countWindows(
     // A flooding key's refusal from the over-limit cache is taken at once: no promise, no turn.
     const cached = refusedNow(lim.store, requests);
     if (cached) return decided(p, cached);
-    // The in-process store answers at once too.
-    const answered = answeredNow(lim.store, requests);
-    if (answered) return decided(p, answered);
     return lim.store.hit(requests).then(
       (results) => {
         try {

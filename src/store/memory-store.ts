@@ -70,15 +70,10 @@ export class MemoryStore implements WindowStore {
   }
 
   hit(requests: readonly WindowRequest[]): Promise<WindowResult[]> {
-    return Promise.resolve(this.hitObserved(requests));
-  }
-
-  /** hit() answered at once, its time observed: the request path takes it with no promise (answeredNow). */
-  hitObserved(requests: readonly WindowRequest[]): WindowResult[] {
     const started = this.#observer ? performance.now() : 0;
     const results = this.#hit(requests);
     this.#observer?.storeRoundTrip((performance.now() - started) / 1000);
-    return results;
+    return Promise.resolve(results);
   }
 
   /** hit() without the promise: `tollgate replay` drives a store of its own, on the log's clock. */
@@ -257,16 +252,4 @@ export class MemoryStore implements WindowStore {
     this.#size--;
     return true;
   }
-}
-
-/**
- * The answer of `store` to `requests` at once, when it is the memory store (which never waits):
- * the same counting as hit(), with no promise and no turn of the microtask queue. Undefined for
- * every other store: ask store.hit().
- */
-export function answeredNow(
-  store: WindowStore,
-  requests: readonly WindowRequest[],
-): WindowResult[] | undefined {
-  return store instanceof MemoryStore ? store.hitObserved(requests) : undefined;
 }

@@ -174,27 +174,6 @@ routes:
     await closeState(state);
   });
 
-  // The in-process store never waits: its count comes with no promise (no turn of the handler's),
-  // allowed or refused, and its time is still observed.
-  test('the memory store answers at once, and its round trips are observed', async () => {
-    const { state, request } = await setUp();
-    const seconds: number[] = [];
-    const store = new MemoryStore({
-      maxKeys: 100,
-      sweepIntervalMs: 60_000,
-      observer: { storeRoundTrip: (s) => seconds.push(s), storeError: () => {} },
-    });
-    const answers = ['m1', 'm2', 'm3'].map((id) => {
-      const c = request(id);
-      return countRequest({ ...c, limiting: { ...c.limiting, store } });
-    });
-    expect(answers.map((a) => a instanceof Promise)).toEqual([false, false, false]);
-    expect(answers.map((a) => (a as Awaited<typeof a>).outcome)).toEqual(['allowed', 'allowed', 'limited']);
-    expect(seconds).toHaveLength(3);
-    await store.close();
-    await closeState(state);
-  });
-
   // A store that throws as it is called, rather than rejecting, is a store failure all the same.
   test('a store call that throws is counted as a failed store call', async () => {
     const { state, request, warnings } = await setUp();
