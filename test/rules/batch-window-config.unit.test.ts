@@ -46,7 +46,11 @@ describe('store.redis.batchesInFlight', () => {
   });
 
   test('0 (no bound) and 4 are shown', () => {
-    const unbounded = loadConfigText(config("url: 'redis://127.0.0.1:6379', batchesInFlight: 0"), 'c.yaml', {});
+    const unbounded = loadConfigText(
+      config("url: 'redis://127.0.0.1:6379', batchesInFlight: 0"),
+      'c.yaml',
+      {},
+    );
     expect(describeRuleTable(unbounded)).toContain(
       'store: redis (redis://127.0.0.1:6379), batches in flight unbounded, on error: open\n',
     );
