@@ -4,6 +4,7 @@
 import { describe, expect, test, vi } from 'vitest';
 import { BatchingStore, type BatchWindowStore, type SettleRequest } from '../../src/store/batching-store.js';
 import type { WindowRequest, WindowResult } from '../../src/store/window-store.js';
+import { withFakeTimers } from '../helpers/fake-timers.js';
 
 const window = (key: string): WindowRequest => ({
   key,
@@ -72,14 +73,8 @@ describe('BatchingStore maxInFlight', () => {
   });
 
   // setTimeout and performance.now() faked: the deadlines fall when the test says; turns stay real.
-  const withFakeClock = async (body: () => Promise<void>) => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
-    try {
-      await body();
-    } finally {
-      vi.useRealTimers();
-    }
-  };
+  const withFakeClock = (body: () => Promise<void>) =>
+    withFakeTimers(['setTimeout', 'clearTimeout', 'performance'], body);
 
   // A stalled store: the batch waiting behind the call it did not answer fails with that call, so
   // no request waits longer than the timeout; the next batch goes at once.

@@ -9,6 +9,7 @@ import {
   type WindowRequest,
   type WindowResult,
 } from '../../src/store/window-store.js';
+import { withFakeTimers } from '../helpers/fake-timers.js';
 
 const window = (key: string): WindowRequest => ({
   key,
@@ -163,14 +164,8 @@ describe('BatchingStore batch window', () => {
     scripted((batch, settle) => queueMicrotask(() => batch.forEach((_, i) => settle(i, [result(i + 1)]))));
 
   // Only setTimeout is faked: the window's timer fires when the test says, turns stay real.
-  const withFakeTimeouts = async (body: () => Promise<void>) => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    try {
-      await body();
-    } finally {
-      vi.useRealTimers();
-    }
-  };
+  const withFakeTimeouts = (body: () => Promise<void>) =>
+    withFakeTimers(['setTimeout', 'clearTimeout'], body);
 
   test('hits of several turns within the window share one batch, sent when it ends', () =>
     withFakeTimeouts(async () => {

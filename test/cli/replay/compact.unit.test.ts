@@ -18,7 +18,7 @@ import { limiterStats } from '../../../src/cli/replay/stats.js';
 import { hashPart } from '../../../src/identity/hash.js';
 import { OverrideTable, parseOverrides } from '../../../src/limits/overrides.js';
 import { loadConfigText } from '../../../src/rules/load.js';
-import { MemoryStore } from '../../../src/store/memory-store.js';
+import { gatewayStoreSimulation } from '../../helpers/replay-simulation.js';
 
 const T0 = Date.parse('2026-11-16T00:00:00Z');
 
@@ -88,11 +88,7 @@ test('the compact lane gives the report of the generic path and of the memory st
       expect(compact.compact && twin.compact).toBe(true);
       const generic = new Simulation(table, undefined, undefined, { compact: false });
       expect(generic.compact).toBe(false);
-      const memory = new Simulation(
-        table,
-        undefined,
-        (now) => new MemoryStore({ maxKeys: 1000, sweepIntervalMs: 3_600_000, now }),
-      );
+      const memory = gatewayStoreSimulation(table);
       let t = T0;
       for (const l of lines) {
         t += l.gapMs;

@@ -10,6 +10,7 @@ import { Simulation } from '../../../src/cli/replay/simulate.js';
 import { loadConfigText } from '../../../src/rules/load.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import type { WindowRequest, WindowResult } from '../../../src/store/window-store.js';
+import { gatewayStoreSimulation } from '../../helpers/replay-simulation.js';
 
 const T0 = Date.parse('2026-11-16T00:00:00Z');
 
@@ -178,11 +179,7 @@ test('a replay with either store gives the same report', async () => {
     fc.asyncProperty(fc.array(lineArb, { maxLength: 120 }), async (lines) => {
       const table = loadConfigText(config, 'test.yaml', {});
       const own = new Simulation(table);
-      const gateways = new Simulation(
-        table,
-        undefined,
-        (now) => new MemoryStore({ maxKeys: 1000, sweepIntervalMs: 3_600_000, now }),
-      );
+      const gateways = gatewayStoreSimulation(table);
       let t = T0;
       for (const l of lines) {
         t += l.gapMs;
