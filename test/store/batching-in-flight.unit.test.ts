@@ -3,17 +3,12 @@
 // the end of the turn that answers or fails the one out; an idle store sends at the turn's end.
 import { describe, expect, test, vi } from 'vitest';
 import { BatchingStore, type BatchWindowStore, type SettleRequest } from '../../src/store/batching-store.js';
-import type { WindowRequest, WindowResult } from '../../src/store/window-store.js';
+import type { WindowResult } from '../../src/store/window-store.js';
+import { allowedAt, tenAMinute } from '../helpers/batch-requests.js';
 import { withFakeTimers } from '../helpers/fake-timers.js';
 
-const window = (key: string): WindowRequest => ({
-  key,
-  limit: 10,
-  periodMs: 60_000,
-  enforce: true,
-  cacheWhenSpent: false,
-});
-const result = (count: number): WindowResult => ({ count, limit: 10, resetAtMs: 1, allowed: true });
+const window = tenAMinute;
+const result = allowedAt;
 
 /** An inner store that records each batch's keys and keeps its settle for the test to answer. */
 function held(onBatch: (keys: string[]) => void = () => {}) {

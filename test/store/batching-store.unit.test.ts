@@ -9,16 +9,11 @@ import {
   type WindowRequest,
   type WindowResult,
 } from '../../src/store/window-store.js';
+import { allowedAt, tenAMinute } from '../helpers/batch-requests.js';
 import { withFakeTimers } from '../helpers/fake-timers.js';
 
-const window = (key: string): WindowRequest => ({
-  key,
-  limit: 10,
-  periodMs: 60_000,
-  enforce: true,
-  cacheWhenSpent: false,
-});
-const result = (count: number): WindowResult => ({ count, limit: 10, resetAtMs: 1, allowed: true });
+const window = tenAMinute;
+const result = allowedAt;
 
 /** An inner store whose hitBatch is the test's script; it records each batch's first keys. */
 function scripted(script: (batch: readonly (readonly WindowRequest[])[], settle: SettleRequest) => void) {
