@@ -66,6 +66,7 @@ export function createStoreParts(
     connectTimeoutMs: config.redis.connectTimeout,
     probeKey: probeKey(config.redis.keyPrefix),
     logger,
+    functions: config.redis.functions,
   };
   const id = randomUUID();
   const heartbeatKey = instancesKey(config.redis.keyPrefix);

@@ -31,6 +31,8 @@ export interface RedisClusterStoreOptions {
   /** The key the readiness probe counts on (see probeKey); one slot, so one node is probed. */
   readonly probeKey: string;
   readonly logger?: Logger;
+  /** False: the batch script as EVALSHA, never as a Redis function (store.redis.functions). */
+  readonly functions?: boolean;
 }
 
 /** The windows of one request that fall in one slot. */
@@ -160,7 +162,11 @@ export class RedisClusterStore implements WindowStore, BatchWindowStore {
     this.client.on('+node', connectNode);
     this.client.on('ready', () => this.client.nodes('all').forEach(connectNode));
     // A master without the library (new, failed over to, restarted empty) is loaded when it says so.
-    this.#script = new BatchScriptRunner(this.client, (args) => keyMaster(this.client, args));
+    this.#script = new BatchScriptRunner(
+      this.client,
+      (args) => keyMaster(this.client, args),
+      options.functions,
+    );
   }
 
   hit(requests: readonly WindowRequest[]): Promise<WindowResult[]> {

@@ -56,7 +56,7 @@ export type Args = readonly [number, ...(string | number)[]];
  * know the script (NOSCRIPT). Each retry follows an error that says the call did not run.
  */
 export class BatchScriptRunner {
-  #functions = true;
+  #functions: boolean;
   /** Loads in flight, by server: calls that found one server without the library share its load. */
   readonly #loading = new Map<Redis, Promise<unknown>>();
 
@@ -67,7 +67,11 @@ export class BatchScriptRunner {
   constructor(
     private readonly client: Redis | Cluster,
     private readonly serversFor: (args: Args) => readonly Redis[],
-  ) {}
+    /** False: EVALSHA from the start (store.redis.functions), for a server or proxy this runner cannot tell apart. */
+    functions = true,
+  ) {
+    this.#functions = functions;
+  }
 
   /** Whether calls go as FCALL (false once the server was found without functions). */
   get functions(): boolean {

@@ -28,6 +28,8 @@ export interface RedisStoreOptions {
   /** The key the readiness probe counts on (see probeKey). */
   readonly probeKey: string;
   readonly logger?: Logger;
+  /** False: the batch script as EVALSHA, never as a Redis function (store.redis.functions). */
+  readonly functions?: boolean;
 }
 
 /**
@@ -74,7 +76,7 @@ export class RedisStore implements WindowStore, BatchWindowStore {
     // ioredis emits on every failed reconnect attempt.
     const warn = options.logger ? throttledWarn(options.logger, 'redis store error') : undefined;
     this.client.on('error', (err: Error) => warn?.({ err: err.message }));
-    this.#script = new BatchScriptRunner(this.client, () => [this.client]);
+    this.#script = new BatchScriptRunner(this.client, () => [this.client], options.functions);
     const { host, port } = this.client.options;
     this.dataset.watch(this.client, `${host}:${port}`, () => true);
   }

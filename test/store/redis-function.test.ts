@@ -132,6 +132,30 @@ describe('a Redis without FUNCTION (renamed away, as on Redis < 7 it is missing)
   });
 });
 
+// store.redis.functions: false, for a proxy in front of Redis that refuses FCALL in words of its own.
+test('functions: false runs the script by EVALSHA from the first call, never FCALL', async ({
+  redis,
+  redisClient,
+  onTestFinished,
+}) => {
+  const store = new RedisStore({
+    url: redis.url,
+    probeKey: 'tg:readiness-probe',
+    connectTimeoutMs: 1000,
+    functions: false,
+  });
+  onTestFinished(() => store.close());
+  expect(await store.connect()).toBe(true);
+  const before = await commandCalls(redisClient);
+  expect(await counts(store, 'no-functions:a', 3)).toEqual([1, 2, 3]);
+  const after = await commandCalls(redisClient);
+  const grown = (command: string) => (after[command] ?? 0) - (before[command] ?? 0);
+  expect(grown('fcall')).toBe(0);
+  expect(grown('function|load')).toBe(0);
+  expect(grown('evalsha') + grown('eval')).toBeGreaterThanOrEqual(3);
+  expect(store.usesFunctions).toBe(false);
+});
+
 /** All of a result but a fixed window's reset, which reads Redis' own clock (PTTL) at the call. */
 const shape = (r: WindowResult, fixed: boolean) => ({
   count: r.count,

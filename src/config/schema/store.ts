@@ -63,6 +63,15 @@ const redisStore = z.strictObject({
         'to one more round trip; an idle gateway waits for nothing. Batches waiting behind one that fails ' +
         'commandTimeout fail with it. 0: no bound (every batch goes at once).',
     }),
+  functions: z
+    .boolean()
+    .default(true)
+    .meta({
+      description:
+        'Run the batch script as a Redis function (FCALL; Redis 7 or later), falling back to EVALSHA where ' +
+        'Redis answers that it has no functions (unknown command, or the ACL). false: EVALSHA from the ' +
+        'start, for a proxy in front of Redis that refuses FCALL in words of its own.',
+    }),
   connectTimeout: duration
     .refine((d) => d >= 1, 'must be at least 1ms')
     .prefault('1s')
