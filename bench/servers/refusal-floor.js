@@ -7,6 +7,7 @@
 // formatted per request. The body is read by nobody, as tollgate leaves a refused one unread.
 // Like the bench's flood routes (a limit of 1), the first POST is answered 200 (the bench's probe
 // checks that), every later one 429; anything else (the bench's readiness GET /healthz) 200.
+// SPIN_US=N: each 429 first spins N µs of user time (bench/closed-loop.js: a slower floor).
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 
@@ -17,6 +18,8 @@ const LENGTH = String(Buffer.byteLength(BODY));
 // FLOOR_ENCODING=latin1: the same bytes (the body is ASCII) written without UTF-8 encoding.
 const ENCODING = process.env.FLOOR_ENCODING ?? 'utf8';
 
+const spinMs = Number(process.env.SPIN_US ?? 0) / 1000;
+
 let first = true;
 
 const server = createServer((req, res) => {
@@ -26,6 +29,7 @@ const server = createServer((req, res) => {
     res.end('{}');
     return;
   }
+  if (spinMs > 0) for (const end = performance.now() + spinMs; performance.now() < end;);
   const now = Date.now();
   const resetAtMs = Math.ceil((now + 1) / periodMs) * periodMs;
   res.writeHead(429, {
