@@ -132,6 +132,8 @@ async function readLogs(
   const formats: Partial<Record<LogFormat, number>> = {};
   let first: number | undefined;
   let clock = -Infinity;
+  // Routed once a line for both configs when they route alike (the docs' worked example does).
+  const shared = baseline !== undefined && candidate.routesAs(baseline);
   for (const file of files) {
     let lineNo = 0;
     const read = forEachLine(file, (line) => {
@@ -154,8 +156,9 @@ async function readLogs(
       first ??= t;
       if (t < clock) input.outOfOrder++;
       else clock = t;
-      candidate.feed(parsed.record, clock);
-      baseline?.feed(parsed.record, clock);
+      const index = candidate.routeIndex(parsed.record);
+      candidate.feed(parsed.record, clock, index);
+      baseline?.feed(parsed.record, clock, shared ? index : undefined);
     });
     try {
       await read;

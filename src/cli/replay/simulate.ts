@@ -16,7 +16,6 @@ import {
 import { hasLists, screen } from '../../limits/exemption.js';
 import { OverrideTable } from '../../limits/overrides.js';
 import { planWindows } from '../../limits/plan.js';
-import { canonicalTarget } from '../../routing/request-target.js';
 import type { CompiledLimiter, CompiledRoute, RuleTable } from '../../rules/compile.js';
 import type { KeyPart } from '../../rules/model.js';
 import type { WindowRequest, WindowResult } from '../../store/window-store.js';
@@ -33,6 +32,7 @@ import {
   Warnings,
   type TierSources,
 } from './policies.js';
+import { matchPathOf, sameRouting } from './routing.js';
 import { ReplayStore, type ReplayWindows, type Slot } from './replay-store.js';
 import { countRequest, limiterStats, routeStats, type LimiterStats, type RouteStats } from './stats.js';
 import { verdict } from './verdict.js';
@@ -51,6 +51,8 @@ const SWEEP_EVERY = 65_536;
 
 /** What feed needs of a route, made once. */
 interface RouteInfo {
+  /** Its index in the table's routes. */
+  readonly index: number;
   readonly routeStats: RouteStats;
   /** Its limiters' statistics, in route order. */
   readonly stats: readonly LimiterStats[];
@@ -119,13 +121,14 @@ export class Simulation {
       compact && !windows && compactFits(table, overrides.empty)
         ? new CompactWindows(COMPACT_MAX_KEYS, options.rows)
         : undefined;
-    for (const route of table.routes) {
+    for (const [index, route] of table.routes.entries()) {
       const stats = route.limiters.map((limiter) => {
         let s = this.limiters.get(limiter.name);
         if (!s) this.limiters.set(limiter.name, (s = limiterStats(limiter)));
         return s;
       });
       const info: RouteInfo = {
+        index,
         routeStats: routeStats(route),
         stats,
         keying: this.#keys.add(
@@ -151,11 +154,26 @@ export class Simulation {
     return this.#compact !== undefined;
   }
 
-  /** Replays one request at `nowMs` (the caller keeps the clock from going back). */
-  feed(rec: LogRecord, nowMs: number): void {
+  /** The request's route, as an index into the config's routes (-1: none matches). */
+  routeIndex(rec: LogRecord): number {
+    // Without the router's memo: a log's paths seldom repeat while it holds them.
+    const route = this.#table.router.scanPath(rec.host, rec.method, matchPathOf(rec.target));
+    return route ? this.#routeInfo.get(route)!.index : -1;
+  }
+
+  /**
+   * Whether `other` routes every request as this does: the same routes' hosts, methods and
+   * paths in the same order (what the router reads), so one routeIndex serves both.
+   */
+  routesAs(other: Simulation): boolean {
+    return sameRouting(this.#table.routes, other.#table.routes);
+  }
+
+  /** Replays one request at `nowMs` (the caller keeps the clock from going back); `index`: its routeIndex. */
+  feed(rec: LogRecord, nowMs: number, index: number = this.routeIndex(rec)): void {
     this.#now = nowMs;
     if (++this.#fed % SWEEP_EVERY === 0) this.#store.sweep(nowMs);
-    const route = this.#table.router.matchPath(rec.host, rec.method, matchPathOf(rec.target));
+    const route = index < 0 ? undefined : this.#table.routes[index];
     if (!route) {
       this.unrouted++;
       return;
@@ -259,16 +277,4 @@ export class Simulation {
     if (!store.decideNow) return store.hitNow(requests, slots);
     return unkeyed ? store.decideNow(unkeyed, slots, requests) : store.decideNow(requests, slots);
   }
-}
-
-/** The last target canonicalised, and its match path: a line both simulations replay is canonicalised once. */
-let lastTarget = '/';
-let lastMatchPath = canonicalTarget(lastTarget).matchPath;
-
-function matchPathOf(target: string): string {
-  if (target !== lastTarget) {
-    lastMatchPath = canonicalTarget(target).matchPath;
-    lastTarget = target;
-  }
-  return lastMatchPath;
 }
