@@ -1,14 +1,14 @@
 /** What replay reads of a line to route it, once for both configs where it can. */
-import { canonicalTarget } from '../../routing/request-target.js';
+import { matchPathOf as targetMatchPath } from '../../routing/request-target.js';
 import type { CompiledRoute } from '../../rules/compile.js';
 
 /** The last target canonicalised, and its match path: a line both simulations replay is canonicalised once. */
 let lastTarget = '/';
-let lastMatchPath = canonicalTarget(lastTarget).matchPath;
+let lastMatchPath = targetMatchPath(lastTarget);
 
 export function matchPathOf(target: string): string {
   if (target !== lastTarget) {
-    lastMatchPath = canonicalTarget(target).matchPath;
+    lastMatchPath = targetMatchPath(target);
     lastTarget = target;
   }
   return lastMatchPath;
