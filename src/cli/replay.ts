@@ -9,6 +9,7 @@ import { LineRecord, readLine, type LogFormat } from './replay/log-formats.js';
 import { diffReport, simulationReport, type DiffReport, type SimulationReport } from './replay/report.js';
 import { diffText, simulationText } from './replay/report-text.js';
 import { CompactUnfit, RowData } from './replay/compact.js';
+import { KeyLevels } from './replay/client-keys.js';
 import { Simulation, type SimulationOptions } from './replay/simulate.js';
 import { readOverridesFile } from './overrides-file.js';
 import { UsageError } from './usage-error.js';
@@ -69,9 +70,9 @@ export async function replay(options: ReplayOptions, files: readonly string[]): 
     )
   ).every(Boolean);
   for (let compact = rereadable; ; compact = false) {
-    const rows = new RowData();
-    candidate = await simulationOf(options.config, { compact, rows });
-    baseline = options.baseline ? await simulationOf(options.baseline, { compact, rows }) : undefined;
+    const shared = { compact, rows: new RowData(), levels: new KeyLevels() };
+    candidate = await simulationOf(options.config, shared);
+    baseline = options.baseline ? await simulationOf(options.baseline, shared) : undefined;
     try {
       read = await readLogs(files, candidate, baseline);
       break;

@@ -19,7 +19,7 @@ import { planWindows } from '../../limits/plan.js';
 import type { CompiledLimiter, CompiledRoute, RuleTable } from '../../rules/compile.js';
 import type { KeyPart } from '../../rules/model.js';
 import type { WindowRequest, WindowResult } from '../../store/window-store.js';
-import { ClientKeys, routeKeying, type RouteKeying } from './client-keys.js';
+import { ClientKeys, type KeyLevels, type RouteKeying } from './client-keys.js';
 import { compactFits, compactRoute, CompactWindows, type CompactRoute, type RowData } from './compact.js';
 import type { LogRecord } from './log-formats.js';
 import {
@@ -74,6 +74,8 @@ export interface SimulationOptions {
   readonly compact?: boolean;
   /** The compact lane's numbers, shared with the replay's other simulation (a client's rows side by side). */
   readonly rows?: RowData;
+  /** Where clients' keys are found, shared with the replay's other simulation (a line looked up once for both). */
+  readonly levels?: KeyLevels;
 }
 
 export class Simulation {
@@ -109,7 +111,7 @@ export class Simulation {
     const compact = options.compact ?? true;
     this.#table = table;
     const config = table.config;
-    this.#keys = new ClientKeys(config.identity.ipv6PrefixLength);
+    this.#keys = new ClientKeys(config.identity.ipv6PrefixLength, options.levels);
     this.missing = this.#keys.missing;
     this.#tiers = {
       jwt: config.tiers.jwt !== undefined,
@@ -132,10 +134,8 @@ export class Simulation {
         routeStats: routeStats(route),
         stats,
         keying: this.#keys.add(
-          routeKeying(
-            route,
-            stats.map((s) => s.parts),
-          ),
+          route,
+          stats.map((s) => s.parts),
         ),
         lists: hasLists(route.limiters),
         bans: route.limiters.some((l) => l.ban !== undefined),
