@@ -37,8 +37,12 @@ export interface Keyed extends StatKeys {
 
 /** Keyed requests found by what their keys are made from: a level per value, the last holds them. */
 type KeyLevel = Map<string | undefined, unknown>;
-/** What the last level holds: a client's Keyed, by the slot of each route keyed by the same parts. */
-type KeyNode = (Keyed | undefined)[];
+/**
+ * What the last level holds: per route keyed by the same parts (its slot), the client's Keyed at
+ * 2 × slot, then the compact lane's row at 2 × slot + 1 when the route has one limiter (kept
+ * there by row0: a line reads it with the node, not from the Keyed).
+ */
+type KeyNode = (Keyed | number | undefined)[];
 
 /** The levels of the routes keyed by one list of parts, and the last lookup made in them. */
 interface PartsLevels {
@@ -146,6 +150,38 @@ export class ClientKeys {
 
   /** The request's keys on the route (counting the parts the line lacks). */
   of(rec: LogRecord, k: RouteKeying): Keyed {
+    return this.#keyed(this.#node(rec, k), rec, k);
+  }
+
+  /**
+   * The compact lane's row of the request's client on a route of one limiter (what `of` gives as
+   * row0), kept in the client's node; `find` finds the Keyed's rows the first time.
+   */
+  row0(rec: LogRecord, k: RouteKeying, find: (keyed: Keyed) => void): number {
+    const node = this.#node(rec, k);
+    const kept = node[2 * k.slot + 1] as number | undefined;
+    if (kept !== undefined) return kept;
+    const keyed = this.#keyed(node, rec, k);
+    if (keyed.row0 < 0) find(keyed);
+    node[2 * k.slot + 1] = keyed.row0;
+    return keyed.row0;
+  }
+
+  /** The client's Keyed on the route in its node, made the first time. */
+  #keyed(node: KeyNode, rec: LogRecord, k: RouteKeying): Keyed {
+    let keyed = node[2 * k.slot] as Keyed | undefined;
+    if (!keyed) {
+      const logged = rec.keys;
+      const complete = logged !== undefined && k.parts.every((p) => logged[p] !== undefined);
+      keyed = this.#made(rec, k, complete ? (p: KeyPart) => logged[p]! : this.#derived(k, rec));
+      this.#levels.made++;
+      node[2 * k.slot] = keyed;
+    }
+    return keyed;
+  }
+
+  /** The client's node in the route's levels (counting the parts the line lacks). */
+  #node(rec: LogRecord, k: RouteKeying): KeyNode {
     const { parts } = k;
     const logged = rec.keys;
     let lacking = false;
@@ -188,13 +224,7 @@ export class ClientKeys {
       levels.lastKey = last;
       levels.lastNode = node;
     }
-    let keyed = node[k.slot];
-    if (!keyed) {
-      keyed = this.#made(rec, k, logged && !lacking ? (p: KeyPart) => logged[p]! : this.#derived(k, rec));
-      this.#levels.made++;
-      node[k.slot] = keyed;
-    }
-    return keyed;
+    return node;
   }
 
   peer(client: string): Peer {

@@ -19,8 +19,8 @@ import { planWindows } from '../../limits/plan.js';
 import type { CompiledLimiter, CompiledRoute, RuleTable } from '../../rules/compile.js';
 import type { KeyPart } from '../../rules/model.js';
 import type { WindowRequest, WindowResult } from '../../store/window-store.js';
-import { ClientKeys, type KeyLevels, type RouteKeying } from './client-keys.js';
-import { compactFits, compactRoute, CompactWindows, type CompactRoute, type RowData } from './compact.js';
+import { ClientKeys, type KeyLevels } from './client-keys.js';
+import { compactFits, compactRoute, CompactWindows, type ClientRows, type RowData } from './compact.js';
 import type { LogRecord } from './log-formats.js';
 import {
   chargedHeaders,
@@ -33,6 +33,7 @@ import {
   type TierSources,
 } from './policies.js';
 import { matchPathOf, sameRouting } from './routing.js';
+import type { RouteInfo } from './route-info.js';
 import { ReplayStore, type ReplayWindows, type Slot } from './replay-store.js';
 import { countRequest, limiterStats, routeStats, type LimiterStats, type RouteStats } from './stats.js';
 import { verdict } from './verdict.js';
@@ -48,26 +49,6 @@ const STORE_MAX_KEYS = 5_000_000;
  */
 const COMPACT_MAX_KEYS = 1_000_000;
 const SWEEP_EVERY = 65_536;
-
-/** What feed needs of a route, made once. */
-interface RouteInfo {
-  /** Its index in the table's routes. */
-  readonly index: number;
-  readonly routeStats: RouteStats;
-  /** Its limiters' statistics, in route order. */
-  readonly stats: readonly LimiterStats[];
-  readonly keying: RouteKeying;
-  readonly lists: boolean;
-  readonly bans: boolean;
-  /**
-   * The route's windows as store requests without their keys, when no window bans or follows the
-   * calendar: the store reads these (shared by every client, so in the CPU's caches) and a
-   * client's own requests only to find a slot.
-   */
-  readonly unkeyed: readonly WindowRequest[] | undefined;
-  /** The route's windows for the compact lane, when the config takes it. */
-  readonly compact: CompactRoute | undefined;
-}
 
 export interface SimulationOptions {
   /** The compact lane where the config fits it (default true). */
@@ -96,6 +77,10 @@ export class Simulation {
   #now = 0;
   #fed = 0;
   readonly #routeInfo = new Map<CompiledRoute, RouteInfo>();
+  /** The routes' RouteInfo by index. */
+  readonly #infos: RouteInfo[] = [];
+  /** A route of one limiter's client rows, as compact feed reads them (filled a request at a time). */
+  readonly #one: ClientRows = { row0: -1, rows: undefined };
 
   /**
    * `windows`: the store to count in (tests compare the replay's store with the gateway's);
@@ -129,6 +114,7 @@ export class Simulation {
         if (!s) this.limiters.set(limiter.name, (s = limiterStats(limiter)));
         return s;
       });
+      const compact = this.#compact && compactRoute(route);
       const info: RouteInfo = {
         index,
         routeStats: routeStats(route),
@@ -142,10 +128,13 @@ export class Simulation {
         unkeyed: route.windows.some((w) => w.window.calendar || w.limiter.ban !== undefined)
           ? undefined
           : planWindows(route.windows, () => '', ''),
-        compact: this.#compact && compactRoute(route),
+        compact,
+        find: (keyed) => this.#compact!.find(compact!, keyed, stats),
+        oneLimiter: route.limiters.length === 1,
       };
       this.routes.set(route.name, info.routeStats);
       this.#routeInfo.set(route, info);
+      this.#infos.push(info);
     }
   }
 
@@ -173,21 +162,30 @@ export class Simulation {
   feed(rec: LogRecord, nowMs: number, index: number = this.routeIndex(rec)): void {
     this.#now = nowMs;
     if (++this.#fed % SWEEP_EVERY === 0) this.#store.sweep(nowMs);
-    const route = index < 0 ? undefined : this.#table.routes[index];
-    if (!route) {
+    const info = index < 0 ? undefined : this.#infos[index];
+    if (!info) {
       this.unrouted++;
       return;
     }
-    const info = this.#routeInfo.get(route)!;
+    const route = info.keying.route;
     const routeStats = info.routeStats;
     routeStats.requests++;
     if (route.windows.length === 0) return;
-    const keyed = this.#keys.of(rec, info.keying);
     if (info.compact) {
-      if (keyed.row0 < 0) this.#compact!.find(info.compact, keyed, info.stats);
-      this.#compact!.feed(info.compact, keyed, routeStats, info.stats, nowMs);
+      // One limiter (most routes): the row read with the client's node, not from its Keyed.
+      let client: ClientRows;
+      if (info.oneLimiter) {
+        client = this.#one;
+        client.row0 = this.#keys.row0(rec, info.keying, info.find);
+      } else {
+        const keyed = this.#keys.of(rec, info.keying);
+        if (keyed.row0 < 0) info.find(keyed);
+        client = keyed;
+      }
+      this.#compact!.feed(info.compact, client, routeStats, info.stats, nowMs);
       return;
     }
+    const keyed = this.#keys.of(rec, info.keying);
     // Tiers and overrides: the windows at the request's tier (none for `unlimited`).
     let windows = route.windows;
     if (tierApplies(this.#tiers, route)) {
