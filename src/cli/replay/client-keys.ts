@@ -39,8 +39,8 @@ export interface Keyed extends StatKeys {
 type KeyLevel = Map<string | undefined, unknown>;
 /**
  * What the last level holds: per route keyed by the same parts (its slot), the client's Keyed at
- * 2 × slot, then the compact lane's row at 2 × slot + 1 when the route has one limiter (kept
- * there by row0: a line reads it with the node, not from the Keyed).
+ * 2 × slot, or on the compact lane's routes of one limiter, its row at 2 × slot + 1 (kept there
+ * by row0, the Keyed let go: a line reads the row with the node).
  */
 type KeyNode = (Keyed | number | undefined)[];
 
@@ -164,6 +164,8 @@ export class ClientKeys {
     const keyed = this.#keyed(node, rec, k);
     if (keyed.row0 < 0) find(keyed);
     node[2 * k.slot + 1] = keyed.row0;
+    // Not read again (the row is kept): let it go, a smaller heap for the collector to mark.
+    node[2 * k.slot] = undefined;
     return keyed.row0;
   }
 
