@@ -5,10 +5,11 @@ import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { OverrideTable } from '../limits/overrides.js';
 import { loadConfigFile } from '../rules/load.js';
-import { parseLine, type LogFormat } from './replay/log-formats.js';
+import { LineRecord, readLine, type LogFormat } from './replay/log-formats.js';
 import { diffReport, simulationReport, type DiffReport, type SimulationReport } from './replay/report.js';
 import { diffText, simulationText } from './replay/report-text.js';
 import { CompactUnfit, RowData } from './replay/compact.js';
+import { KeyLevels } from './replay/client-keys.js';
 import { Simulation, type SimulationOptions } from './replay/simulate.js';
 import { readOverridesFile } from './overrides-file.js';
 import { UsageError } from './usage-error.js';
@@ -69,9 +70,9 @@ export async function replay(options: ReplayOptions, files: readonly string[]): 
     )
   ).every(Boolean);
   for (let compact = rereadable; ; compact = false) {
-    const rows = new RowData();
-    candidate = await simulationOf(options.config, { compact, rows });
-    baseline = options.baseline ? await simulationOf(options.baseline, { compact, rows }) : undefined;
+    const shared = { compact, rows: new RowData(), levels: new KeyLevels() };
+    candidate = await simulationOf(options.config, shared);
+    baseline = options.baseline ? await simulationOf(options.baseline, shared) : undefined;
     try {
       read = await readLogs(files, candidate, baseline);
       break;
@@ -132,30 +133,34 @@ async function readLogs(
   const formats: Partial<Record<LogFormat, number>> = {};
   let first: number | undefined;
   let clock = -Infinity;
+  // Routed once a line for both configs when they route alike (the docs' worked example does).
+  const shared = baseline !== undefined && candidate.routesAs(baseline);
+  // Each line's record, read into the one object (the simulations keep nothing of it).
+  const rec = new LineRecord();
   for (const file of files) {
     let lineNo = 0;
     const read = forEachLine(file, (line) => {
       lineNo++;
       input.lines++;
-      const parsed = parseLine(line);
-      if (parsed.kind === 'skip') {
-        input.skipped++;
-        return;
-      }
-      if (parsed.kind === 'bad') {
-        input.bad++;
-        if (badExamples.length < BAD_EXAMPLES)
-          badExamples.push({ file, line: lineNo, reason: parsed.reason });
+      const format = readLine(line, rec);
+      if (typeof format !== 'string') {
+        if (format.kind === 'skip') input.skipped++;
+        else {
+          input.bad++;
+          if (badExamples.length < BAD_EXAMPLES)
+            badExamples.push({ file, line: lineNo, reason: format.reason });
+        }
         return;
       }
       input.requests++;
-      formats[parsed.format] = (formats[parsed.format] ?? 0) + 1;
-      const t = parsed.record.timeMs;
+      formats[format] = (formats[format] ?? 0) + 1;
+      const t = rec.timeMs;
       first ??= t;
       if (t < clock) input.outOfOrder++;
       else clock = t;
-      candidate.feed(parsed.record, clock);
-      baseline?.feed(parsed.record, clock);
+      const index = candidate.routeIndex(rec);
+      candidate.feed(rec, clock, index);
+      baseline?.feed(rec, clock, shared ? index : undefined);
     });
     try {
       await read;

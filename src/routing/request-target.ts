@@ -75,6 +75,19 @@ export function canonicalTarget(raw: string): CanonicalTarget {
   return { ok: true, target: path + query, path, matchPath: matchForm(path) };
 }
 
+/**
+ * canonicalTarget(raw).matchPath, without the target and path it builds too: for a caller that
+ * routes and forwards nothing (replay reads a match path a line).
+ */
+export function matchPathOf(raw: string): string {
+  // The path ends at the query or the fragment, whichever comes first.
+  const q = raw.indexOf('?');
+  const hash = raw.indexOf('#');
+  const end = q === -1 || (hash !== -1 && hash < q) ? hash : q;
+  const rawPath = end === -1 ? raw : raw.slice(0, end);
+  return isPlain(rawPath) ? matchForm(rawPath) : canonicalTarget(raw).matchPath;
+}
+
 /** "." and ".." resolved (never above the root), empty segments dropped; a trailing "/" is kept. */
 function resolveSegments(path: string): string {
   const out: string[] = [];

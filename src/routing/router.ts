@@ -89,6 +89,14 @@ export class Router<R extends RouteSpec> {
     return route;
   }
 
+  /**
+   * matchPath without the memo: for a caller whose paths seldom repeat (replay's logs), where
+   * the memo's lookups and entries cost more than the scan of a few routes.
+   */
+  scanPath(hostHeader: string | undefined, method: string, path: string): R | undefined {
+    return this.#scan(hostHeader, method, path);
+  }
+
   /** The first route whose path, method and host match: what the memo keeps. */
   #scan(hostHeader: string | undefined, method: string, path: string): R | undefined {
     const host = normaliseHost(hostHeader);

@@ -193,6 +193,8 @@ export interface RouteMatcher<R extends { readonly cors?: unknown }> {
   match(hostHeader: string | undefined, method: string, url: string): R | undefined;
   /** The route of a path already in match form (`CanonicalTarget.matchPath`). */
   matchPath(hostHeader: string | undefined, method: string, path: string): R | undefined;
+  /** matchPath without its memo (for paths that seldom repeat: replay's logs). */
+  scanPath(hostHeader: string | undefined, method: string, path: string): R | undefined;
   /** The route of a CORS preflight whose real request would take a route with CORS. */
   matchPreflight(
     hostHeader: string | undefined,

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { canonicalTarget } from '../../src/routing/request-target.js';
+import { canonicalTarget, matchPathOf } from '../../src/routing/request-target.js';
 import { Router, type RouteSpec } from '../../src/routing/router.js';
 import { TargetCache } from '../../src/routing/target-cache.js';
 
@@ -59,6 +59,26 @@ const request = fc.record({
   path: fc.constantFrom('/', '/a', '/a/', '/ab', '/b', '/b/', '/b/c', '/b/c/', '/c'),
 });
 
+describe('matchPathOf', () => {
+  test("is canonicalTarget's match path for every target", () => {
+    const target = fc.oneof(
+      rawTarget,
+      fc.string({ maxLength: 12 }),
+      fc.stringMatching(/^\/[a-z?#%2F.;/]{0,10}$/),
+    );
+    fc.assert(
+      fc.property(target, (raw) => {
+        expect(matchPathOf(raw)).toBe(canonicalTarget(raw).matchPath);
+      }),
+      { numRuns: 2000 },
+    );
+    // Both ends: the fragment before the query, and the query before the fragment.
+    expect(matchPathOf('/A#x?y')).toBe('/a');
+    expect(matchPathOf('/A?x#y')).toBe('/a');
+    expect(matchPathOf('/A/./B?x')).toBe('/a/b');
+  });
+});
+
 describe('Router memo', () => {
   test("the route of every request is the uncached scan's, whatever came before and past the bound", () => {
     fc.assert(
@@ -75,6 +95,10 @@ describe('Router memo', () => {
             expect(memo.matchPath(host, method, path)).toBe(expected);
             expect(memo.match(host, method, path)).toBe(new Router(specs).match(host, method, path));
             expect(memo.memoised).toBeLessThanOrEqual(maxPaths);
+            // Without the memo (replay's way): the same route, nothing memoised.
+            const before = memo.memoised;
+            expect(memo.scanPath(host, method, path)).toBe(expected);
+            expect(memo.memoised).toBe(before);
           }
         },
       ),

@@ -37,8 +37,65 @@ export interface Keyed extends StatKeys {
 
 /** Keyed requests found by what their keys are made from: a level per value, the last holds them. */
 type KeyLevel = Map<string | undefined, unknown>;
+/**
+ * What the last level holds: per route keyed by the same parts (its slot), the client's Keyed at
+ * 2 × slot, or on the compact lane's routes of one limiter, its row at 2 × slot + 1 (kept there
+ * by row0, the Keyed let go: a line reads the row with the node).
+ */
+type KeyNode = (Keyed | number | undefined)[];
 
-/** What the keys of a route are made of, and its cache of them. */
+/** The levels of the routes keyed by one list of parts, and the last lookup made in them. */
+interface PartsLevels {
+  readonly byLogged: KeyLevel;
+  readonly byRaw: KeyLevel;
+  /** Slots given out (one per route keyed by these parts). */
+  slots: number;
+  lastLevel: KeyLevel | undefined;
+  lastKey: string | undefined;
+  lastNode: KeyNode | undefined;
+}
+
+/**
+ * The levels keyed requests are found in, shared by the routes keyed by the same parts, in one
+ * simulation or in the candidate's and the baseline's: a line both replay is looked up once (the
+ * second finds the first's node). What a level is keyed by (logged hashes, the raw address and
+ * user agent) does not depend on the config; each route's Keyed has its own slot in the node.
+ */
+export class KeyLevels {
+  readonly #byParts = new Map<string, PartsLevels>();
+  /** Keyed requests cached, cleared when CACHE_MAX for each simulation sharing the levels. */
+  made = 0;
+  bound = 0;
+
+  of(parts: readonly KeyPart[]): { levels: PartsLevels; slot: number } {
+    const id = parts.join(' ');
+    let levels = this.#byParts.get(id);
+    if (!levels) {
+      levels = {
+        byLogged: new Map(),
+        byRaw: new Map(),
+        slots: 0,
+        lastLevel: undefined,
+        lastKey: undefined,
+        lastNode: undefined,
+      };
+      this.#byParts.set(id, levels);
+    }
+    return { levels, slot: levels.slots++ };
+  }
+
+  clear(): void {
+    for (const l of this.#byParts.values()) {
+      l.byLogged.clear();
+      l.byRaw.clear();
+      l.lastLevel = undefined;
+      l.lastNode = undefined;
+    }
+    this.made = 0;
+  }
+}
+
+/** What the keys of a route are made of, and where its keyed requests are found. */
 export interface RouteKeying {
   readonly route: CompiledRoute;
   /** route.parts as an array: walked every request, without an iterator. */
@@ -53,33 +110,22 @@ export interface RouteKeying {
    */
   readonly byAddress: boolean;
   /** Keyed requests by the logged hashes (then, where one lacks, the address); by address (and user agent). */
-  readonly byLogged: KeyLevel;
-  readonly byRaw: KeyLevel;
+  readonly levels: PartsLevels;
+  /** This route's place in the levels' nodes. */
+  readonly slot: number;
 }
-
-export const routeKeying = (
-  route: CompiledRoute,
-  statParts: readonly (readonly KeyPart[])[],
-): RouteKeying => ({
-  route,
-  parts: [...route.parts],
-  statParts,
-  calendar: route.windows.some((w) => !!w.window.calendar),
-  byAddress: [...route.parts].every((p) => p === 'ip'),
-  byLogged: new Map(),
-  byRaw: new Map(),
-});
 
 export class ClientKeys {
   /** Requests keyed by a part the log does not carry, by part (keyed as if the part were missing). */
   readonly missing = new Map<KeyPart, number>();
   readonly #sources: IdentitySources;
   readonly #peers = new Map<string, Peer>();
-  readonly #routes: RouteKeying[] = [];
-  /** Keyed requests cached (in the routes' levels), cleared when CACHE_MAX. */
-  #keyedCount = 0;
+  readonly #levels: KeyLevels;
 
-  constructor(ipv6PrefixLength: number) {
+  /** `levels`: shared with the replay's other simulation (its lines looked up once for both). */
+  constructor(ipv6PrefixLength: number, levels: KeyLevels = new KeyLevels()) {
+    this.#levels = levels;
+    levels.bound += CACHE_MAX;
     this.#sources = {
       // The logged address is the client's (a proxy in front logs its own real-IP result).
       trustedProxies: new TrustedProxies([]),
@@ -89,14 +135,55 @@ export class ClientKeys {
     };
   }
 
-  /** A route's keying, its cache cleared with the others'. */
-  add(keying: RouteKeying): RouteKeying {
-    this.#routes.push(keying);
-    return keying;
+  /** A route's keying: the levels of the routes keyed by the same parts, its own slot in them. */
+  add(route: CompiledRoute, statParts: readonly (readonly KeyPart[])[]): RouteKeying {
+    const parts = [...route.parts];
+    return {
+      route,
+      parts,
+      statParts,
+      calendar: route.windows.some((w) => !!w.window.calendar),
+      byAddress: parts.every((p) => p === 'ip'),
+      ...this.#levels.of(parts),
+    };
   }
 
   /** The request's keys on the route (counting the parts the line lacks). */
   of(rec: LogRecord, k: RouteKeying): Keyed {
+    return this.#keyed(this.#node(rec, k), rec, k);
+  }
+
+  /**
+   * The compact lane's row of the request's client on a route of one limiter (what `of` gives as
+   * row0), kept in the client's node; `find` finds the Keyed's rows the first time.
+   */
+  row0(rec: LogRecord, k: RouteKeying, find: (keyed: Keyed) => void): number {
+    const node = this.#node(rec, k);
+    const kept = node[2 * k.slot + 1] as number | undefined;
+    if (kept !== undefined) return kept;
+    const keyed = this.#keyed(node, rec, k);
+    if (keyed.row0 < 0) find(keyed);
+    node[2 * k.slot + 1] = keyed.row0;
+    // Not read again (the row is kept): let it go, a smaller heap for the collector to mark.
+    node[2 * k.slot] = undefined;
+    return keyed.row0;
+  }
+
+  /** The client's Keyed on the route in its node, made the first time. */
+  #keyed(node: KeyNode, rec: LogRecord, k: RouteKeying): Keyed {
+    let keyed = node[2 * k.slot] as Keyed | undefined;
+    if (!keyed) {
+      const logged = rec.keys;
+      const complete = logged !== undefined && k.parts.every((p) => logged[p] !== undefined);
+      keyed = this.#made(rec, k, complete ? (p: KeyPart) => logged[p]! : this.#derived(k, rec));
+      this.#levels.made++;
+      node[2 * k.slot] = keyed;
+    }
+    return keyed;
+  }
+
+  /** The client's node in the route's levels (counting the parts the line lacks). */
+  #node(rec: LogRecord, k: RouteKeying): KeyNode {
     const { parts } = k;
     const logged = rec.keys;
     let lacking = false;
@@ -108,19 +195,14 @@ export class ClientKeys {
       if (p === 'ip' ? rec.client !== undefined : p === 'user_agent' && rec.userAgent !== undefined) continue;
       this.missing.set(p, (this.missing.get(p) ?? 0) + 1);
     }
-    if (this.#keyedCount >= CACHE_MAX) {
-      for (const r of this.#routes) {
-        r.byLogged.clear();
-        r.byRaw.clear();
-      }
-      this.#keyedCount = 0;
-    }
+    if (this.#levels.made >= this.#levels.bound) this.#levels.clear();
+    const { levels } = k;
     // Found by the logged hashes (then, where one lacks, the address: the rest is derived from it
     // alone), else by the address and user agent: a Map level per value, no string made per line.
     let level: KeyLevel;
     let last: string | undefined;
     if (logged) {
-      level = k.byLogged;
+      level = levels.byLogged;
       const n = parts.length;
       for (let i = 0; i < n - 1; i++) level = sublevel(level, logged[parts[i]!]);
       if (lacking) {
@@ -128,19 +210,23 @@ export class ClientKeys {
         last = rec.client;
       } else last = n > 0 ? logged[parts[n - 1]!] : undefined;
     } else if (k.byAddress) {
-      level = k.byRaw;
+      level = levels.byRaw;
       last = rec.client;
     } else {
-      level = sublevel(k.byRaw, rec.client);
+      level = sublevel(levels.byRaw, rec.client);
       last = rec.userAgent;
     }
-    let keyed = level.get(last) as Keyed | undefined;
-    if (!keyed) {
-      keyed = this.#made(rec, k, logged && !lacking ? (p: KeyPart) => logged[p]! : this.#derived(k, rec));
-      this.#keyedCount++;
-      level.set(last, keyed);
+    // The other simulation's route keyed by the same parts has often just looked this up.
+    let node: KeyNode | undefined;
+    if (level === levels.lastLevel && last === levels.lastKey) node = levels.lastNode!;
+    else {
+      node = level.get(last) as KeyNode | undefined;
+      if (node === undefined) level.set(last, (node = []));
+      levels.lastLevel = level;
+      levels.lastKey = last;
+      levels.lastNode = node;
     }
-    return keyed;
+    return node;
   }
 
   peer(client: string): Peer {

@@ -42,17 +42,48 @@ export type ParsedLine =
   | { readonly kind: 'skip' }
   | { readonly kind: 'bad'; readonly reason: string };
 
-const SKIP: ParsedLine = { kind: 'skip' };
-const bad = (reason: string): ParsedLine => ({ kind: 'bad', reason });
+/** A line that is not a record: skipped or bad. */
+export type NotRecord = Exclude<ParsedLine, { kind: 'record' }>;
+
+const SKIP: NotRecord = { kind: 'skip' };
+const bad = (reason: string): NotRecord => ({ kind: 'bad', reason });
 const NOT_JSON = bad('not JSON');
 
-export function parseLine(line: string): ParsedLine {
-  if (line.charCodeAt(0) === 123 /* { */) return parseJsonLine(line);
-  if (line.trim() === '') return SKIP;
-  return parseCombined(line);
+/**
+ * A LogRecord with every field set, whatever the format (one shape for the code that reads it):
+ * readLine fills one again line after line, so a log's lines make no record each.
+ */
+export class LineRecord implements LogRecord {
+  timeMs = 0;
+  method = '';
+  target = '';
+  host: string | undefined = undefined;
+  client: string | undefined = undefined;
+  userAgent: string | undefined = undefined;
+  keys: Readonly<Record<string, string>> | undefined = undefined;
+  status: number | undefined = undefined;
+  bytes: number | undefined = undefined;
+  charged: number | undefined = undefined;
+  tier: string | null | undefined = undefined;
+  token: string | null | undefined = undefined;
+  workspace: string | null | undefined = undefined;
+  sub: string | null | undefined = undefined;
 }
 
-function parseJsonLine(line: string): ParsedLine {
+export function parseLine(line: string): ParsedLine {
+  const record = new LineRecord();
+  const read = readLine(line, record);
+  return typeof read === 'string' ? { kind: 'record', format: read, record } : read;
+}
+
+/** parseLine into `into`: the line's format when it is a record (then `into` holds it; else untouched). */
+export function readLine(line: string, into: LineRecord): LogFormat | NotRecord {
+  if (line.charCodeAt(0) === 123 /* { */) return parseJsonLine(line, into);
+  if (line.trim() === '') return SKIP;
+  return parseCombined(line, into);
+}
+
+function parseJsonLine(line: string, into: LineRecord): LogFormat | NotRecord {
   let o: unknown;
   try {
     o = JSON.parse(line);
@@ -62,8 +93,8 @@ function parseJsonLine(line: string): ParsedLine {
   if (typeof o !== 'object' || o === null || Array.isArray(o)) return bad('not a JSON object');
   const obj = o as Record<string, unknown>;
   const req = obj['request'];
-  if (typeof req === 'object' && req !== null) return caddyJson(obj, req as Record<string, unknown>);
-  if ('reqId' in obj) return tollgateJson(obj);
+  if (typeof req === 'object' && req !== null) return caddyJson(obj, req as Record<string, unknown>, into);
+  if ('reqId' in obj) return tollgateJson(obj, into);
   // Other lines of a tollgate or Caddy log (startup, reloads, warnings): not requests.
   return 'msg' in obj || 'level' in obj ? SKIP : bad('neither a tollgate nor a Caddy access line');
 }
@@ -74,7 +105,7 @@ const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : und
 const strOrNull = (v: unknown): string | null | undefined =>
   typeof v === 'string' ? v : v === null ? null : undefined;
 
-function tollgateJson(o: Record<string, unknown>): ParsedLine {
+function tollgateJson(o: Record<string, unknown>, into: LineRecord): LogFormat | NotRecord {
   const method = str(o['method']);
   const target = str(o['path']);
   // A line with a reqId but no request (a failure's error line): the access line follows.
@@ -83,29 +114,28 @@ function tollgateJson(o: Record<string, unknown>): ParsedLine {
   const timeMs = timeOf(o['time']);
   if (timeMs === undefined) return bad('tollgate line without a valid time');
   const keys = o['keys'];
-  return {
-    kind: 'record',
-    format: 'tollgate',
-    record: {
-      timeMs,
-      method,
-      target,
-      host: str(o['host']),
-      client: str(o['client']),
-      userAgent: undefined,
-      keys: typeof keys === 'object' && keys !== null ? (keys as Record<string, string>) : undefined,
-      status: num(o['status']),
-      bytes: num(o['bytes']),
-      charged: num(o['charged']),
-      tier: strOrNull(o['tier']),
-      token: strOrNull(o['token']),
-      workspace: strOrNull(o['workspace']),
-      sub: strOrNull(o['sub']),
-    },
-  };
+  into.timeMs = timeMs;
+  into.method = method;
+  into.target = target;
+  into.host = str(o['host']);
+  into.client = str(o['client']);
+  into.userAgent = undefined;
+  into.keys = typeof keys === 'object' && keys !== null ? (keys as Record<string, string>) : undefined;
+  into.status = num(o['status']);
+  into.bytes = num(o['bytes']);
+  into.charged = num(o['charged']);
+  into.tier = strOrNull(o['tier']);
+  into.token = strOrNull(o['token']);
+  into.workspace = strOrNull(o['workspace']);
+  into.sub = strOrNull(o['sub']);
+  return 'tollgate';
 }
 
-function caddyJson(o: Record<string, unknown>, req: Record<string, unknown>): ParsedLine {
+function caddyJson(
+  o: Record<string, unknown>,
+  req: Record<string, unknown>,
+  into: LineRecord,
+): LogFormat | NotRecord {
   const method = str(req['method']);
   const target = str(req['uri']);
   if (!method || !target) return bad('Caddy line without request.method or request.uri');
@@ -113,20 +143,26 @@ function caddyJson(o: Record<string, unknown>, req: Record<string, unknown>): Pa
   if (timeMs === undefined) return bad('Caddy line without a valid ts');
   const headers = req['headers'] as Record<string, unknown> | undefined;
   const ua = headers?.['User-Agent'] ?? headers?.['user-agent'];
-  return {
-    kind: 'record',
-    format: 'caddy',
-    record: {
-      timeMs,
-      method,
-      target,
-      host: str(req['host']),
-      client: str(req['client_ip']) ?? str(req['remote_ip']),
-      userAgent: Array.isArray(ua) ? headerText(ua) : str(ua),
-      keys: undefined,
-      status: num(o['status']),
-    },
-  };
+  into.timeMs = timeMs;
+  into.method = method;
+  into.target = target;
+  into.host = str(req['host']);
+  into.client = str(req['client_ip']) ?? str(req['remote_ip']);
+  into.userAgent = Array.isArray(ua) ? headerText(ua) : str(ua);
+  into.status = num(o['status']);
+  unlogged(into);
+  return 'caddy';
+}
+
+/** The fields Caddy's and the combined lines do not carry. */
+function unlogged(into: LineRecord): void {
+  into.keys = undefined;
+  into.bytes = undefined;
+  into.charged = undefined;
+  into.tier = undefined;
+  into.token = undefined;
+  into.workspace = undefined;
+  into.sub = undefined;
 }
 
 /** A header's values as one (Caddy logs each header as a list): most are a list of one. */
@@ -188,7 +224,7 @@ export function isoTime(text: string): number {
 const COMBINED =
   /^(\S+) \S+ \S+ \[([^\]]+)\] "((?:[^"\\]|\\.)*)" (\d{3}) \S+(?: "(?:[^"\\]|\\.)*" "((?:[^"\\]|\\.)*)")?/;
 
-function parseCombined(line: string): ParsedLine {
+function parseCombined(line: string, into: LineRecord): LogFormat | NotRecord {
   const m = COMBINED.exec(line);
   if (!m) return bad('not a combined or JSON access line');
   const timeMs = clfTime(m[2]!);
@@ -200,20 +236,15 @@ function parseCombined(line: string): ParsedLine {
   const target = request.slice(sp + 1, sp2 === -1 ? undefined : sp2);
   if (target === '') return bad(`not a request line: "${request}"`);
   const ua = m[5];
-  return {
-    kind: 'record',
-    format: 'combined',
-    record: {
-      timeMs,
-      method: request.slice(0, sp),
-      target,
-      host: undefined,
-      client: m[1],
-      userAgent: ua === undefined ? undefined : unescape(ua),
-      keys: undefined,
-      status: Number(m[4]),
-    },
-  };
+  into.timeMs = timeMs;
+  into.method = request.slice(0, sp);
+  into.target = target;
+  into.host = undefined;
+  into.client = m[1];
+  into.userAgent = ua === undefined ? undefined : unescape(ua);
+  into.status = Number(m[4]);
+  unlogged(into);
+  return 'combined';
 }
 
 /** nginx writes `"` and non-ASCII as \xHH, Apache and Caddy as \" and \\. */

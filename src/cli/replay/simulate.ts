@@ -16,12 +16,11 @@ import {
 import { hasLists, screen } from '../../limits/exemption.js';
 import { OverrideTable } from '../../limits/overrides.js';
 import { planWindows } from '../../limits/plan.js';
-import { canonicalTarget } from '../../routing/request-target.js';
 import type { CompiledLimiter, CompiledRoute, RuleTable } from '../../rules/compile.js';
 import type { KeyPart } from '../../rules/model.js';
 import type { WindowRequest, WindowResult } from '../../store/window-store.js';
-import { ClientKeys, routeKeying, type RouteKeying } from './client-keys.js';
-import { compactFits, compactRoute, CompactWindows, type CompactRoute, type RowData } from './compact.js';
+import { ClientKeys, type KeyLevels } from './client-keys.js';
+import { compactFits, compactRoute, CompactWindows, type ClientRows, type RowData } from './compact.js';
 import type { LogRecord } from './log-formats.js';
 import {
   chargedHeaders,
@@ -33,6 +32,8 @@ import {
   Warnings,
   type TierSources,
 } from './policies.js';
+import { matchPathOf, sameRouting } from './routing.js';
+import type { RouteInfo } from './route-info.js';
 import { ReplayStore, type ReplayWindows, type Slot } from './replay-store.js';
 import { countRequest, limiterStats, routeStats, type LimiterStats, type RouteStats } from './stats.js';
 import { verdict } from './verdict.js';
@@ -49,29 +50,13 @@ const STORE_MAX_KEYS = 5_000_000;
 const COMPACT_MAX_KEYS = 1_000_000;
 const SWEEP_EVERY = 65_536;
 
-/** What feed needs of a route, made once. */
-interface RouteInfo {
-  readonly routeStats: RouteStats;
-  /** Its limiters' statistics, in route order. */
-  readonly stats: readonly LimiterStats[];
-  readonly keying: RouteKeying;
-  readonly lists: boolean;
-  readonly bans: boolean;
-  /**
-   * The route's windows as store requests without their keys, when no window bans or follows the
-   * calendar: the store reads these (shared by every client, so in the CPU's caches) and a
-   * client's own requests only to find a slot.
-   */
-  readonly unkeyed: readonly WindowRequest[] | undefined;
-  /** The route's windows for the compact lane, when the config takes it. */
-  readonly compact: CompactRoute | undefined;
-}
-
 export interface SimulationOptions {
   /** The compact lane where the config fits it (default true). */
   readonly compact?: boolean;
   /** The compact lane's numbers, shared with the replay's other simulation (a client's rows side by side). */
   readonly rows?: RowData;
+  /** Where clients' keys are found, shared with the replay's other simulation (a line looked up once for both). */
+  readonly levels?: KeyLevels;
 }
 
 export class Simulation {
@@ -92,6 +77,10 @@ export class Simulation {
   #now = 0;
   #fed = 0;
   readonly #routeInfo = new Map<CompiledRoute, RouteInfo>();
+  /** The routes' RouteInfo by index. */
+  readonly #infos: RouteInfo[] = [];
+  /** A route of one limiter's client rows, as compact feed reads them (filled a request at a time). */
+  readonly #one: ClientRows = { row0: -1, rows: undefined };
 
   /**
    * `windows`: the store to count in (tests compare the replay's store with the gateway's);
@@ -107,7 +96,7 @@ export class Simulation {
     const compact = options.compact ?? true;
     this.#table = table;
     const config = table.config;
-    this.#keys = new ClientKeys(config.identity.ipv6PrefixLength);
+    this.#keys = new ClientKeys(config.identity.ipv6PrefixLength, options.levels);
     this.missing = this.#keys.missing;
     this.#tiers = {
       jwt: config.tiers.jwt !== undefined,
@@ -119,30 +108,33 @@ export class Simulation {
       compact && !windows && compactFits(table, overrides.empty)
         ? new CompactWindows(COMPACT_MAX_KEYS, options.rows)
         : undefined;
-    for (const route of table.routes) {
+    for (const [index, route] of table.routes.entries()) {
       const stats = route.limiters.map((limiter) => {
         let s = this.limiters.get(limiter.name);
         if (!s) this.limiters.set(limiter.name, (s = limiterStats(limiter)));
         return s;
       });
+      const compact = this.#compact && compactRoute(route);
       const info: RouteInfo = {
+        index,
         routeStats: routeStats(route),
         stats,
         keying: this.#keys.add(
-          routeKeying(
-            route,
-            stats.map((s) => s.parts),
-          ),
+          route,
+          stats.map((s) => s.parts),
         ),
         lists: hasLists(route.limiters),
         bans: route.limiters.some((l) => l.ban !== undefined),
         unkeyed: route.windows.some((w) => w.window.calendar || w.limiter.ban !== undefined)
           ? undefined
           : planWindows(route.windows, () => '', ''),
-        compact: this.#compact && compactRoute(route),
+        compact,
+        find: (keyed) => this.#compact!.find(compact!, keyed, stats),
+        oneLimiter: route.limiters.length === 1,
       };
       this.routes.set(route.name, info.routeStats);
       this.#routeInfo.set(route, info);
+      this.#infos.push(info);
     }
   }
 
@@ -151,25 +143,49 @@ export class Simulation {
     return this.#compact !== undefined;
   }
 
-  /** Replays one request at `nowMs` (the caller keeps the clock from going back). */
-  feed(rec: LogRecord, nowMs: number): void {
+  /** The request's route, as an index into the config's routes (-1: none matches). */
+  routeIndex(rec: LogRecord): number {
+    // Without the router's memo: a log's paths seldom repeat while it holds them.
+    const route = this.#table.router.scanPath(rec.host, rec.method, matchPathOf(rec.target));
+    return route ? this.#routeInfo.get(route)!.index : -1;
+  }
+
+  /**
+   * Whether `other` routes every request as this does: the same routes' hosts, methods and
+   * paths in the same order (what the router reads), so one routeIndex serves both.
+   */
+  routesAs(other: Simulation): boolean {
+    return sameRouting(this.#table.routes, other.#table.routes);
+  }
+
+  /** Replays one request at `nowMs` (the caller keeps the clock from going back); `index`: its routeIndex. */
+  feed(rec: LogRecord, nowMs: number, index: number = this.routeIndex(rec)): void {
     this.#now = nowMs;
     if (++this.#fed % SWEEP_EVERY === 0) this.#store.sweep(nowMs);
-    const route = this.#table.router.matchPath(rec.host, rec.method, matchPathOf(rec.target));
-    if (!route) {
+    const info = index < 0 ? undefined : this.#infos[index];
+    if (!info) {
       this.unrouted++;
       return;
     }
-    const info = this.#routeInfo.get(route)!;
+    const route = info.keying.route;
     const routeStats = info.routeStats;
     routeStats.requests++;
     if (route.windows.length === 0) return;
-    const keyed = this.#keys.of(rec, info.keying);
     if (info.compact) {
-      if (keyed.row0 < 0) this.#compact!.find(info.compact, keyed, info.stats);
-      this.#compact!.feed(info.compact, keyed, routeStats, info.stats, nowMs);
+      // One limiter (most routes): the row read with the client's node, not from its Keyed.
+      let client: ClientRows;
+      if (info.oneLimiter) {
+        client = this.#one;
+        client.row0 = this.#keys.row0(rec, info.keying, info.find);
+      } else {
+        const keyed = this.#keys.of(rec, info.keying);
+        if (keyed.row0 < 0) info.find(keyed);
+        client = keyed;
+      }
+      this.#compact!.feed(info.compact, client, routeStats, info.stats, nowMs);
       return;
     }
+    const keyed = this.#keys.of(rec, info.keying);
     // Tiers and overrides: the windows at the request's tier (none for `unlimited`).
     let windows = route.windows;
     if (tierApplies(this.#tiers, route)) {
@@ -259,16 +275,4 @@ export class Simulation {
     if (!store.decideNow) return store.hitNow(requests, slots);
     return unkeyed ? store.decideNow(unkeyed, slots, requests) : store.decideNow(requests, slots);
   }
-}
-
-/** The last target canonicalised, and its match path: a line both simulations replay is canonicalised once. */
-let lastTarget = '/';
-let lastMatchPath = canonicalTarget(lastTarget).matchPath;
-
-function matchPathOf(target: string): string {
-  if (target !== lastTarget) {
-    lastMatchPath = canonicalTarget(target).matchPath;
-    lastTarget = target;
-  }
-  return lastMatchPath;
 }

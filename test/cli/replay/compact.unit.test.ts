@@ -11,6 +11,7 @@ import {
   CompactWindows,
   RowData,
 } from '../../../src/cli/replay/compact.js';
+import { KeyLevels } from '../../../src/cli/replay/client-keys.js';
 import type { LogRecord } from '../../../src/cli/replay/log-formats.js';
 import { simulationReport } from '../../../src/cli/replay/report.js';
 import { Simulation } from '../../../src/cli/replay/simulate.js';
@@ -77,32 +78,63 @@ const recordOf = (l: Line, t: number): LogRecord => ({
 
 test('the compact lane gives the report of the generic path and of the memory store', async () => {
   await fc.assert(
-    fc.asyncProperty(configArb, fc.array(lineArb, { maxLength: 150 }), async (windows, lines) => {
-      const table = loadConfigText(configOf(windows), 'test.yaml', {});
-      // Two compact simulations cut their rows from one array (as a candidate and its baseline do).
-      const rows = new RowData();
-      const compact = new Simulation(table, undefined, undefined, { rows });
-      const twin = new Simulation(loadConfigText(configOf(windows), 'twin.yaml', {}), undefined, undefined, {
-        rows,
-      });
-      expect(compact.compact && twin.compact).toBe(true);
-      const generic = new Simulation(table, undefined, undefined, { compact: false });
-      expect(generic.compact).toBe(false);
-      const memory = gatewayStoreSimulation(table);
-      let t = T0;
-      for (const l of lines) {
-        t += l.gapMs;
-        const rec = recordOf(l, t);
-        for (const sim of [compact, twin, generic, memory]) sim.feed(rec, t);
-      }
-      await Promise.all([compact, twin, generic, memory].map((s) => s.close()));
-      const report = simulationReport(compact, 5);
-      expect(report).toEqual(simulationReport(generic, 5));
-      expect(report).toEqual(simulationReport(memory, 5));
-      expect(simulationReport(twin, 5)).toEqual(report);
-      expect(compact.missing).toEqual(generic.missing);
-    }),
+    fc.asyncProperty(
+      configArb,
+      configArb,
+      fc.array(lineArb, { maxLength: 150 }),
+      async (windows, other, lines) => {
+        const table = loadConfigText(configOf(windows), 'test.yaml', {});
+        // Compact simulations sharing the rows' array and the clients' key levels (as a candidate
+        // and its baseline do): a twin of the config, and a baseline of other limits, routed by the
+        // candidate's route index.
+        const shared = { rows: new RowData(), levels: new KeyLevels() };
+        const compact = new Simulation(table, undefined, undefined, shared);
+        const twin = new Simulation(
+          loadConfigText(configOf(windows), 'twin.yaml', {}),
+          undefined,
+          undefined,
+          shared,
+        );
+        const baseTable = loadConfigText(configOf(other), 'baseline.yaml', {});
+        const baseline = new Simulation(baseTable, undefined, undefined, shared);
+        expect(compact.compact && twin.compact && baseline.compact).toBe(true);
+        expect(compact.routesAs(baseline)).toBe(true);
+        const generic = new Simulation(table, undefined, undefined, { compact: false });
+        expect(generic.compact).toBe(false);
+        const baselineAlone = new Simulation(baseTable, undefined, undefined, { compact: false });
+        const memory = gatewayStoreSimulation(table);
+        let t = T0;
+        for (const l of lines) {
+          t += l.gapMs;
+          const rec = recordOf(l, t);
+          const index = compact.routeIndex(rec);
+          compact.feed(rec, t, index);
+          baseline.feed(rec, t, index);
+          for (const sim of [twin, generic, memory, baselineAlone]) sim.feed(rec, t);
+        }
+        const sims = [compact, twin, baseline, generic, memory, baselineAlone];
+        await Promise.all(sims.map((s) => s.close()));
+        const report = simulationReport(compact, 5);
+        expect(report).toEqual(simulationReport(generic, 5));
+        expect(report).toEqual(simulationReport(memory, 5));
+        expect(simulationReport(twin, 5)).toEqual(report);
+        expect(compact.missing).toEqual(generic.missing);
+        expect(simulationReport(baseline, 5)).toEqual(simulationReport(baselineAlone, 5));
+        expect(baseline.missing).toEqual(baselineAlone.missing);
+      },
+    ),
     { numRuns: 200 },
+  );
+});
+
+test('configs route alike only with the same hosts, methods and paths, route by route', () => {
+  const base = configOf({ limit: 1, sliding: 1, fixed: 1, rate: 1, burst: 1 });
+  const sim = (text: string) => new Simulation(loadConfigText(text, 'test.yaml', {}));
+  expect(sim(base).routesAs(sim(base.replace('limit: 1,', 'limit: 9,')))).toBe(true);
+  expect(sim(base).routesAs(sim(base.replace('paths: [/orders]', 'paths: [/order]')))).toBe(false);
+  expect(sim(base).routesAs(sim(base.replace('methods: [POST]', 'methods: [PUT]')))).toBe(false);
+  expect(sim(base).routesAs(sim(base.replace('- { name: open, paths: [/open], upstream: app }\n', '')))).toBe(
+    false,
   );
 });
 
