@@ -133,6 +133,10 @@ test('configs route alike only with the same hosts, methods and paths, route by 
   expect(sim(base).routesAs(sim(base.replace('limit: 1,', 'limit: 9,')))).toBe(true);
   expect(sim(base).routesAs(sim(base.replace('paths: [/orders]', 'paths: [/order]')))).toBe(false);
   expect(sim(base).routesAs(sim(base.replace('methods: [POST]', 'methods: [PUT]')))).toBe(false);
+  const hosted = base.replace('{ name: api, paths', '{ name: api, hosts: [a.example.com], paths');
+  expect(sim(base).routesAs(sim(hosted))).toBe(false);
+  expect(sim(hosted).routesAs(sim(hosted))).toBe(true);
+  expect(sim(hosted).routesAs(sim(hosted.replace('a.example.com', 'b.example.com')))).toBe(false);
   expect(sim(base).routesAs(sim(base.replace('- { name: open, paths: [/open], upstream: app }\n', '')))).toBe(
     false,
   );

@@ -2,7 +2,7 @@
 // that are not requests or not readable.
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { clfTime, isoTime, parseLine } from '../../../src/cli/replay/log-formats.js';
+import { clfTime, isoTime, LineRecord, parseLine, readLine } from '../../../src/cli/replay/log-formats.js';
 
 const record = (line: string) => {
   const parsed = parseLine(line);
@@ -229,4 +229,41 @@ test('no line, however malformed, throws', () => {
       expect(['record', 'skip', 'bad']).toContain(parseLine(line).kind);
     }),
   );
+});
+
+test('one LineRecord read line after line holds only the last record: nothing of a line before it leaks', () => {
+  const tollgate = JSON.stringify({
+    time: '2026-11-16T10:00:00.250Z',
+    reqId: 'a1',
+    method: 'POST',
+    path: '/api/orders',
+    client: '10.0.0.1',
+    status: 429,
+    host: 'api.example.com',
+    keys: { ip: 'IPHASH' },
+    bytes: 120,
+    charged: 3,
+    tier: 'gold',
+    token: 'tok_1',
+    workspace: 'ws_1',
+    sub: 'user-1',
+  });
+  const caddy = JSON.stringify({
+    ts: 1763287200.5,
+    msg: 'handled request',
+    request: { client_ip: '198.51.100.4', method: 'GET', host: 'shop.example.com', uri: '/a', headers: {} },
+    status: 200,
+  });
+  const combined = '203.0.113.9 - - [16/Nov/2026:11:00:00 +0100] "GET /b HTTP/1.1" 200 512 "-" "curl/8"';
+  const fresh = (line: string) => (parseLine(line) as { record: LineRecord }).record;
+  const into = new LineRecord();
+  for (const line of [tollgate, caddy, tollgate, combined, tollgate]) {
+    expect(typeof readLine(line, into)).toBe('string');
+    expect(into).toStrictEqual(fresh(line));
+  }
+  // A line that is not a record leaves the record as it was.
+  const before = { ...into };
+  expect(readLine('garbage', into)).toEqual({ kind: 'bad', reason: 'not a combined or JSON access line' });
+  expect(readLine('{"msg":"listening"}', into)).toEqual({ kind: 'skip' });
+  expect({ ...into }).toEqual(before);
 });
