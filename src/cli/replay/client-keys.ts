@@ -63,9 +63,12 @@ interface PartsLevels {
  */
 export class KeyLevels {
   readonly #byParts = new Map<string, PartsLevels>();
-  /** Keyed requests cached, cleared when CACHE_MAX for each simulation sharing the levels. */
+  /** Keyed requests cached, cleared when `perSimulation` for each simulation sharing the levels. */
   made = 0;
   bound = 0;
+
+  /** `perSimulation`: the cache's bound per simulation (smaller in tests, to clear it often). */
+  constructor(readonly perSimulation: number = CACHE_MAX) {}
 
   of(parts: readonly KeyPart[]): { levels: PartsLevels; slot: number } {
     const id = parts.join(' ');
@@ -125,7 +128,7 @@ export class ClientKeys {
   /** `levels`: shared with the replay's other simulation (its lines looked up once for both). */
   constructor(ipv6PrefixLength: number, levels: KeyLevels = new KeyLevels()) {
     this.#levels = levels;
-    levels.bound += CACHE_MAX;
+    levels.bound += levels.perSimulation;
     this.#sources = {
       // The logged address is the client's (a proxy in front logs its own real-IP result).
       trustedProxies: new TrustedProxies([]),

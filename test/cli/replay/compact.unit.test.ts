@@ -82,12 +82,14 @@ test('the compact lane gives the report of the generic path and of the memory st
       configArb,
       configArb,
       fc.array(lineArb, { maxLength: 150 }),
-      async (windows, other, lines) => {
+      // The clients' key cache's bound per simulation: small ones clear it every few lines.
+      fc.constantFrom(undefined, 1, 2, 5),
+      async (windows, other, lines, cacheBound) => {
         const table = loadConfigText(configOf(windows), 'test.yaml', {});
         // Compact simulations sharing the rows' array and the clients' key levels (as a candidate
         // and its baseline do): a twin of the config, and a baseline of other limits, routed by the
         // candidate's route index.
-        const shared = { rows: new RowData(), levels: new KeyLevels() };
+        const shared = { rows: new RowData(), levels: new KeyLevels(cacheBound) };
         const compact = new Simulation(table, undefined, undefined, shared);
         const twin = new Simulation(
           loadConfigText(configOf(windows), 'twin.yaml', {}),
