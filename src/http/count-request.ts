@@ -13,9 +13,9 @@ import {
 } from '../limits/exemption.js';
 import { admissionRequests, admissionResults, windowCosts } from '../limits/charging.js';
 import type { Refusal } from '../limits/refusal.js';
-import type { WindowRequest, WindowResult } from '../store/window-store.js';
+import type { WindowResult } from '../store/window-store.js';
 import { refusedNow } from '../store/over-limit-cache.js';
-import { counted, type Counted, type CountedRequest } from './counted.js';
+import { counted, type Counted, type CountedRequest, type Planned } from './counted.js';
 import { storeFailed } from './store-failure.js';
 import { NO_LISTS, verdictsOf, type Lists, type WindowVerdict } from './verdicts.js';
 import { needsTier, requestTier, withListedWorkspace, type RequestTier } from './request-tier.js';
@@ -142,19 +142,6 @@ function countWindows(
   }
 }
 
-/** A request's windows as planned for the store. */
-interface Planned {
-  readonly c: CountedRequest;
-  readonly identity: RequestIdentity;
-  readonly windows: readonly RouteWindow[];
-  readonly lists: Lists;
-  readonly tier: RequestTier | undefined;
-  readonly nowMs: number;
-  readonly planned: readonly WindowRequest[];
-  readonly costs: number[] | undefined;
-  readonly requests: readonly WindowRequest[];
-}
-
 /** The store's answer decided: a ban, else each window's verdict and the decision. */
 function decided(p: Planned, answer: readonly WindowResult[]): Counted {
   const { c, identity, windows, lists, tier, planned, costs } = p;
@@ -176,5 +163,4 @@ function decided(p: Planned, answer: readonly WindowResult[]): Counted {
   return counted(identity, decision, verdicts, tier, deferred);
 }
 
-const failed = (p: Planned, err: unknown): Counted | Promise<Counted> =>
-  storeFailed(p.c, err, p.identity, p.windows, p.requests, p.nowMs, p.lists, p.tier);
+const failed = (p: Planned, err: unknown): Promise<Counted> => storeFailed(p, err);

@@ -8,7 +8,7 @@ import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type { LimiterDecision } from '../metrics/outcomes.js';
 import type { LocalFallback } from '../store/local-fallback.js';
 import type { WindowRequest, WindowStore } from '../store/window-store.js';
-import type { WindowVerdict } from './verdicts.js';
+import type { Lists, WindowVerdict } from './verdicts.js';
 import type { GatewayState } from './state.js';
 import type { RequestTier } from './request-tier.js';
 
@@ -71,6 +71,19 @@ export interface DeferredCharge {
   readonly windows: readonly RouteWindow[];
   readonly planned: readonly WindowRequest[];
   readonly costs: readonly number[];
+}
+
+/** A request's windows as planned for the store: what deciding, or a store failure, reads. */
+export interface Planned {
+  readonly c: CountedRequest;
+  readonly identity: RequestIdentity;
+  readonly windows: readonly RouteWindow[];
+  readonly lists: Lists;
+  readonly tier: RequestTier | undefined;
+  readonly nowMs: number;
+  readonly planned: readonly WindowRequest[];
+  readonly costs: number[] | undefined;
+  readonly requests: readonly WindowRequest[];
 }
 
 /** The decision as counting reports it: a 429 refusal when refused. */

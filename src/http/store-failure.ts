@@ -1,14 +1,13 @@
-import type { RouteWindow, CompiledRoute } from '../rules/compile.js';
+import type { CompiledRoute } from '../rules/compile.js';
 import type { RequestIdentity } from '../identity/resolve.js';
 import { decide } from '../limits/decision.js';
 import { planWindows } from '../limits/plan.js';
 import type { Refusal } from '../limits/refusal.js';
 import type { LocalFallback } from '../store/local-fallback.js';
 import type { WindowRequest } from '../store/window-store.js';
-import { counted, type Counted, type CountedRequest, type Limiting } from './counted.js';
+import { counted, type Counted, type Limiting, type Planned } from './counted.js';
 import { localPlan, type LocalPlan } from './local-plan.js';
 import { verdictsOf, type Lists, type WindowVerdict } from './verdicts.js';
-import type { RequestTier } from './request-tier.js';
 
 const UNAVAILABLE: Refusal = {
   status: 503,
@@ -17,20 +16,12 @@ const UNAVAILABLE: Refusal = {
   message: 'Rate limiting is temporarily unavailable. Please retry shortly.',
 };
 
-export /**
+/**
  * The store failed: the route's onStoreError: local limiters are counted in process, the request
  * refused 503 when the route fails closed, else let through uncounted.
  */
-async function storeFailed(
-  c: CountedRequest,
-  err: unknown,
-  identity: RequestIdentity,
-  windows: readonly RouteWindow[],
-  requests: readonly WindowRequest[],
-  nowMs: number,
-  lists: Lists,
-  tier: RequestTier | undefined,
-): Promise<Counted> {
+export async function storeFailed(p: Planned, err: unknown): Promise<Counted> {
+  const { c, identity, windows, requests, nowMs, lists, tier } = p;
   const { limiting: lim, state, route } = c;
   lim.warnStore({ reqId: c.requestId, err: (err as Error).message });
   const local = route.failsClosed || !lim.fallback ? undefined : localPlan(route, lists.exempt);
