@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { OverrideTable } from '../limits/overrides.js';
 import { loadConfigFile } from '../rules/load.js';
+import type { RuleTable } from '../rules/compile.js';
 import { LineRecord, readLine, type LogFormat } from './replay/log-formats.js';
 import { diffReport, simulationReport, type DiffReport, type SimulationReport } from './replay/report.js';
 import { diffText, simulationText } from './replay/report-text.js';
@@ -69,10 +70,13 @@ export async function replay(options: ReplayOptions, files: readonly string[]): 
       ),
     )
   ).every(Boolean);
+  // Loaded once: a pass the compact lane gives up on is replayed by new simulations of the same.
+  const candidateConfig = await loadReplayed(options.config);
+  const baselineConfig = options.baseline ? await loadReplayed(options.baseline) : undefined;
   for (let compact = rereadable; ; compact = false) {
     const shared = { compact, rows: new RowData(), levels: new KeyLevels() };
-    candidate = await simulationOf(options.config, shared);
-    baseline = options.baseline ? await simulationOf(options.baseline, shared) : undefined;
+    candidate = simulationOf(candidateConfig, shared);
+    baseline = baselineConfig ? simulationOf(baselineConfig, shared) : undefined;
     try {
       read = await readLogs(files, candidate, baseline);
       break;
@@ -173,13 +177,20 @@ async function readLogs(
   return { input, badExamples, formats, first, clock };
 }
 
-/** A config's simulation, with the overrides of its overrides file (the admin API's live in a store). */
-async function simulationOf(configFile: string, options: SimulationOptions): Promise<Simulation> {
+interface Replayed {
+  readonly table: RuleTable;
+  readonly overrides: OverrideTable | undefined;
+}
+
+/** A config and the overrides of its overrides file (the admin API's live in a store). */
+async function loadReplayed(configFile: string): Promise<Replayed> {
   const table = await loadConfigFile(configFile);
   const file = table.config.tiers.overrides.file;
-  if (!file) return new Simulation(table, undefined, undefined, options);
-  return new Simulation(table, OverrideTable.compile(await readOverridesFile(file)), undefined, options);
+  return { table, overrides: file ? OverrideTable.compile(await readOverridesFile(file)) : undefined };
 }
+
+const simulationOf = (r: Replayed, options: SimulationOptions): Simulation =>
+  new Simulation(r.table, r.overrides, undefined, options);
 
 function reportText(r: ReplayReport): string {
   const i = r.input;

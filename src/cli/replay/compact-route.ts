@@ -6,6 +6,7 @@
  */
 import { hasLists } from '../../limits/exemption.js';
 import type { CompiledLimiter, CompiledRoute, RuleTable } from '../../rules/compile.js';
+import { sameList } from './routing.js';
 
 export const FIXED = 0;
 export const SLIDING = 1;
@@ -27,13 +28,10 @@ export function compactFits(table: RuleTable, overridesEmpty: boolean): boolean 
       route.limiters.every(
         (l) =>
           l.ban === undefined &&
-          l.windows.every((w) => !w.calendar && sameParts(w.parts, l.windows[0]!.parts)),
+          l.windows.every((w) => !w.calendar && sameList(w.parts, l.windows[0]!.parts)),
       ),
   );
 }
-
-const sameParts = (a: readonly string[], b: readonly string[]) =>
-  a.length === b.length && a.every((p, i) => p === b[i]);
 
 /** A route's windows as the compact lane reads them, index by index (route.windows' order). */
 export interface CompactRoute {
@@ -70,7 +68,7 @@ export function compactRoute(route: CompiledRoute): CompactRoute {
     c.offset.push(STATS + limiter.windows.slice(0, index).reduce((n, w) => n + SIZE[kindOf(w)], 0));
     c.kind.push(kindOf(window));
     c.periodMs.push(window.periodMs);
-    c.limit.push(window.algorithm === 'token-bucket' ? window.burst : window.limit);
+    c.limit.push(window.burst); // the store request's limit: a bucket's burst, else the limit
     c.rate.push(window.limit);
     c.shadow.push(limiter.shadow);
     c.end[l] = i + 1;

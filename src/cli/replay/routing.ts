@@ -14,7 +14,8 @@ export function matchPathOf(target: string): string {
   return lastMatchPath;
 }
 
-const sameList = (x: readonly string[], y: readonly string[]) =>
+/** The same strings in the same order. */
+export const sameList = (x: readonly string[], y: readonly string[]): boolean =>
   x.length === y.length && x.every((v, i) => v === y[i]);
 
 /**
