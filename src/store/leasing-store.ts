@@ -128,11 +128,12 @@ export class LeasingStore extends WrappingStore implements ResultTap {
     return this.#innerHit(windows);
   }
 
-  #innerHit(windows: readonly WindowRequest[]): Promise<WindowResult[]> {
+  /** A field, not a method: handed to spendAround as it is, no closure per request. */
+  readonly #innerHit = (windows: readonly WindowRequest[]): Promise<WindowResult[]> => {
     const tap = this.#tap;
     const answered = this.inner.hit(windows);
     return tap ? answered.then((results) => (tap(windows, results), results)) : answered;
-  }
+  };
 
   /** `leased`: the windows a lease was already asked for on this request's behalf. */
   #hitLeased(windows: readonly WindowRequest[], leased: Set<string> | undefined): Promise<WindowResult[]> {
@@ -174,7 +175,7 @@ export class LeasingStore extends WrappingStore implements ResultTap {
       return Promise.resolve(results);
     }
     // Some windows go to the store: ours are held out until it answers.
-    return spendAround(windows, local, (rest) => this.#innerHit(rest));
+    return spendAround(windows, local, this.#innerHit);
   }
 
   /**

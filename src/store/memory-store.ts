@@ -1,11 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { slidingResetAt, slidingRetryAt, type SlidingCounts } from '../limits/window-maths/sliding.js';
-import {
-  bucketResetAt,
-  bucketRetryAt,
-  bucketSpend,
-  type Bucket,
-} from '../limits/window-maths/token-bucket.js';
+import { slidingRetryAt, type SlidingCounts } from '../limits/window-maths/sliding.js';
+import { bucketRetryAt, bucketSpend, type Bucket } from '../limits/window-maths/token-bucket.js';
 import {
   fixedGroup,
   groupOf,
@@ -140,13 +135,13 @@ export class MemoryStore implements WindowStore {
   ): WindowResult {
     const cost = r.cost ?? 1;
     const allowed = p.used + cost <= r.limit;
-    let state = p.state;
+    const state = blocked
+      ? p.state
+      : r.algorithm === 'sliding'
+        ? { ...(p.state as SlidingCounts), current: (p.state as SlidingCounts).current + cost }
+        : bucketSpend(p.state as Bucket, r.periodMs, r.rate!, cost);
+    const resetAtMs = resetAt(r, state, now); // the entry's expiry and the answer's reset
     if (!blocked) {
-      state =
-        r.algorithm === 'sliding'
-          ? { ...(state as SlidingCounts), current: (state as SlidingCounts).current + cost }
-          : bucketSpend(state as Bucket, r.periodMs, r.rate!, cost);
-      const resetAtMs = resetAt(r, state, now);
       const w = p.entry;
       if (w !== undefined && now - w.placedAtMs! < r.periodMs * REPLACE_AFTER) {
         w.state = state;
@@ -164,7 +159,7 @@ export class MemoryStore implements WindowStore {
         count,
         limit: r.limit,
         allowed,
-        resetAtMs: slidingResetAt(s, now, r.periodMs),
+        resetAtMs,
         retryAtMs: slidingRetryAt(s, now, r.periodMs, r.limit, cost),
       };
     }
@@ -173,7 +168,7 @@ export class MemoryStore implements WindowStore {
       count,
       limit: r.limit,
       allowed,
-      resetAtMs: bucketResetAt(b, now),
+      resetAtMs,
       retryAtMs: bucketRetryAt(b, now, r.periodMs, r.rate!, r.limit, cost),
     };
   }
